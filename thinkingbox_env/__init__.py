@@ -1,0 +1,34 @@
+"""Thinkingbox: stateful business-workflow tasks as Gymnasium environments for LLM agents."""
+
+from __future__ import annotations
+
+from .agents import NoopAgent, OracleAgent, run_episode
+from .env import ThinkingboxEnv
+from .family import TaskFamily
+from .registry import generate_variant, list_tasks, load_task, make, make_variant, register_gym_envs
+from .spec import SpecError, TaskSpec
+from .tools import ToolError, tool
+from .users import LLMUser, ScriptedUser
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "LLMUser",
+    "NoopAgent",
+    "OracleAgent",
+    "ScriptedUser",
+    "SpecError",
+    "TaskFamily",
+    "TaskSpec",
+    "ThinkingboxEnv",
+    "ToolError",
+    "generate_variant",
+    "list_tasks",
+    "load_task",
+    "make",
+    "make_variant",
+    "run_episode",
+    "tool",
+]
+
+register_gym_envs()

@@ -1,0 +1,163 @@
+"""Finding and loading domains: a domain is a folder, never code in the engine.
+
+Every domain folder holds the same files (``domain.yaml``, ``schema.sql``,
+``seed/``, ``tools.py``, ``policy.md``, ``kb/``, ``families.py``); this module
+reads them, so adding a domain means adding a folder under ``domains/`` and its
+frozen tasks under ``task_specs/``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import os
+import sys
+import threading
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from .spec import DomainSpec, SpecError, load_domain_spec
+from .state import DomainDatabase
+from .tools import Toolbox
+
+if TYPE_CHECKING:
+    from .family import TaskFamily
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+PATH_VARIABLE = "THINKINGBOX_PATH"
+REQUIRED_FILES = ("domain.yaml", "schema.sql", "tools.py", "policy.md", "families.py")
+
+
+def data_roots() -> list[Path]:
+    """Folders that hold ``domains/`` and ``task_specs/``: extra roots first, then the bundled one.
+
+    A wheel carries them under ``thinkingbox_env/_bundled``; a source checkout
+    (editable install, tests) has them beside the package.
+    """
+    roots = [Path(p) for p in os.environ.get(PATH_VARIABLE, "").split(os.pathsep) if p]
+    bundled = _PACKAGE_DIR / "_bundled"
+    roots.append(bundled if (bundled / "domains").is_dir() else _PACKAGE_DIR.parent)
+    return roots
+
+
+def domain_dirs() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for root in data_roots():
+        base = root / "domains"
+        if not base.is_dir():
+            continue
+        for d in sorted(base.iterdir()):
+            if d.is_dir() and (d / "domain.yaml").is_file() and d.name not in found:
+                found[d.name] = d
+    return found
+
+
+def task_spec_dir(domain: str) -> Path | None:
+    for root in data_roots():
+        d = root / "task_specs" / domain
+        if d.is_dir():
+            return d
+    return None
+
+
+def _import_domain_module(domain: str, path: Path, module: str) -> ModuleType:
+    """Import ``domains/<d>/<module>.py`` as ``thinkingbox_domains.<d>.<module>``.
+
+    Domain folders are data, not an installed package, so they get a synthetic
+    package whose ``__path__`` points at the folder (relative imports between a
+    domain's own files keep working).
+    """
+    root_name = "thinkingbox_domains"
+    if root_name not in sys.modules:
+        root = ModuleType(root_name)
+        root.__path__ = []  # type: ignore[attr-defined]
+        sys.modules[root_name] = root
+    pkg_name = f"{root_name}.{domain}"
+    if pkg_name not in sys.modules:
+        spec = importlib.machinery.ModuleSpec(pkg_name, None, is_package=True)
+        spec.submodule_search_locations = [str(path)]
+        pkg = importlib.util.module_from_spec(spec)
+        sys.modules[pkg_name] = pkg
+    return importlib.import_module(f"{pkg_name}.{module}")
+
+
+@dataclass
+class Domain:
+    name: str
+    path: Path
+    spec: DomainSpec
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _db: DomainDatabase | None = field(default=None, repr=False)
+
+    @cached_property
+    def policy(self) -> str:
+        return (self.path / "policy.md").read_text(encoding="utf-8")
+
+    @cached_property
+    def tools_module(self) -> ModuleType:
+        return _import_domain_module(self.name, self.path, "tools")
+
+    @cached_property
+    def toolbox(self) -> Toolbox:
+        return Toolbox.from_module(self.tools_module)
+
+    @cached_property
+    def families(self) -> dict[str, "TaskFamily"]:
+        module = _import_domain_module(self.name, self.path, "families")
+        fams = getattr(module, "FAMILIES", None)
+        if not fams:
+            raise SpecError(f"{self.path / 'families.py'}: defines no FAMILIES list")
+        out = {}
+        for fam in fams:
+            if fam.code in out:
+                raise SpecError(f"{self.path / 'families.py'}: family code '{fam.code}' is used twice")
+            fam.domain = self.name
+            out[fam.code] = fam
+        return out
+
+    def family(self, key: str) -> "TaskFamily":
+        for fam in self.families.values():
+            if key in (fam.code, fam.name):
+                return fam
+        raise KeyError(f"domain '{self.name}' has no task family '{key}'; families: {', '.join(self.families)}")
+
+    @property
+    def db(self) -> DomainDatabase:
+        with self._lock:
+            if self._db is None:
+                schema_sql = (self.path / "schema.sql").read_text(encoding="utf-8")
+                self._db = DomainDatabase(self.spec, schema_sql, self.path / "seed")
+            return self._db
+
+    def kb_documents(self) -> dict[str, str]:
+        kb = self.path / "kb"
+        if not kb.is_dir():
+            return {}
+        return {p.name: p.read_text(encoding="utf-8") for p in sorted(kb.glob("*.md"))}
+
+
+_DOMAINS: dict[str, Domain] = {}
+_DOMAINS_LOCK = threading.Lock()
+
+
+def load_domain(name: str) -> Domain:
+    with _DOMAINS_LOCK:
+        if name in _DOMAINS:
+            return _DOMAINS[name]
+        dirs = domain_dirs()
+        if name not in dirs:
+            raise KeyError(f"unknown domain '{name}'; known domains: {', '.join(sorted(dirs)) or '(none)'}")
+        path = dirs[name]
+        missing = [f for f in REQUIRED_FILES if not (path / f).is_file()]
+        if missing:
+            raise SpecError(f"domain folder {path} lacks {', '.join(missing)}")
+        spec = load_domain_spec(path / "domain.yaml")
+        if spec.name != name:
+            raise SpecError(f"{path / 'domain.yaml'}: field 'name' is '{spec.name}' but the folder is '{name}'")
+        domain = Domain(name, path, spec)
+        _DOMAINS[name] = domain
+        return domain

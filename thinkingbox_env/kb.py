@@ -1,0 +1,46 @@
+"""Offline ranking of a domain's knowledge-base documents for its policy-search tool.
+
+BM25 over word tokens: no server and no model download, so search works in any
+sandbox and ranks the same way on every run.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+
+from rank_bm25 import BM25Okapi
+
+from .domain import load_domain
+
+_TOKEN_RE = re.compile(r"[a-z0-9]+(?:[.%$][a-z0-9]+)*")
+_LOCK = threading.Lock()
+
+
+def tokenize(text: str) -> list[str]:
+    return _TOKEN_RE.findall(text.lower())
+
+
+@lru_cache(maxsize=None)
+def _index(domain: str) -> tuple[list[str], list[str], BM25Okapi | None]:
+    docs = load_domain(domain).kb_documents()
+    names, texts = list(docs), list(docs.values())
+    return names, texts, BM25Okapi([tokenize(t) for t in texts]) if texts else None
+
+
+def search_documents(domain: str, query: str, top_k: int = 3) -> list[dict]:
+    """``[{"source", "score", "text"}]``, best first; documents that share no word are left out."""
+    with _LOCK:
+        names, texts, bm25 = _index(domain)
+    terms = tokenize(query)
+    if bm25 is None or not terms:
+        return []
+    scores = bm25.get_scores(terms)
+    ranked = sorted(range(len(names)), key=lambda i: (-scores[i], names[i]))
+    out = []
+    for i in ranked[:top_k]:
+        if not any(t in set(tokenize(texts[i])) for t in terms):
+            continue
+        out.append({"source": names[i], "score": round(float(scores[i]), 4), "text": texts[i]})
+    return out

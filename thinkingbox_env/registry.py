@@ -1,0 +1,141 @@
+"""Task lookup: ``make()``, ``list_tasks()``, training variants and Gymnasium registration.
+
+Frozen test tasks live as ``task_specs/<domain>/<id>.yaml``. Every one is also
+registered with Gymnasium as ``thinkingbox/<domain>.<id>``. Training variants are
+generated on demand by the domain's task families and never equal a test task.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from .domain import domain_dirs, load_domain, task_spec_dir
+from .env import ThinkingboxEnv
+from .spec import TaskSpec, load_task_file
+
+log = logging.getLogger(__name__)
+
+GYM_NAMESPACE = "thinkingbox"
+_LOCK = threading.Lock()
+_SPECS: dict[str, TaskSpec] = {}
+
+
+class UnknownTaskError(KeyError):
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0])
+
+
+def task_files() -> dict[str, Path]:
+    """``{"retail/ST030_001": path}`` for every frozen task, without parsing any YAML."""
+    out: dict[str, Path] = {}
+    for domain in domain_dirs():
+        d = task_spec_dir(domain)
+        if d is None:
+            continue
+        for p in sorted(d.glob("*.yaml")):
+            out[f"{domain}/{p.stem}"] = p
+    return out
+
+
+def load_task(task_id: str) -> TaskSpec:
+    with _LOCK:
+        if task_id in _SPECS:
+            return _SPECS[task_id]
+    files = task_files()
+    if task_id not in files:
+        close = difflib.get_close_matches(task_id, list(files), n=5, cutoff=0.5)
+        hint = f"; closest matches: {', '.join(close)}" if close else ""
+        if "/" not in task_id:
+            hint += "; task ids look like '<domain>/<task>', e.g. 'retail/ST030_001'"
+        raise UnknownTaskError(f"unknown task '{task_id}'{hint}")
+    domain = task_id.split("/", 1)[0]
+    spec = load_task_file(files[task_id], domain)
+    if f"{spec.domain}/{spec.id}" != task_id:
+        from .spec import SpecError
+
+        raise SpecError(f"{files[task_id]}: field 'id' is '{spec.id}' but the file name says '{task_id.split('/', 1)[1]}'")
+    with _LOCK:
+        _SPECS[task_id] = spec
+    return spec
+
+
+def list_tasks(domain: str | None = None, split: str | None = None) -> list[str]:
+    """Ids of the frozen tasks (all of them ``split="test"``), optionally for one domain."""
+    if split not in (None, "test", "train"):
+        raise ValueError(f"split must be 'test' or 'train', got {split!r}")
+    if domain is not None and domain not in domain_dirs():
+        raise UnknownTaskError(f"unknown domain '{domain}'; known domains: {', '.join(domain_dirs())}")
+    ids = [t for t in task_files() if domain is None or t.split("/", 1)[0] == domain]
+    if split == "train":
+        return []  # training variants are generated, see make_variant()
+    return ids
+
+
+def test_task_keys(domain: str) -> set[str]:
+    return {load_task(t).content_key() for t in list_tasks(domain)}
+
+
+def generate_variant(domain: str, family: str, seed: int, max_redraws: int = 100) -> TaskSpec:
+    """A fresh training instance of a family; redrawn if it would reproduce a test task."""
+    fam = load_domain(domain).family(family)
+    forbidden = test_task_keys(domain)
+    draw = seed
+    for attempt in range(max_redraws):
+        spec = fam.instance(draw, split="train")
+        if spec.content_key() not in forbidden:
+            if attempt:
+                log.info("variant %s/%s seed %d equals a test task; used seed %d", domain, family, seed, draw)
+            return spec
+        draw = seed + (attempt + 1) * 1_000_003
+    raise RuntimeError(f"family {domain}/{family} keeps reproducing test tasks from seed {seed}")
+
+
+def make(task: str | TaskSpec, **kwargs: Any) -> ThinkingboxEnv:
+    """Build the environment of a task: ``make("retail/ST030_001", user=..., judge=..., max_actions=...)``."""
+    spec = task if isinstance(task, TaskSpec) else load_task(task)
+    env = ThinkingboxEnv(spec, **kwargs)
+    if spec.split == "test" and not isinstance(task, TaskSpec):
+        gym_spec = gym.spec(gym_id(spec.full_id))
+        nondeterministic = not getattr(env.user, "deterministic", False)
+        env.spec = gym_spec if not nondeterministic else _replace_spec(gym_spec, nondeterministic=True)
+    return env
+
+
+def make_variant(domain: str, family: str, seed: int, **kwargs: Any) -> ThinkingboxEnv:
+    return ThinkingboxEnv(generate_variant(domain, family, seed), **kwargs)
+
+
+def _replace_spec(spec: Any, **changes: Any) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(spec, **changes)
+
+
+def gym_id(task_id: str) -> str:
+    domain, name = task_id.split("/", 1)
+    return f"{GYM_NAMESPACE}/{domain}.{name}"
+
+
+def _gym_entry(task_id: str, **kwargs: Any) -> ThinkingboxEnv:
+    return ThinkingboxEnv(load_task(task_id), **kwargs)
+
+
+def register_gym_envs() -> None:
+    registered = gym.registry
+    for task_id in task_files():
+        gid = gym_id(task_id)
+        if gid in registered:
+            continue
+        gym.register(
+            id=gid,
+            entry_point="thinkingbox_env.registry:_gym_entry",
+            kwargs={"task_id": task_id},
+            disable_env_checker=False,
+            order_enforce=True,
+        )

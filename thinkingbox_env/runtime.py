@@ -1,0 +1,95 @@
+"""Per-process, per-task caches: the task template and the golden outcome.
+
+The golden state is produced once per task per process by replaying the golden
+actions on a fresh episode; only its canonical effects and hash are kept. None of
+it is reachable from a tool: tools see nothing but their own episode state.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from .diff import StateDiff, canonical_hash, compute_diff
+from .domain import Domain, load_domain
+from .spec import TaskSpec
+from .state import EpisodeState, StateError, TaskTemplate
+from .tools import ToolResult
+
+
+class GoldenError(RuntimeError):
+    """The golden actions of a task do not run cleanly: the task is broken."""
+
+
+@dataclass
+class Golden:
+    diff: StateDiff
+    hash: str
+    results: list[ToolResult]
+    diff_json: dict[str, Any]
+
+
+@dataclass
+class TaskRuntime:
+    spec: TaskSpec
+    domain: Domain
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _template: TaskTemplate | None = field(default=None, repr=False)
+    _golden: Golden | None = field(default=None, repr=False)
+
+    @property
+    def template(self) -> TaskTemplate:
+        with self._lock:
+            if self._template is None:
+                self._template = self.domain.db.build_task_template(self.spec.full_id, self.spec.patch)
+            return self._template
+
+    def new_state(self) -> EpisodeState:
+        return self.template.new_episode()
+
+    @property
+    def golden(self) -> Golden:
+        if self._golden is None:
+            golden = self._replay_golden()
+            with self._lock:
+                self._golden = golden
+        return self._golden
+
+    def _replay_golden(self) -> Golden:
+        state = self.new_state()
+        try:
+            results = []
+            for i, call in enumerate(self.spec.golden):
+                res = self.domain.toolbox.call(state, call.name, call.arguments)
+                if not res.ok:
+                    raise GoldenError(f"task '{self.spec.full_id}': golden action {i} ({call.name}) failed: {res.content}")
+                results.append(res)
+            diff = compute_diff(state)
+            return Golden(diff, canonical_hash(state, diff), results, diff.to_json(state.tables))
+        finally:
+            state.close()
+
+    @cached_property
+    def golden_write_indices(self) -> list[int]:
+        box = self.domain.toolbox
+        return [i for i, c in enumerate(self.spec.golden) if c.name in box and box[c.name].writes]
+
+
+_RUNTIMES: dict[tuple[str, str], TaskRuntime] = {}
+_LOCK = threading.Lock()
+
+
+def runtime_for(spec: TaskSpec) -> TaskRuntime:
+    key = (spec.full_id, spec.content_key())
+    with _LOCK:
+        rt = _RUNTIMES.get(key)
+        if rt is None:
+            try:
+                domain = load_domain(spec.domain)
+            except KeyError as exc:
+                raise StateError(f"task '{spec.full_id}': {exc.args[0]}") from exc
+            rt = TaskRuntime(spec, domain)
+            _RUNTIMES[key] = rt
+        return rt

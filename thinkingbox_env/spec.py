@@ -1,0 +1,243 @@
+"""Pydantic models for everything that is written by hand and read by the engine.
+
+Task specs and domain specs are authored in YAML and reviewed by people, so every
+model forbids unknown keys (a misspelt field must fail loudly, not be ignored) and
+loading errors name the file, the task and the field.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+
+class SpecError(ValueError):
+    """A spec file could not be loaded; the message names the file, task and field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+# --------------------------------------------------------------------------- domain
+
+
+class SequenceSpec(_Strict):
+    """How new surrogate ids of a table are minted (per episode, deterministically)."""
+
+    column: str
+    start: int = 1
+    format: str = "{n}"  # e.g. "TKT-{n:06d}"; "{n}" with an INTEGER column yields ints
+
+
+class TableMeta(_Strict):
+    volatile: list[str] = Field(default_factory=list)
+    sequence: SequenceSpec | None = None
+    references: dict[str, str] = Field(default_factory=dict)  # column -> referenced table
+
+
+class DomainSpec(_Strict):
+    """The contents of ``domains/<name>/domain.yaml``."""
+
+    name: str
+    title: str
+    clock: datetime
+    agent_role: str = ""
+    id_patterns: list[str] = Field(default_factory=list)
+    tables: dict[str, TableMeta] = Field(default_factory=dict)
+
+    @field_validator("id_patterns")
+    @classmethod
+    def _patterns_compile(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"id pattern {pattern!r} is not a valid regex: {exc}") from exc
+        return value
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+class Fact(_Strict):
+    """Something the user knows and says only when the agent asks for it."""
+
+    text: str
+    unlock: list[str] = Field(min_length=1, description="words that, asked about, release the fact")
+
+
+DEFAULT_RULES = [
+    "Do not invent or provide any data that is not in this context.",
+    "Do not change your goal or switch topics.",
+    "If asked for the same information again, give it again.",
+    "Stay focused, clear and patient.",
+]
+
+
+class UserSpec(_Strict):
+    opening: str = Field(min_length=1)
+    facts: list[Fact] = Field(default_factory=list)
+    rules: list[str] = Field(default_factory=lambda: list(DEFAULT_RULES))
+    confirm: str = "Yes, please go ahead."
+    intent: str = ""
+
+
+class ToolCall(_Strict):
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class RowUpdate(_Strict):
+    table: str
+    key: dict[str, Any]
+    set: dict[str, Any]
+
+
+class RowDelete(_Strict):
+    table: str
+    key: dict[str, Any]
+
+
+class Patch(_Strict):
+    """Rows a task adds to, changes in or removes from the domain's seed state."""
+
+    insert: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    update: list[RowUpdate] = Field(default_factory=list)
+    delete: list[RowDelete] = Field(default_factory=list)
+
+    def tables(self) -> set[str]:
+        return set(self.insert) | {u.table for u in self.update} | {d.table for d in self.delete}
+
+
+class SqlCheck(_Strict):
+    """A read-only query over the final state that must return a single true value."""
+
+    name: str
+    query: str
+
+    @field_validator("query")
+    @classmethod
+    def _read_only(cls, value: str) -> str:
+        if not re.match(r"^\s*(select|with)\b", value, re.IGNORECASE) or ";" in value.strip().rstrip(";"):
+            raise ValueError("a SQL check must be a single SELECT statement")
+        return value
+
+
+class DialogueCheck(_Strict):
+    """Regular expressions the agent's final message must / must not match (case-insensitive)."""
+
+    name: str
+    must: list[str] = Field(default_factory=list)
+    must_not: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _compile(self) -> "DialogueCheck":
+        for pattern in self.must + self.must_not:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"pattern {pattern!r} is not a valid regex: {exc}") from exc
+        if not self.must and not self.must_not:
+            raise ValueError("a dialogue check needs at least one must or must_not pattern")
+        return self
+
+
+class RubricCheck(_Strict):
+    """A yes/no question about the final response, answered by a judge model."""
+
+    name: str
+    question: str
+
+
+class CheckSpecs(_Strict):
+    sql: list[SqlCheck] = Field(default_factory=list)
+    dialogue: list[DialogueCheck] = Field(default_factory=list)
+    rubric: list[RubricCheck] = Field(default_factory=list)
+
+
+class TaskSpec(_Strict):
+    id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    domain: str
+    family: str
+    split: Literal["test", "train"] = "test"
+    seed: int | None = None
+    description: str = ""
+    user: UserSpec
+    patch: Patch = Field(default_factory=Patch)
+    golden: list[ToolCall] = Field(default_factory=list)
+    golden_reply: str = Field(min_length=1, description="the oracle's closing message, without the marker")
+    checks: CheckSpecs = Field(default_factory=CheckSpecs)
+    idempotent_writes: dict[int, str] = Field(
+        default_factory=dict, description="golden index -> why repeating that write changes nothing"
+    )
+    tags: list[str] = Field(default_factory=list)
+
+    @property
+    def full_id(self) -> str:
+        return f"{self.domain}/{self.id}"
+
+    def content_key(self) -> str:
+        """What makes two instances the same task (used to keep train variants off the test set)."""
+        import hashlib
+        import json
+
+        payload = self.model_dump(include={"user", "patch", "golden", "checks"}, mode="json")
+        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _format_validation_error(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "<root>"
+        parts.append(f"field '{loc}': {err['msg']}")
+    return "; ".join(parts)
+
+
+def load_yaml(path: Path) -> Any:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return yaml.safe_load(fh)
+    except yaml.YAMLError as exc:
+        raise SpecError(f"{path}: not valid YAML: {exc}") from exc
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot be read: {exc}") from exc
+
+
+def parse_task(data: Any, source: str, domain: str | None = None) -> TaskSpec:
+    if not isinstance(data, dict):
+        raise SpecError(f"{source}: a task spec must be a mapping, got {type(data).__name__}")
+    task_id = data.get("id", "<no id>")
+    try:
+        spec = TaskSpec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(f"{source}: task '{task_id}': {_format_validation_error(exc)}") from exc
+    if domain is not None and spec.domain != domain:
+        raise SpecError(f"{source}: task '{task_id}': field 'domain' is '{spec.domain}' but the file lives under '{domain}'")
+    return spec
+
+
+def load_task_file(path: Path, domain: str | None = None) -> TaskSpec:
+    return parse_task(load_yaml(path), str(path), domain)
+
+
+def load_domain_spec(path: Path) -> DomainSpec:
+    data = load_yaml(path)
+    try:
+        return DomainSpec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(f"{path}: {_format_validation_error(exc)}") from exc
+
+
+def dump_task(spec: TaskSpec) -> str:
+    """YAML for a frozen task, in a stable key order that reads well in review."""
+    data = spec.model_dump(mode="json", exclude_defaults=False)
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)

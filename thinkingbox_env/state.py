@@ -1,0 +1,392 @@
+"""Per-episode backend state in one shared, embedded DuckDB database.
+
+A fresh DuckDB connection per episode costs tens of megabytes and milliseconds of
+DDL, so all episodes of a process share one in-memory database and are kept apart
+by schemas:
+
+* ``d_<domain>``: the domain template (schema + seed rows), built once per process;
+* ``t_<n>``: a task template, holding only the tables the task's patch touches;
+* ``e_<n>``: one per episode, empty at reset.
+
+An episode cursor resolves unqualified table names through ``search_path =
+e_<n>, t_<n>, d_<domain>``. Before the first write to a table the table is
+copied into the episode schema (copy-on-write), so reset costs a schema and a
+cursor, and only written tables are ever copied or diffed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import re
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Sequence
+
+import duckdb
+
+from .spec import DomainSpec, Patch, SequenceSpec, TableMeta
+
+log = logging.getLogger(__name__)
+
+_WRITE_RE = re.compile(r"^\s*(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM)\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+_READ_RE = re.compile(r"^\s*(?:SELECT|WITH)\b", re.IGNORECASE)
+
+
+class StateError(RuntimeError):
+    """The engine was asked to do something with the state that it must not do."""
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    name: str
+    ddl_body: str  # the CREATE TABLE statement after "CREATE TABLE <schema>."
+    columns: tuple[str, ...]
+    types: tuple[str, ...]
+    primary_key: tuple[str, ...]
+    meta: TableMeta
+
+    def create_in(self, schema: str) -> str:
+        return f"CREATE TABLE {schema}.{self.ddl_body}"
+
+    @property
+    def compared_columns(self) -> tuple[str, ...]:
+        return tuple(c for c in self.columns if c not in self.meta.volatile)
+
+
+class _Process:
+    """The process-wide database, created lazily, shared by every domain and episode."""
+
+    _lock = threading.RLock()
+    _con: duckdb.DuckDBPyConnection | None = None
+    _counter = itertools.count(1)
+
+    @classmethod
+    def connection(cls) -> duckdb.DuckDBPyConnection:
+        with cls._lock:
+            if cls._con is None:
+                cls._con = duckdb.connect(":memory:", config={"threads": 1})
+            return cls._con
+
+    @classmethod
+    def next_name(cls, prefix: str) -> str:
+        return f"{prefix}{next(cls._counter)}"
+
+
+def _quote(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise StateError(f"illegal identifier {name!r}")
+    return f'"{name}"'
+
+
+class DomainDatabase:
+    """The domain template and its task templates. Built once per process per domain."""
+
+    def __init__(self, spec: DomainSpec, schema_sql: str, seed_dir: Path | None):
+        self.spec = spec
+        self.schema = f"d_{spec.name}"
+        self._lock = threading.RLock()
+        con = _Process.connection()
+        with _Process._lock:
+            cur = con.cursor()
+            cur.execute(f"DROP SCHEMA IF EXISTS {_quote(self.schema)} CASCADE")
+            cur.execute(f"CREATE SCHEMA {_quote(self.schema)}")
+            cur.execute(f"SET search_path = '{self.schema}'")
+            try:
+                cur.execute(schema_sql)
+            except duckdb.Error as exc:
+                raise StateError(f"domain '{spec.name}': schema.sql failed: {exc}") from exc
+            self.tables = self._introspect(cur)
+            unknown = set(spec.tables) - set(self.tables)
+            if unknown:
+                raise StateError(f"domain '{spec.name}': domain.yaml describes unknown tables {sorted(unknown)}")
+            if seed_dir is not None and seed_dir.is_dir():
+                for csv in sorted(seed_dir.glob("*.csv")):
+                    table = csv.stem
+                    if table not in self.tables:
+                        raise StateError(f"domain '{spec.name}': seed file {csv.name} names no table of schema.sql")
+                    try:
+                        cur.execute(
+                            f"INSERT INTO {_quote(table)} BY NAME SELECT * FROM read_csv(?, header=true, all_varchar=true)",
+                            [str(csv)],
+                        )
+                    except duckdb.Error as exc:
+                        raise StateError(f"domain '{spec.name}': seed file {csv}: {exc}") from exc
+            cur.close()
+        self._table_digests: dict[tuple[str, str], str] = {}
+
+    def _introspect(self, cur: duckdb.DuckDBPyConnection) -> dict[str, TableInfo]:
+        rows = cur.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns "
+            "WHERE table_schema = ? ORDER BY table_name, ordinal_position",
+            [self.schema],
+        ).fetchall()
+        cols: dict[str, list[tuple[str, str]]] = {}
+        for table, column, dtype in rows:
+            cols.setdefault(table, []).append((column, dtype))
+        pks = dict(
+            cur.execute(
+                "SELECT table_name, constraint_column_names FROM duckdb_constraints() "
+                "WHERE schema_name = ? AND constraint_type = 'PRIMARY KEY'",
+                [self.schema],
+            ).fetchall()
+        )
+        ddls = dict(
+            cur.execute("SELECT table_name, sql FROM duckdb_tables() WHERE schema_name = ?", [self.schema]).fetchall()
+        )
+        prefix = f"CREATE TABLE {self.schema}."
+        tables = {}
+        for table, columns in cols.items():
+            if table not in pks:
+                raise StateError(f"domain '{self.spec.name}': table '{table}' has no PRIMARY KEY")
+            meta = self.spec.tables.get(table, TableMeta())
+            names = tuple(c for c, _ in columns)
+            for col in list(meta.volatile) + list(meta.references):
+                if col not in names:
+                    raise StateError(f"domain '{self.spec.name}': domain.yaml names unknown column {table}.{col}")
+            for col, ref in meta.references.items():
+                if ref not in cols:
+                    raise StateError(f"domain '{self.spec.name}': {table}.{col} references unknown table '{ref}'")
+            ddl = ddls[table]
+            if not ddl.startswith(prefix):
+                raise StateError(f"domain '{self.spec.name}': unexpected DDL for table '{table}': {ddl[:80]}")
+            tables[table] = TableInfo(table, ddl[len(prefix):], names, tuple(t for _, t in columns), tuple(pks[table]), meta)
+        return tables
+
+    def build_task_template(self, task_label: str, patch: Patch) -> "TaskTemplate":
+        """Materialise the tables a task's patch touches, once per task per process."""
+        con = _Process.connection()
+        schema = _Process.next_name("t_")
+        with _Process._lock:
+            cur = con.cursor()
+            cur.execute(f"CREATE SCHEMA {schema}")
+            cur.execute(f"SET search_path = '{schema},{self.schema}'")
+            try:
+                for table in sorted(patch.tables()):
+                    info = self._table(table, task_label)
+                    cur.execute(info.create_in(schema))
+                    cur.execute(f"INSERT INTO {schema}.{_quote(table)} SELECT * FROM {self.schema}.{_quote(table)}")
+                for table, rows in patch.insert.items():
+                    info = self._table(table, task_label)
+                    for row in rows:
+                        unknown = set(row) - set(info.columns)
+                        if unknown:
+                            raise StateError(f"task '{task_label}': patch.insert.{table}: unknown columns {sorted(unknown)}")
+                        names = list(row)
+                        cur.execute(
+                            f"INSERT INTO {_quote(table)} ({', '.join(_quote(n) for n in names)}) "
+                            f"VALUES ({', '.join('?' for _ in names)})",
+                            [row[n] for n in names],
+                        )
+                for upd in patch.update:
+                    info = self._table(upd.table, task_label)
+                    where, wparams = _where(info, upd.key, task_label)
+                    sets = ", ".join(f"{_quote(c)} = ?" for c in upd.set)
+                    n = cur.execute(f"UPDATE {_quote(upd.table)} SET {sets} WHERE {where} RETURNING 1", [*upd.set.values(), *wparams]).fetchall()
+                    if len(n) != 1:
+                        raise StateError(f"task '{task_label}': patch.update on {upd.table} {upd.key} matched {len(n)} rows")
+                for dele in patch.delete:
+                    info = self._table(dele.table, task_label)
+                    where, wparams = _where(info, dele.key, task_label)
+                    n = cur.execute(f"DELETE FROM {_quote(dele.table)} WHERE {where} RETURNING 1", wparams).fetchall()
+                    if len(n) != 1:
+                        raise StateError(f"task '{task_label}': patch.delete on {dele.table} {dele.key} matched {len(n)} rows")
+            except (duckdb.Error, StateError) as exc:
+                cur.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+                cur.close()
+                if isinstance(exc, StateError):
+                    raise
+                raise StateError(f"task '{task_label}': patch cannot be applied: {exc}") from exc
+            sequences = self._sequence_starts(cur)
+            cur.close()
+        return TaskTemplate(self, schema, frozenset(patch.tables()), sequences)
+
+    def _table(self, table: str, task_label: str) -> TableInfo:
+        if table not in self.tables:
+            raise StateError(f"task '{task_label}': patch names unknown table '{table}'")
+        return self.tables[table]
+
+    def _sequence_starts(self, cur: duckdb.DuckDBPyConnection) -> dict[str, int]:
+        starts = {}
+        for name, info in self.tables.items():
+            seq = info.meta.sequence
+            if seq is None:
+                continue
+            values = [r[0] for r in cur.execute(f"SELECT CAST({_quote(seq.column)} AS VARCHAR) FROM {_quote(name)}").fetchall()]
+            numbers = [int(m.group()) for v in values if v is not None for m in [re.search(r"\d+$", v)] if m]
+            starts[name] = max([seq.start - 1, *numbers]) + 1
+        return starts
+
+
+def _where(info: TableInfo, key: dict[str, Any], task_label: str) -> tuple[str, list[Any]]:
+    unknown = set(key) - set(info.columns)
+    if unknown or not key:
+        raise StateError(f"task '{task_label}': key {key} for table '{info.name}' names unknown or no columns")
+    return " AND ".join(f"{_quote(c)} = ?" for c in key), list(key.values())
+
+
+@dataclass
+class TaskTemplate:
+    domain: DomainDatabase
+    schema: str
+    tables: frozenset[str]
+    sequence_starts: dict[str, int]
+
+    def base_schema(self, table: str) -> str:
+        return self.schema if table in self.tables else self.domain.schema
+
+    def new_episode(self) -> "EpisodeState":
+        return EpisodeState(self)
+
+    def drop(self) -> None:
+        with _Process._lock:
+            cur = _Process.connection().cursor()
+            cur.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
+            cur.close()
+
+
+@dataclass
+class EpisodeState:
+    """One episode's view of the backend: reads fall through to the templates, writes stay here."""
+
+    template: TaskTemplate
+    schema: str = ""
+    cursor: duckdb.DuckDBPyConnection | None = None
+    materialized: set[str] = field(default_factory=set)
+    sequences: dict[str, int] = field(default_factory=dict)
+    write_log: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.schema = _Process.next_name("e_")
+        con = _Process.connection()
+        self.cursor = con.cursor()
+        self.cursor.execute(f"CREATE SCHEMA {self.schema}")
+        self.cursor.execute(f"SET search_path = '{self.schema},{self.template.schema},{self.template.domain.schema}'")
+        self.sequences = dict(self.template.sequence_starts)
+
+    # ------------------------------------------------------------------ clock & ids
+
+    @property
+    def domain(self) -> DomainSpec:
+        return self.template.domain.spec
+
+    @property
+    def tables(self) -> dict[str, TableInfo]:
+        return self.template.domain.tables
+
+    @property
+    def now(self) -> datetime:
+        """The domain's frozen evaluation time: tools stamp writes with this, never the wall clock."""
+        return self.domain.clock
+
+    def next_id(self, table: str) -> Any:
+        info = self.tables.get(table)
+        if info is None or info.meta.sequence is None:
+            raise StateError(f"table '{table}' declares no id sequence in domain.yaml")
+        seq: SequenceSpec = info.meta.sequence
+        n = self.sequences[table]
+        self.sequences[table] = n + 1
+        if seq.format == "{n}" and "INT" in info.types[info.columns.index(seq.column)].upper():
+            return n
+        return seq.format.format(n=n)
+
+    # ------------------------------------------------------------------ SQL
+
+    def _cur(self) -> duckdb.DuckDBPyConnection:
+        if self.cursor is None:
+            raise StateError("this episode state is closed")
+        return self.cursor
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Run a parameterised read and return rows as dicts."""
+        if not _READ_RE.match(sql):
+            raise StateError("query() only runs SELECT statements; use execute() to write")
+        cur = self._cur().execute(sql, list(params))
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    def query_one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
+        rows = self.query(sql, params)
+        return rows[0] if rows else None
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Run a parameterised INSERT / UPDATE / DELETE against this episode only.
+
+        The target table is copied into the episode schema first, so the shared
+        templates are never written. Returns rows of a RETURNING clause, if any.
+        """
+        match = _WRITE_RE.match(sql)
+        if not match:
+            raise StateError("execute() only runs INSERT, UPDATE or DELETE statements")
+        table = match.group(1)
+        if table not in self.tables:
+            raise StateError(f"unknown table '{table}'")
+        self.materialize(table)
+        cur = self._cur().execute(sql, list(params))
+        self.write_log.append(table)
+        if cur.description is None:
+            return []
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    def materialize(self, table: str) -> None:
+        if table in self.materialized:
+            return
+        info = self.tables[table]
+        base = self.template.base_schema(table)
+        cur = self._cur()
+        cur.execute(info.create_in(self.schema))
+        cur.execute(f"INSERT INTO {self.schema}.{_quote(table)} SELECT * FROM {base}.{_quote(table)}")
+        self.materialized.add(table)
+
+    # ------------------------------------------------------------------ transactions
+
+    def begin(self) -> tuple[frozenset[str], dict[str, int], int]:
+        self._cur().execute("BEGIN TRANSACTION")
+        return frozenset(self.materialized), dict(self.sequences), len(self.write_log)
+
+    def commit(self) -> None:
+        self._cur().execute("COMMIT")
+
+    def rollback(self, saved: tuple[frozenset[str], dict[str, int], int]) -> None:
+        self._cur().execute("ROLLBACK")
+        materialized, sequences, n_writes = saved
+        self.materialized = set(materialized)
+        self.sequences = sequences
+        del self.write_log[n_writes:]
+
+    # ------------------------------------------------------------------ snapshots
+
+    def rows(self, table: str, *, base: bool = False) -> list[dict[str, Any]]:
+        """All rows of a table, in this episode (or in the initial state with base=True)."""
+        info = self.tables[table]
+        if base:
+            schema = self.template.base_schema(table)
+        else:
+            schema = self.schema if table in self.materialized else self.template.base_schema(table)
+        order = ", ".join(_quote(c) for c in info.primary_key)
+        cur = self._cur().execute(f"SELECT * FROM {schema}.{_quote(table)} ORDER BY {order}")
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    def changed_tables(self) -> list[str]:
+        return sorted(self.materialized)
+
+    def close(self) -> None:
+        if self.cursor is None:
+            return
+        try:
+            self.cursor.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
+            self.cursor.close()
+        except duckdb.Error:  # the process may be shutting down
+            log.debug("could not drop episode schema %s", self.schema, exc_info=True)
+        self.cursor = None
+
+    def __del__(self) -> None:  # pragma: no cover - best effort when an env is dropped unclosed
+        try:
+            self.close()
+        except Exception:
+            pass
+

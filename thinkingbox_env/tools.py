@@ -1,0 +1,246 @@
+"""Typed Python functions as agent tools, and the error contract around calling them.
+
+One definition serves every consumer: the pydantic model built from the function
+signature validates arguments, and its JSON schema is what the OpenAI function
+list, the MCP server and the action-space sampler all read. A tool call never
+raises out of ``Toolbox.call``: bad arguments, failed preconditions and bugs all
+come back as ``{"error": ...}`` observations, and a write tool that fails part-way
+is rolled back so the state is exactly as before the call.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import json
+import logging
+import re
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import duckdb
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from .diff import jsonable
+
+log = logging.getLogger(__name__)
+
+MAX_ARGUMENT_BYTES = 32_768
+END_TOOL_NAME = "end_conversation"
+
+
+class ToolError(Exception):
+    """Raised by a tool when a domain precondition fails; the agent sees ``{"error": message}``."""
+
+
+@dataclass
+class ToolResult:
+    name: str
+    content: Any  # JSON-safe value
+    ok: bool
+    writes: bool
+    error_kind: str | None = None  # "unknown_tool" | "arguments" | "precondition" | "internal"
+
+    def text(self) -> str:
+        return json.dumps(self.content, ensure_ascii=False, sort_keys=False, default=str)
+
+
+def _arg_docs(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its summary and its ``Args:`` entries."""
+    doc = inspect.cleandoc(doc or "")
+    summary_lines, args, current, in_args = [], {}, None, False
+    for line in doc.splitlines():
+        if re.match(r"^(Args|Arguments|Parameters):\s*$", line.strip()):
+            in_args = True
+            continue
+        if in_args:
+            if re.match(r"^(Returns|Raises|Yields|Examples?|Notes?):\s*$", line.strip()):
+                in_args = False
+                continue
+            m = re.match(r"^\s+(\w+)(?:\s*\([^)]*\))?:\s*(.*)$", line)
+            if m:
+                current = m.group(1)
+                args[current] = m.group(2).strip()
+            elif current and line.strip():
+                args[current] += " " + line.strip()
+        else:
+            summary_lines.append(line)
+    return "\n".join(summary_lines).strip(), args
+
+
+def _clean_schema(node: Any) -> Any:
+    """Drop pydantic's titles so the schema reads like a hand-written function schema."""
+    if isinstance(node, dict):
+        return {k: _clean_schema(v) for k, v in node.items() if k != "title"}
+    if isinstance(node, list):
+        return [_clean_schema(v) for v in node]
+    return node
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str
+    fn: Callable[..., Any]
+    writes: bool
+    model: type[BaseModel]
+    ends_episode: bool = False
+    param_docs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        schema = _clean_schema(self.model.model_json_schema())
+        schema.setdefault("properties", {})
+        schema["additionalProperties"] = False
+        return schema
+
+    def openai_schema(self) -> dict[str, Any]:
+        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+
+    def mcp_schema(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "inputSchema": self.parameters}
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        parsed = self.model.model_validate(arguments)
+        return {k: getattr(parsed, k) for k in type(parsed).model_fields}
+
+
+def tool(fn: Callable[..., Any] | None = None, *, writes: bool = False, name: str | None = None) -> Any:
+    """Turn ``def f(db, arg: type = default, ...)`` into a :class:`Tool`.
+
+    The first parameter receives the episode state; the others become the tool's
+    arguments, typed by their annotations and described by the docstring's
+    ``Args:`` section.
+    """
+
+    def wrap(func: Callable[..., Any]) -> Tool:
+        summary, docs = _arg_docs(func.__doc__ or "")
+        if not summary:
+            raise TypeError(f"tool '{func.__name__}' needs a docstring: it is the description the agent reads")
+        sig = inspect.signature(func)
+        hints = typing.get_type_hints(func)
+        params = list(sig.parameters.values())
+        if not params:
+            raise TypeError(f"tool '{func.__name__}' must take the episode state as its first parameter")
+        fields: dict[str, Any] = {}
+        for p in params[1:]:
+            if p.name not in hints:
+                raise TypeError(f"tool '{func.__name__}': parameter '{p.name}' has no type annotation")
+            default = ... if p.default is inspect.Parameter.empty else p.default
+            fields[p.name] = (hints[p.name], Field(default, description=docs.get(p.name)))
+        model = create_model(
+            f"{func.__name__}_arguments",
+            __config__=ConfigDict(extra="forbid"),
+            **fields,
+        )
+        return Tool(name or func.__name__, summary, func, writes, model, param_docs=docs)
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def _end_conversation(db: Any) -> dict[str, Any]:
+    """End the conversation with the customer. Call it only when the request is fully handled."""
+    return {"ended": True}
+
+
+END_TOOL = tool(_end_conversation, name=END_TOOL_NAME)
+END_TOOL.ends_episode = True
+
+
+def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            parts.append(f"unexpected argument '{loc}'")
+        elif err["type"] == "missing":
+            parts.append(f"missing required argument '{loc}'")
+        else:
+            parts.append(f"argument '{loc}': {err['msg']}")
+    return f"invalid arguments for tool '{tool_name}': " + "; ".join(parts)
+
+
+class Toolbox:
+    """A domain's tools plus the built-in end tool, and the one place tool calls are run."""
+
+    def __init__(self, tools: list[Tool]):
+        self.tools: dict[str, Tool] = {}
+        for t in [*tools, END_TOOL]:
+            if t.name in self.tools:
+                raise ValueError(f"duplicate tool name '{t.name}'")
+            self.tools[t.name] = t
+
+    @classmethod
+    def from_module(cls, module: Any) -> "Toolbox":
+        found = [v for v in vars(module).values() if isinstance(v, Tool) and v is not END_TOOL]
+        order = getattr(module, "TOOLS", None)
+        if order is not None:
+            found = list(order)
+        return cls(found)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.tools
+
+    def __getitem__(self, name: str) -> Tool:
+        return self.tools[name]
+
+    def openai_schemas(self) -> list[dict[str, Any]]:
+        return [t.openai_schema() for t in self.tools.values()]
+
+    def parse_arguments(self, raw: Any) -> tuple[dict[str, Any] | None, str | None]:
+        """Arguments arrive as a dict or a JSON string; return (arguments, error)."""
+        if raw is None:
+            return {}, None
+        if isinstance(raw, str):
+            if len(raw.encode("utf-8", "replace")) > MAX_ARGUMENT_BYTES:
+                return None, f"arguments are too large ({len(raw)} characters; the limit is {MAX_ARGUMENT_BYTES} bytes)"
+            if not raw.strip():
+                return {}, None
+            try:
+                raw = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                return None, f"arguments are not valid JSON: {exc.msg} at position {exc.pos}"
+        if not isinstance(raw, dict):
+            return None, f"arguments must be a JSON object, got {type(raw).__name__}"
+        try:
+            size = len(json.dumps(raw, default=str))
+        except (TypeError, ValueError) as exc:
+            return None, f"arguments cannot be serialised: {exc}"
+        if size > MAX_ARGUMENT_BYTES:
+            return None, f"arguments are too large ({size} bytes; the limit is {MAX_ARGUMENT_BYTES} bytes)"
+        return raw, None
+
+    def call(self, state: Any, name: Any, raw_arguments: Any) -> ToolResult:
+        if not isinstance(name, str) or name not in self.tools:
+            shown = name if isinstance(name, str) else repr(name)
+            close = difflib.get_close_matches(str(name), list(self.tools), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else f"; available tools: {', '.join(self.tools)}"
+            return ToolResult(str(name), {"error": f"unknown tool '{shown[:100]}'{hint}"}, False, False, "unknown_tool")
+        t = self.tools[name]
+        arguments, err = self.parse_arguments(raw_arguments)
+        if err is not None:
+            return ToolResult(name, {"error": f"tool '{name}': {err}"}, False, t.writes, "arguments")
+        try:
+            kwargs = t.validate(arguments)  # type: ignore[arg-type]
+        except ValidationError as exc:
+            return ToolResult(name, {"error": describe_validation_error(name, exc)}, False, t.writes, "arguments")
+        saved = state.begin() if t.writes else None
+        try:
+            value = t.fn(state, **kwargs)
+        except ToolError as exc:
+            if saved is not None:
+                state.rollback(saved)
+            return ToolResult(name, {"error": str(exc)}, False, t.writes, "precondition")
+        except duckdb.ConstraintException as exc:
+            if saved is not None:
+                state.rollback(saved)
+            return ToolResult(name, {"error": f"tool '{name}' was refused by the backend: {exc}"}, False, t.writes, "precondition")
+        except Exception as exc:  # noqa: BLE001 - the contract is that step() never raises
+            log.exception("tool %s failed", name)
+            if saved is not None:
+                state.rollback(saved)
+            return ToolResult(name, {"error": f"internal error in tool '{name}' ({type(exc).__name__})"}, False, t.writes, "internal")
+        if saved is not None:
+            state.commit()
+        return ToolResult(name, jsonable(value), True, t.writes)
