@@ -54,6 +54,22 @@ def _effect_label(effect: tuple[str, ...]) -> str:
     return f"{table}[{key}]:{kind}"
 
 
+def _closest_insert(effect: tuple[str, ...], agent: StateDiff) -> str:
+    """Name the fields in which the most similar created row differs from the expected one."""
+    want = json.loads(effect[2])
+    best, best_same = None, -1
+    for other in agent.effects:
+        if other[0] == "insert" and other[1] == effect[1]:
+            got = json.loads(other[2])
+            same = sum(1 for k, v in want.items() if got.get(k) == v)
+            if same > best_same:
+                best, best_same = got, same
+    if best is None:
+        return f"; no row was created in {effect[1]}"
+    diffs = {k: {"expected": v, "actual": best.get(k)} for k, v in want.items() if best.get(k) != v}
+    return f"; the closest created row differs in {json.dumps(diffs, default=str)}"
+
+
 def state_checks(golden: StateDiff, agent: StateDiff) -> list[CheckResult]:
     """Effect checks (one per expected effect) and the no-collateral check."""
     results: list[CheckResult] = []
@@ -74,6 +90,8 @@ def state_checks(golden: StateDiff, agent: StateDiff) -> list[CheckResult]:
             else:
                 passed = remaining[effect] > 0
                 detail = ("found" if passed else "missing") + f": {effect[2]}"
+                if not passed and effect[0] == "insert":
+                    detail += _closest_insert(effect, agent)
             if effect[0] != "update" and remaining[effect] > 0:
                 remaining[effect] -= 1
             results.append(CheckResult(name, "effect", passed, detail))

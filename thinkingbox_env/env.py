@@ -79,7 +79,7 @@ def _strip_marker(text: str) -> str:
 
 
 class ThinkingboxEnv(gym.Env):
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(
         self,

@@ -101,6 +101,7 @@ def make(task: str | TaskSpec, **kwargs: Any) -> ThinkingboxEnv:
     spec = task if isinstance(task, TaskSpec) else load_task(task)
     env = ThinkingboxEnv(spec, **kwargs)
     if spec.split == "test" and not isinstance(task, TaskSpec):
+        register_gym_envs()  # picks up domains added through THINKINGBOX_PATH after import
         gym_spec = gym.spec(gym_id(spec.full_id))
         nondeterministic = not getattr(env.user, "deterministic", False)
         env.spec = gym_spec if not nondeterministic else _replace_spec(gym_spec, nondeterministic=True)

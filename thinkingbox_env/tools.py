@@ -229,18 +229,18 @@ class Toolbox:
         try:
             value = t.fn(state, **kwargs)
         except ToolError as exc:
-            if saved is not None:
+            if t.writes:
                 state.rollback(saved)
             return ToolResult(name, {"error": str(exc)}, False, t.writes, "precondition")
         except duckdb.ConstraintException as exc:
-            if saved is not None:
+            if t.writes:
                 state.rollback(saved)
             return ToolResult(name, {"error": f"tool '{name}' was refused by the backend: {exc}"}, False, t.writes, "precondition")
         except Exception as exc:  # noqa: BLE001 - the contract is that step() never raises
             log.exception("tool %s failed", name)
-            if saved is not None:
+            if t.writes:
                 state.rollback(saved)
             return ToolResult(name, {"error": f"internal error in tool '{name}' ({type(exc).__name__})"}, False, t.writes, "internal")
-        if saved is not None:
+        if t.writes:
             state.commit()
         return ToolResult(name, jsonable(value), True, t.writes)

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import thinkingbox_env as tb
+from thinkingbox_env.diff import canonical_hash
+
+
+@pytest.fixture
+def st030():
+    env = tb.make("retail/ST030_001")
+    yield env
+    env.close()
+
+
+def call(env, name, **arguments):
+    """Step one tool call and return (parsed result, info)."""
+    obs, reward, terminated, truncated, info = env.step({"name": name, "arguments": arguments})
+    tool_msgs = [m for m in obs["messages"] if m["role"] == "tool"]
+    assert len(tool_msgs) == 1
+    return json.loads(tool_msgs[0]["content"]), info
+
+
+def state_hash(env) -> str:
+    return canonical_hash(env.unwrapped.state)
