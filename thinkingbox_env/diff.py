@@ -19,7 +19,7 @@ from datetime import date, datetime, time
 from decimal import Decimal
 from typing import Any
 
-from .state import EpisodeState, TableInfo
+from .state import EpisodeState, StateError, TableInfo
 
 
 def jsonable(value: Any) -> Any:
@@ -68,6 +68,7 @@ class StateDiff:
     tables: dict[str, TableDiff]
     effects: Counter  # canonical effect tuples -> count
     created_keys: dict[tuple[str, Any], str]  # (table, surrogate id) -> content key
+    final_rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # written tables, as read
 
     def to_json(self, infos: dict[str, TableInfo]) -> dict[str, Any]:
         """The diff as reported in ``info["diff"]``: per table, inserted / deleted / updated rows."""
@@ -98,10 +99,14 @@ class StateDiff:
 def compute_diff(state: EpisodeState) -> StateDiff:
     infos = state.tables
     tables: dict[str, TableDiff] = {}
+    final_rows: dict[str, list[dict[str, Any]]] = {}
     for table in state.changed_tables():
         info = infos[table]
         before = {_key(info, r): r for r in state.rows(table, base=True)}
-        after = {_key(info, r): r for r in state.rows(table)}
+        final_rows[table] = state.rows(table)
+        after = {_key(info, r): r for r in final_rows[table]}
+        if len(after) != len(final_rows[table]):
+            raise StateError(f"table '{table}' holds duplicate primary keys after the episode: a domain tool inserted a row twice")
         td = TableDiff()
         cols = info.compared_columns
         for k, row in after.items():
@@ -126,7 +131,7 @@ def compute_diff(state: EpisodeState) -> StateDiff:
                 c: _canon_value(info, c, a[c], created) for c in info.compared_columns if b[c] != a[c]
             }
             effects[("update", table, _dumps(jsonable(list(key.values()))), _dumps(changes))] += 1
-    return StateDiff(tables, effects, created)
+    return StateDiff(tables, effects, created, final_rows)
 
 
 def _canon_value(info: TableInfo, column: str, value: Any, created: dict[tuple[str, Any], str]) -> Any:
@@ -201,7 +206,8 @@ def canonical_hash(state: EpisodeState, diff: StateDiff | None = None) -> str:
     for table in sorted(state.tables):
         info = state.tables[table]
         if table in state.materialized:
-            digest = _table_digest(info, state.rows(table), diff.created_keys, new_keys)
+            rows = diff.final_rows[table] if table in diff.final_rows else state.rows(table)
+            digest = _table_digest(info, rows, diff.created_keys, new_keys)
         else:
             base = state.template.base_schema(table)
             cache_key = (base, table)

@@ -74,6 +74,17 @@ class InProcessTools:
         self.env = None
 
 
+def _copy_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Copies for the caller, so that editing an observation cannot edit the env's history."""
+    out = []
+    for m in messages:
+        c = dict(m)
+        if "tool_calls" in c and c["tool_calls"] is not None:
+            c["tool_calls"] = [{**tc, "function": dict(tc["function"])} for tc in c["tool_calls"]]
+        out.append(c)
+    return out
+
+
 def _strip_marker(text: str) -> str:
     return text.replace(DONE_MARKER, "").strip()
 
@@ -99,6 +110,7 @@ class ThinkingboxEnv(gym.Env):
         self.runtime: TaskRuntime = runtime_for(task)
         self.toolbox = self.runtime.domain.toolbox
         self.tool_schemas = self.toolbox.openai_schemas()
+        self._tool_schemas_json = json.dumps(self.tool_schemas)  # a fresh copy per reset is one json.loads
         self.user: SimulatedUser = user if user is not None else ScriptedUser()
         self.judge = judge
         self.max_actions = max_actions
@@ -162,7 +174,7 @@ class ThinkingboxEnv(gym.Env):
         self._emit({"role": "system", "content": AGENT_SYSTEM_PROMPT}, out, "env")
         self._emit({"role": "system", "content": self.policy_text}, out, "env")
         self._emit({"role": "user", "content": self.task.user.opening}, out, "task")
-        obs = {"messages": copy.deepcopy(out), "tools": copy.deepcopy(self.tool_schemas)}
+        obs = {"messages": _copy_messages(out), "tools": json.loads(self._tool_schemas_json)}
         info = {"task_id": self.task.full_id, "split": self.task.split, "family": self.task.family}
         return obs, info
 
@@ -194,7 +206,7 @@ class ThinkingboxEnv(gym.Env):
             reward = info["verdict"]
         else:
             info = {"actions": self._actions, "user_turns": self._user_turns}
-        obs = {"messages": copy.deepcopy(out), "tools": []}
+        obs = {"messages": _copy_messages(out), "tools": []}
         return obs, float(reward), terminated, truncated, info
 
     # ------------------------------------------------------------------ actions
@@ -310,7 +322,7 @@ class ThinkingboxEnv(gym.Env):
             "failure_category": failure_category(results, self.trace, finish_reason, ev["golden_has_effects"]),
             "actions": self._actions,
             "user_turns": self._user_turns,
-            "trace": copy.deepcopy(self.trace),
+            "trace": self.trace,  # handed over: reset() starts a new list
             "task_id": self.task.full_id,
         }
         self.final_info = info

@@ -51,6 +51,17 @@ class TableInfo:
     def create_in(self, schema: str) -> str:
         return f"CREATE TABLE {schema}.{self.ddl_body}"
 
+    def create_episode_copy_in(self, schema: str) -> str:
+        """The table without its primary-key index, for an episode's copy.
+
+        Building the index is most of the cost of copying a small table. Episode
+        rows keep NOT NULL, CHECK and DEFAULT; key uniqueness is guaranteed by the
+        sequences for minted ids and verified when the episode is diffed.
+        """
+        body = re.sub(r",\s*PRIMARY KEY\s*\([^)]*\)", "", self.ddl_body)
+        body = re.sub(r"\s+PRIMARY KEY\b", "", body)
+        return f"CREATE TABLE {schema}.{body}"
+
     @property
     def compared_columns(self) -> tuple[str, ...]:
         return tuple(c for c in self.columns if c not in self.meta.volatile)
@@ -61,6 +72,7 @@ class _Process:
 
     _lock = threading.RLock()
     _con: duckdb.DuckDBPyConnection | None = None
+    _parser: duckdb.DuckDBPyConnection | None = None
     _counter = itertools.count(1)
 
     @classmethod
@@ -71,6 +83,13 @@ class _Process:
             return cls._con
 
     @classmethod
+    def parser(cls) -> duckdb.DuckDBPyConnection:
+        with cls._lock:
+            if cls._parser is None:
+                cls._parser = cls.connection().cursor()
+            return cls._parser
+
+    @classmethod
     def next_name(cls, prefix: str) -> str:
         return f"{prefix}{next(cls._counter)}"
 
@@ -79,6 +98,48 @@ def _quote(name: str) -> str:
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise StateError(f"illegal identifier {name!r}")
     return f'"{name}"'
+
+
+class ReadCache:
+    """Memoised reads of template data, which never changes once built.
+
+    Episodes of one task repeat the same lookups again and again (a GRPO group
+    replays one task many times), and a DuckDB round trip costs far more than a
+    dictionary lookup. A read is served from here only when none of the tables
+    it names has been written in the episode; the key holds the template schema
+    of every table, so two tasks never share an entry by accident.
+    """
+
+    def __init__(self, max_entries: int = 20_000):
+        self.max_entries = max_entries
+        self._rows: dict[tuple, tuple[tuple[str, ...], list[tuple]]] = {}
+        self._tables: dict[str, tuple[str, ...] | None] = {}
+        self._lock = threading.Lock()
+
+    def tables_of(self, sql: str, known: dict[str, "TableInfo"]) -> tuple[str, ...] | None:
+        """Tables a statement reads, or None when that cannot be told (then nothing is cached).
+
+        Parsed on a connection of its own, with parameters replaced by NULL: the
+        parser only needs the shape of the statement, and a failure here must not
+        touch an episode's transaction.
+        """
+        if sql not in self._tables:
+            try:
+                with _Process._lock:
+                    names = _Process.parser().get_table_names(sql.replace("?", "NULL"))
+            except duckdb.Error:
+                names = None
+            self._tables[sql] = tuple(sorted(names)) if names and all(n in known for n in names) else None
+        return self._tables[sql]
+
+    def get(self, key: tuple) -> tuple[tuple[str, ...], list[tuple]] | None:
+        return self._rows.get(key)
+
+    def put(self, key: tuple, value: tuple[tuple[str, ...], list[tuple]]) -> None:
+        with self._lock:
+            if len(self._rows) >= self.max_entries:
+                self._rows.clear()
+            self._rows[key] = value
 
 
 class DomainDatabase:
@@ -115,7 +176,7 @@ class DomainDatabase:
                     except duckdb.Error as exc:
                         raise StateError(f"domain '{spec.name}': seed file {csv}: {exc}") from exc
             cur.close()
-        self._table_digests: dict[tuple[str, str], str] = {}
+        self.read_cache = ReadCache()
 
     def _introspect(self, cur: duckdb.DuckDBPyConnection) -> dict[str, TableInfo]:
         rows = cur.execute(
@@ -257,6 +318,8 @@ class EpisodeState:
     materialized: set[str] = field(default_factory=set)
     sequences: dict[str, int] = field(default_factory=dict)
     write_log: list[str] = field(default_factory=list)
+    _pending_begin: bool = False
+    _in_txn: bool = False
 
     def __post_init__(self) -> None:
         self.schema = _Process.next_name("e_")
@@ -303,9 +366,25 @@ class EpisodeState:
         """Run a parameterised read and return rows as dicts."""
         if not _READ_RE.match(sql):
             raise StateError("query() only runs SELECT statements; use execute() to write")
+        cache = self.template.domain.read_cache
+        tables = cache.tables_of(sql, self.tables)
+        key = None
+        if tables is not None and not self.materialized.intersection(tables):
+            try:
+                key = (sql, tuple((type(p).__name__, p) for p in params), tuple(self.template.base_schema(t) for t in tables))
+                hash(key)
+            except TypeError:  # unhashable parameter: just run the query
+                key = None
+            hit = cache.get(key) if key is not None else None
+            if hit is not None:
+                names, rows = hit
+                return [dict(zip(names, row)) for row in rows]
         cur = self._cur().execute(sql, list(params))
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, row)) for row in cur.fetchall()]
+        names = tuple(d[0] for d in cur.description)
+        rows = cur.fetchall()
+        if key is not None:
+            cache.put(key, (names, rows))
+        return [dict(zip(names, row)) for row in rows]
 
     def query_one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
         rows = self.query(sql, params)
@@ -323,7 +402,14 @@ class EpisodeState:
         table = match.group(1)
         if table not in self.tables:
             raise StateError(f"unknown table '{table}'")
-        self.materialize(table)
+        begin = "BEGIN TRANSACTION; " if self._pending_begin else ""
+        if begin:
+            self._pending_begin, self._in_txn = False, True
+        if table not in self.materialized:
+            self._cur().execute(begin + self._copy_sql(table))  # one round trip for both
+            self.materialized.add(table)
+        elif begin:
+            self._cur().execute(begin)
         cur = self._cur().execute(sql, list(params))
         self.write_log.append(table)
         if cur.description is None:
@@ -332,26 +418,35 @@ class EpisodeState:
         return [dict(zip(names, row)) for row in cur.fetchall()]
 
     def materialize(self, table: str) -> None:
-        if table in self.materialized:
-            return
+        """Copy a table into the episode schema (done automatically before its first write)."""
+        if table not in self.materialized:
+            self._cur().execute(self._copy_sql(table))
+            self.materialized.add(table)
+
+    def _copy_sql(self, table: str) -> str:
         info = self.tables[table]
         base = self.template.base_schema(table)
-        cur = self._cur()
-        cur.execute(info.create_in(self.schema))
-        cur.execute(f"INSERT INTO {self.schema}.{_quote(table)} SELECT * FROM {base}.{_quote(table)}")
-        self.materialized.add(table)
+        return (
+            f"{info.create_episode_copy_in(self.schema).rstrip(';')}; "
+            f"INSERT INTO {self.schema}.{_quote(table)} SELECT * FROM {base}.{_quote(table)}"
+        )
 
     # ------------------------------------------------------------------ transactions
 
     def begin(self) -> tuple[frozenset[str], dict[str, int], int]:
-        self._cur().execute("BEGIN TRANSACTION")
+        """Open a write scope; the transaction itself starts at the first write statement."""
+        self._pending_begin, self._in_txn = True, False
         return frozenset(self.materialized), dict(self.sequences), len(self.write_log)
 
     def commit(self) -> None:
-        self._cur().execute("COMMIT")
+        if self._in_txn:
+            self._cur().execute("COMMIT")
+        self._pending_begin = self._in_txn = False
 
     def rollback(self, saved: tuple[frozenset[str], dict[str, int], int]) -> None:
-        self._cur().execute("ROLLBACK")
+        if self._in_txn:
+            self._cur().execute("ROLLBACK")
+        self._pending_begin = self._in_txn = False
         materialized, sequences, n_writes = saved
         self.materialized = set(materialized)
         self.sequences = sequences
@@ -362,14 +457,20 @@ class EpisodeState:
     def rows(self, table: str, *, base: bool = False) -> list[dict[str, Any]]:
         """All rows of a table, in this episode (or in the initial state with base=True)."""
         info = self.tables[table]
-        if base:
-            schema = self.template.base_schema(table)
-        else:
-            schema = self.schema if table in self.materialized else self.template.base_schema(table)
+        live = not base and table in self.materialized
+        schema = self.schema if live else self.template.base_schema(table)
         order = ", ".join(_quote(c) for c in info.primary_key)
-        cur = self._cur().execute(f"SELECT * FROM {schema}.{_quote(table)} ORDER BY {order}")
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, row)) for row in cur.fetchall()]
+        sql = f"SELECT * FROM {schema}.{_quote(table)} ORDER BY {order}"
+        cache = self.template.domain.read_cache
+        key = (sql, (), (schema,))
+        hit = None if live else cache.get(key)
+        if hit is None:
+            cur = self._cur().execute(sql)
+            hit = (tuple(d[0] for d in cur.description), cur.fetchall())
+            if not live:
+                cache.put(key, hit)
+        names, rows = hit
+        return [dict(zip(names, row)) for row in rows]
 
     def changed_tables(self) -> list[str]:
         return sorted(self.materialized)

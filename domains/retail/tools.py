@@ -103,8 +103,7 @@ def create_ticket_user(db, name: str, email: str) -> dict:
     if db.query_one("SELECT id FROM ticket_users WHERE lower(email) = lower(?)", [email]):
         raise ToolError(f"a ticketing user with email {email} already exists")
     new_id = db.next_id("ticket_users")
-    db.execute("INSERT INTO ticket_users VALUES (?, ?, ?, ?)", [new_id, name, email, db.now])
-    return db.query_one("SELECT * FROM ticket_users WHERE id = ?", [new_id])
+    return db.execute("INSERT INTO ticket_users VALUES (?, ?, ?, ?) RETURNING *", [new_id, name, email, db.now])[0]
 
 
 @tool(writes=True)
@@ -134,11 +133,10 @@ def create_ticket(
     if order_id is not None and db.query_one("SELECT id FROM orders WHERE id = ?", [order_id]) is None:
         raise ToolError(f"order {order_id} not found")
     new_id = db.next_id("tickets")
-    db.execute(
-        "INSERT INTO tickets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    return db.execute(
+        "INSERT INTO tickets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
         [new_id, requester_id, subject, description, category, priority, status, order_id, db.now, db.now],
-    )
-    return db.query_one("SELECT * FROM tickets WHERE id = ?", [new_id])
+    )[0]
 
 
 @tool(writes=True)
@@ -171,8 +169,8 @@ def update_ticket(
     if order_id is not None and db.query_one("SELECT id FROM orders WHERE id = ?", [order_id]) is None:
         raise ToolError(f"order {order_id} not found")
     description = row["description"] + (f"\n{note}" if note else "")
-    db.execute(
-        "UPDATE tickets SET status = ?, priority = ?, category = ?, order_id = ?, description = ?, updated_at = ? WHERE id = ?",
+    return db.execute(
+        "UPDATE tickets SET status = ?, priority = ?, category = ?, order_id = ?, description = ?, updated_at = ? WHERE id = ? RETURNING *",
         [
             status or row["status"],
             priority or row["priority"],
@@ -182,8 +180,7 @@ def update_ticket(
             db.now,
             ticket_id,
         ],
-    )
-    return db.query_one("SELECT * FROM tickets WHERE id = ?", [ticket_id])
+    )[0]
 
 
 # --------------------------------------------------------------------------- customers and membership
