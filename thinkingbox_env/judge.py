@@ -9,9 +9,10 @@ reason; an answer that cannot be parsed counts as "no" and is logged.
 from __future__ import annotations
 
 import logging
-import os
 import re
 from typing import Any
+
+from .llm import openai_client, resolve_model
 
 log = logging.getLogger(__name__)
 
@@ -41,17 +42,10 @@ class RubricJudge:
     def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
                  temperature: float = 0.0, max_tokens: int = 256, timeout: float = 120.0, max_retries: int = 5,
                  client: Any = None):
-        from openai import OpenAI
-
-        self.model = model or os.environ.get("THINKINGBOX_JUDGE_MODEL") or "gpt-4o-mini"
+        self.model = resolve_model("judge", model)
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self.client = client or OpenAI(
-            base_url=base_url or os.environ.get("THINKINGBOX_JUDGE_BASE_URL") or os.environ.get("OPENAI_BASE_URL"),
-            api_key=api_key or os.environ.get("THINKINGBOX_JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY") or "EMPTY",
-            timeout=timeout,
-            max_retries=max_retries,
-        )
+        self.client = client or openai_client("judge", base_url, api_key, timeout, max_retries)
         self.last_raw: str | None = None
 
     def __call__(self, question: str, transcript: str) -> tuple[bool, str]:

@@ -10,10 +10,10 @@ interface, bound by a grounding contract and fed only the user-visible dialogue.
 from __future__ import annotations
 
 import logging
-import os
 import re
 from typing import Any, Protocol
 
+from .llm import openai_client, resolve_model
 from .spec import UserSpec
 
 log = logging.getLogger(__name__)
@@ -140,17 +140,10 @@ class LLMUser:
         max_retries: int = 5,
         client: Any = None,
     ) -> None:
-        from openai import OpenAI
-
-        self.model = model or os.environ.get("THINKINGBOX_USER_MODEL") or "gpt-4o-mini"
+        self.model = resolve_model("user", model)
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self.client = client or OpenAI(
-            base_url=base_url or os.environ.get("THINKINGBOX_USER_BASE_URL") or os.environ.get("OPENAI_BASE_URL"),
-            api_key=api_key or os.environ.get("THINKINGBOX_USER_API_KEY") or os.environ.get("OPENAI_API_KEY") or "EMPTY",
-            timeout=timeout,
-            max_retries=max_retries,  # the client backs off on 408/409/429/5xx and connection errors
-        )
+        self.client = client or openai_client("user", base_url, api_key, timeout, max_retries)
         self.spec: UserSpec | None = None
         self.seed: int | None = None
         self.turn = 0
