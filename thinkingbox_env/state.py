@@ -132,6 +132,10 @@ class ReadCache:
             self._tables[sql] = tuple(sorted(names)) if names and all(n in known for n in names) else None
         return self._tables[sql]
 
+    def clear(self) -> None:
+        with self._lock:
+            self._rows.clear()
+
     def get(self, key: tuple) -> tuple[tuple[str, ...], list[tuple]] | None:
         return self._rows.get(key)
 
