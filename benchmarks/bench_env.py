@@ -29,8 +29,9 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 # Targets: (key, label, unit, limit). Every target is an upper bound.
 TARGETS: list[tuple[str, str, str, float]] = [

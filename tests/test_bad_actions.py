@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import state_hash
 
 import thinkingbox_env as tb
-from conftest import state_hash
 
 
 def _errors(obs):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from fake_openai import FakeOpenAI
+
 import thinkingbox_env as tb
 from thinkingbox_env.judge import RubricJudge, parse_verdict
-
-from fake_openai import FakeOpenAI
 
 
 def _with_checks(**checks):

@@ -76,12 +76,12 @@ def test_same_seed_and_actions_give_same_observations_and_state():
 
 
 def test_reward_is_zero_until_the_end_then_the_verdict(st030):
-    st030.reset(seed=0)
+    obs, _ = st030.reset(seed=0)
     agent = tb.OracleAgent()
-    agent.reset(st030.task, {})
+    agent.reset(st030.task, obs)
     rewards = []
     while True:
-        obs, reward, term, trunc, info = st030.step(agent.act(obs if rewards else {}))
+        obs, reward, term, trunc, info = st030.step(agent.act(obs))
         rewards.append(reward)
         if term or trunc:
             break

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import threading
 
+from conftest import call, state_hash
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,8 +14,6 @@ from thinkingbox_env.checks import state_checks
 from thinkingbox_env.diff import canonical_hash, compute_diff
 from thinkingbox_env.runtime import runtime_for
 from thinkingbox_env.spec import ToolCall
-
-from conftest import call, state_hash
 
 
 def test_episodes_are_isolated(st030):

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import pytest
+from fake_openai import FakeOpenAI
 
 import thinkingbox_env as tb
 from thinkingbox_env.spec import UserSpec
-from thinkingbox_env.users import DONT_KNOW, SATISFIED, LLMUser, ScriptedUser, escape_dialogue_text, normalise_reply
-
-from fake_openai import FakeOpenAI
+from thinkingbox_env.users import (
+    DONT_KNOW,
+    SATISFIED,
+    LLMUser,
+    ScriptedUser,
+    escape_dialogue_text,
+    normalise_reply,
+)
 
 SPEC = UserSpec(
     opening="Please cancel my order.",

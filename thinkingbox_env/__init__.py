@@ -5,7 +5,14 @@ from __future__ import annotations
 from .agents import NoopAgent, OracleAgent, run_episode
 from .env import ThinkingboxEnv
 from .family import TaskFamily
-from .registry import generate_variant, list_tasks, load_task, make, make_variant, register_gym_envs
+from .registry import (
+    generate_variant,
+    list_tasks,
+    load_task,
+    make,
+    make_variant,
+    register_gym_envs,
+)
 from .spec import SpecError, TaskSpec
 from .tools import ToolError, tool
 from .users import LLMUser, ScriptedUser

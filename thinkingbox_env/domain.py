@@ -106,7 +106,7 @@ class Domain:
         return Toolbox.from_module(self.tools_module)
 
     @cached_property
-    def families(self) -> dict[str, "TaskFamily"]:
+    def families(self) -> dict[str, TaskFamily]:
         module = _import_domain_module(self.name, self.path, "families")
         fams = getattr(module, "FAMILIES", None)
         if not fams:
@@ -119,7 +119,7 @@ class Domain:
             out[fam.code] = fam
         return out
 
-    def family(self, key: str) -> "TaskFamily":
+    def family(self, key: str) -> TaskFamily:
         for fam in self.families.values():
             if key in (fam.code, fam.name):
                 return fam

@@ -52,7 +52,7 @@ Ending the conversation:
 class ToolBackend(Protocol):
     """Where tool calls run: in-process by default; an MCP client session can stand in."""
 
-    def start(self, env: "ThinkingboxEnv") -> None: ...
+    def start(self, env: ThinkingboxEnv) -> None: ...
 
     def call(self, name: Any, arguments: Any) -> ToolResult: ...
 
@@ -63,7 +63,7 @@ class InProcessTools:
     def __init__(self) -> None:
         self.env: ThinkingboxEnv | None = None
 
-    def start(self, env: "ThinkingboxEnv") -> None:
+    def start(self, env: ThinkingboxEnv) -> None:
         self.env = env
 
     def call(self, name: Any, arguments: Any) -> ToolResult:

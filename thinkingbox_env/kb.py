@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import threading
-from functools import lru_cache
+from functools import cache
 
 from rank_bm25 import BM25Okapi
 
@@ -22,7 +22,7 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN_RE.findall(text.lower())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _index(domain: str) -> tuple[list[str], list[str], BM25Okapi | None]:
     docs = load_domain(domain).kb_documents()
     names, texts = list(docs), list(docs.values())

@@ -18,10 +18,7 @@ from gymnasium import spaces
 ROLES = ("system", "user", "assistant", "tool")
 MAX_TEXT = 1_000_000
 
-_WORDS = (
-    "hello order refund ticket status membership please help cancel shipment delivered missing charge "
-    "email account update tracking damaged return address thanks yes no check policy"
-).split()
+_WORDS = ["hello", "order", "refund", "ticket", "status", "membership", "please", "help", "cancel", "shipment", "delivered", "missing", "charge", "email", "account", "update", "tracking", "damaged", "return", "address", "thanks", "yes", "no", "check", "policy"]
 _TOKENS = ("CUS-10001", "ORD-20001", "10001", "open", "solved", "pending", "", "a@example.com", "' OR 1=1 --", "x" * 40)
 
 
@@ -33,10 +30,7 @@ def _is_message(m: Any) -> bool:
         return False
     if "tool_calls" in m and not (isinstance(m["tool_calls"], list) and all(_is_openai_call(c) for c in m["tool_calls"])):
         return False
-    for key in ("tool_call_id", "name"):
-        if key in m and not isinstance(m[key], str):
-            return False
-    return True
+    return all(isinstance(m[key], str) for key in ("tool_call_id", "name") if key in m)
 
 
 def _is_openai_call(c: Any) -> bool:

@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 
 class SpecError(ValueError):
@@ -137,7 +144,7 @@ class DialogueCheck(_Strict):
     must_not: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _compile(self) -> "DialogueCheck":
+    def _compile(self) -> DialogueCheck:
         for pattern in self.must + self.must_not:
             try:
                 re.compile(pattern)

@@ -20,10 +20,11 @@ import itertools
 import logging
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import duckdb
 
@@ -116,7 +117,7 @@ class ReadCache:
         self._tables: dict[str, tuple[str, ...] | None] = {}
         self._lock = threading.Lock()
 
-    def tables_of(self, sql: str, known: dict[str, "TableInfo"]) -> tuple[str, ...] | None:
+    def tables_of(self, sql: str, known: dict[str, TableInfo]) -> tuple[str, ...] | None:
         """Tables a statement reads, or None when that cannot be told (then nothing is cached).
 
         Parsed on a connection of its own, with parameters replaced by NULL: the
@@ -220,7 +221,7 @@ class DomainDatabase:
             tables[table] = TableInfo(table, ddl[len(prefix):], names, tuple(t for _, t in columns), tuple(pks[table]), meta)
         return tables
 
-    def build_task_template(self, task_label: str, patch: Patch) -> "TaskTemplate":
+    def build_task_template(self, task_label: str, patch: Patch) -> TaskTemplate:
         """Materialise the tables a task's patch touches, once per task per process."""
         con = _Process.connection()
         schema = _Process.next_name("t_")
@@ -302,7 +303,7 @@ class TaskTemplate:
     def base_schema(self, table: str) -> str:
         return self.schema if table in self.tables else self.domain.schema
 
-    def new_episode(self) -> "EpisodeState":
+    def new_episode(self) -> EpisodeState:
         return EpisodeState(self)
 
     def drop(self) -> None:

@@ -16,8 +16,9 @@ import json
 import logging
 import re
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import duckdb
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -172,7 +173,7 @@ class Toolbox:
             self.tools[t.name] = t
 
     @classmethod
-    def from_module(cls, module: Any) -> "Toolbox":
+    def from_module(cls, module: Any) -> Toolbox:
         found = [v for v in vars(module).values() if isinstance(v, Tool) and v is not END_TOOL]
         order = getattr(module, "TOOLS", None)
         if order is not None:

@@ -9,8 +9,9 @@ identifier the user or the golden actions mention exists.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from .agents import NoopAgent, OracleAgent, run_episode
 from .diff import canonical_hash
