@@ -165,3 +165,33 @@ def test_render_ansi_shows_the_dialogue():
     text = env.render()
     assert "get_customer_profile" in text and "USER:" in text
     env.close()
+
+
+def test_same_seed_and_actions_give_the_same_outcome_in_another_process():
+    """Schema names and template build order differ between processes; outcomes must not."""
+    import json
+    import subprocess
+    import sys
+
+    script = """
+import json, sys
+import thinkingbox_env as tb
+for warm in sys.argv[1:]:
+    tb.run_episode(tb.make(warm), tb.OracleAgent())
+env = tb.make("retail/ST001_003")
+env.action_space.seed(11)
+obs, _ = env.reset(seed=11)
+seen = [obs]
+for _ in range(8):
+    obs, r, term, trunc, info = env.step(env.action_space.sample())
+    seen.append(obs)
+    if term or trunc:
+        break
+info = tb.run_episode(env, tb.OracleAgent(), seed=11)
+print(json.dumps({"seen": seen, "hash": info["state_hash"], "diff": info["diff"]}, sort_keys=True, default=str))
+"""
+    runs = [
+        subprocess.run([sys.executable, "-c", script, *warm], capture_output=True, text=True, check=True).stdout
+        for warm in ([], ["retail/ST030_002", "retail/ST002_001"])
+    ]
+    assert json.loads(runs[0]) == json.loads(runs[1])
