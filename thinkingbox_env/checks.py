@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .diff import StateDiff
+from .diff import StateDiff, canonical_hash, compute_diff
 from .spec import TaskSpec
 from .state import EpisodeState
 
@@ -154,6 +154,45 @@ def rubric_checks(spec: TaskSpec, transcript: str, judge: Judge | None) -> list[
         except Exception as exc:  # noqa: BLE001 - an unavailable judge leaves the check unevaluated
             out.append(CheckResult(name, "rubric", None, f"not evaluated: judge failed ({type(exc).__name__}: {exc})"))
     return out
+
+
+@dataclass
+class StateOutcome:
+    """What the checks need from the final backend state, in a form that can cross a process.
+
+    Computed next to the state (in-process, or by the MCP server that holds it)
+    and turned into check results next to the golden outcome.
+    """
+
+    effects: Counter
+    diff: dict[str, Any]
+    state_hash: str
+    sql: list[CheckResult]
+
+    def as_diff(self) -> StateDiff:
+        return StateDiff(tables={}, effects=self.effects, created_keys={})
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "effects": [[list(effect), count] for effect, count in sorted(self.effects.items())],
+            "diff": self.diff,
+            "state_hash": self.state_hash,
+            "sql": [r.to_json() for r in self.sql],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StateOutcome:
+        return cls(
+            effects=Counter({tuple(effect): count for effect, count in data["effects"]}),
+            diff=data["diff"],
+            state_hash=data["state_hash"],
+            sql=[CheckResult(r["name"], r["kind"], r["passed"], r["detail"]) for r in data["sql"]],
+        )
+
+
+def state_outcome(spec: TaskSpec, state: EpisodeState) -> StateOutcome:
+    diff = compute_diff(state)
+    return StateOutcome(diff.effects, diff.to_json(state.tables), canonical_hash(state, diff), sql_checks(spec, state))
 
 
 def verdict(results: list[CheckResult]) -> float:

@@ -17,15 +17,15 @@ import gymnasium as gym
 
 from .checks import (
     Judge,
+    StateOutcome,
     dialogue_checks,
     failure_category,
     reward_vector,
     rubric_checks,
-    sql_checks,
     state_checks,
+    state_outcome,
     verdict,
 )
-from .diff import canonical_hash, compute_diff
 from .runtime import TaskRuntime, runtime_for
 from .spaces import AgentAction, ChatObservation
 from .spec import TaskSpec
@@ -69,6 +69,10 @@ class InProcessTools:
     def call(self, name: Any, arguments: Any) -> ToolResult:
         assert self.env is not None and self.env.state is not None
         return self.env.toolbox.call(self.env.state, name, arguments)
+
+    def outcome(self) -> StateOutcome:
+        assert self.env is not None and self.env.state is not None
+        return state_outcome(self.env.task, self.env.state)
 
     def close(self) -> None:
         self.env = None
@@ -162,7 +166,6 @@ class ThinkingboxEnv(gym.Env):
                 raise ValueError(f"unknown reset options {sorted(unknown)}; supported: max_actions")
             self.max_actions = int(options.get("max_actions", self.max_actions))
         if self.state is not None:
-            self.tool_backend.close()
             self.state.close()
         self.state = self.runtime.new_state()
         self.tool_backend.start(self)
@@ -293,15 +296,15 @@ class ThinkingboxEnv(gym.Env):
         """Run every check on the current state and dialogue (the episode need not be over)."""
         assert self.state is not None
         golden = self.runtime.golden
-        diff = compute_diff(self.state)
-        results = state_checks(golden.diff, diff)
-        results += sql_checks(self.task, self.state)
+        outcome = self.tool_backend.outcome()
+        results = state_checks(golden.diff, outcome.as_diff())
+        results += outcome.sql
         results += dialogue_checks(self.task, self.final_message())
         results += rubric_checks(self.task, self.transcript(), self.judge)
         return {
             "results": results,
-            "diff": diff,
-            "state_hash": canonical_hash(self.state, diff),
+            "diff": outcome.diff,
+            "state_hash": outcome.state_hash,
             "golden_has_effects": not golden.diff.empty,
         }
 
@@ -316,7 +319,7 @@ class ThinkingboxEnv(gym.Env):
             "check_details": [r.to_json() for r in results],
             "reward_vector": reward_vector(results),
             "unevaluated": [r.name for r in results if r.passed is None],
-            "diff": ev["diff"].to_json(self.state.tables),  # type: ignore[union-attr]
+            "diff": ev["diff"],
             "state_hash": ev["state_hash"],
             "finish_reason": finish_reason,
             "failure_category": failure_category(results, self.trace, finish_reason, ev["golden_has_effects"]),
