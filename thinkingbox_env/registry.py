@@ -77,8 +77,16 @@ def list_tasks(domain: str | None = None, split: str | None = None) -> list[str]
     return ids
 
 
-def test_task_keys(domain: str) -> set[str]:
-    return {load_task(t).content_key() for t in list_tasks(domain)}
+_TEST_KEYS: dict[tuple[str, tuple[str, ...]], frozenset[str]] = {}
+
+
+def test_task_keys(domain: str) -> frozenset[str]:
+    """Content keys of the domain's frozen tasks, computed once per set of task files."""
+    ids = tuple(list_tasks(domain))
+    key = (domain, ids)
+    if key not in _TEST_KEYS:
+        _TEST_KEYS[key] = frozenset(load_task(t).content_key() for t in ids)
+    return _TEST_KEYS[key]
 
 
 def generate_variant(domain: str, family: str, seed: int, max_redraws: int = 100) -> TaskSpec:

@@ -1,0 +1,134 @@
+"""The TRL environment adapter, exercised through the same protocol GRPOTrainer uses."""
+
+from __future__ import annotations
+
+import inspect
+import json
+
+import pytest
+
+import thinkingbox_env as tb
+from thinkingbox_env.integrations.trl import (
+    REPLY_TOOL,
+    RefusedTestTask,
+    environment_class,
+    grpo_rows,
+    oracle_conversation,
+    reward_dialogue,
+    reward_effects,
+    reward_no_collateral,
+    reward_progress,
+    reward_verdict,
+    task_for_row,
+)
+
+
+def _trl_tools(cls):
+    """What TRL exposes: public functions of the class other than reset and get_reward."""
+    return {n for n, _ in inspect.getmembers(cls, predicate=inspect.isfunction) if not n.startswith("_") and n not in ("reset", "get_reward")}
+
+
+def test_the_adapter_exposes_exactly_the_domain_tools_and_the_reply_tool():
+    cls = environment_class("retail")
+    domain_tools = {n for n in tb.make("retail/ST030_001").toolbox.tools if n != "end_conversation"}
+    assert _trl_tools(cls) == domain_tools | {REPLY_TOOL}
+    assert "get_reward" in dict(inspect.getmembers(cls, predicate=inspect.isfunction))
+    assert "get_reward" not in dict(inspect.getmembers(environment_class("retail", own_reward=False), predicate=inspect.isfunction))
+    small = environment_class("retail", tools=["get_order", "cancel_order"])
+    assert _trl_tools(small) == {"get_order", "cancel_order", REPLY_TOOL}
+    with pytest.raises(ValueError, match="no tools"):
+        environment_class("retail", tools=["launch_rocket"])
+
+
+def test_tool_methods_carry_the_tool_signature_and_docstring():
+    method = environment_class("retail").issue_refund
+    params = inspect.signature(method).parameters
+    assert list(params) == ["self", "payment_id", "amount", "reason"]
+    assert params["amount"].annotation is float
+    assert "Args:" in method.__doc__ and "payment_id:" in method.__doc__
+    transformers = pytest.importorskip("transformers")
+    schema = transformers.utils.get_json_schema(environment_class("retail")().issue_refund)
+    assert schema["function"]["parameters"]["required"] == ["payment_id", "amount", "reason"]
+
+
+def _row(family="ST030", seed=123456):
+    return {"prompt": [{"role": "user", "content": ""}], "family": family, "seed": seed}
+
+
+def test_reward_through_the_trl_path_equals_the_env_verdict():
+    for family in ("ST030", "ST001", "ST003"):
+        row = _row(family, 424242)
+        spec = task_for_row("retail", row)
+        adapter = environment_class("retail")()
+        assert adapter.reset(**row) == spec.user.opening
+        for call in spec.golden:
+            json.loads(getattr(adapter, call.name)(**call.arguments))
+        completion = [{"role": "assistant", "content": spec.golden_reply}]
+        assert reward_verdict([completion], [adapter]) == [1.0]
+        assert adapter.get_reward() == 1.0
+        env = tb.ThinkingboxEnv(spec)
+        assert tb.run_episode(env, tb.OracleAgent())["verdict"] == adapter.get_reward()
+
+
+def test_a_wrong_trajectory_scores_zero_with_the_right_components():
+    row = _row("ST030", 777)
+    spec = task_for_row("retail", row)
+    adapter = environment_class("retail")()
+    adapter.reset(**row)
+    writes = [c for c in spec.golden if c.name in ("update_membership",)]
+    for call in writes:  # the upgrade, but no ticket
+        getattr(adapter, call.name)(**call.arguments)
+    completion = [{"role": "assistant", "content": spec.golden_reply}]
+    assert reward_effects([completion], [adapter]) == [0.0]
+    assert adapter.get_reward() == 0.0
+    assert reward_no_collateral([completion], [adapter]) == [1.0]
+    assert reward_dialogue([completion], [adapter]) == [1.0]
+    (progress,) = reward_progress([completion], [adapter])
+    assert 0.0 < progress < 1.0
+
+
+def test_reset_restores_everything_between_rollouts():
+    adapter = environment_class("retail")()
+    row = _row("ST030", 99)
+    spec = task_for_row("retail", row)
+    adapter.reset(**row)
+    for call in spec.golden:
+        getattr(adapter, call.name)(**call.arguments)
+    assert reward_verdict([[{"role": "assistant", "content": spec.golden_reply}]], [adapter]) == [1.0]
+    adapter.reset(**row)
+    assert adapter.get_reward() == 0.0  # a fresh episode: nothing done yet
+    assert json.loads(adapter.get_order(order_id="ORD-404"))["error"]
+
+
+def test_the_customer_is_reached_through_the_reply_tool():
+    row = _row("ST030", 5)
+    spec = task_for_row("retail", row)
+    adapter = environment_class("retail")()
+    adapter.reset(**row)
+    email = next(f.text for f in spec.user.facts if "email" in f.unlock)
+    assert adapter.reply_to_customer(message="What is the email address on your account?") == email
+
+
+def test_training_never_sees_a_test_task():
+    with pytest.raises(RefusedTestTask):
+        task_for_row("retail", {"task_id": "retail/ST030_001"})
+    test_spec = tb.load_task("retail/ST030_001").model_dump(mode="json")
+    with pytest.raises(RefusedTestTask):
+        task_for_row("retail", {"spec": test_spec})
+    with pytest.raises(RefusedTestTask):
+        oracle_conversation(tb.load_task("retail/ST030_001"))
+    test_keys = {tb.load_task(t).content_key() for t in tb.list_tasks("retail")}
+    for row in grpo_rows(["retail"], 3, seed=1, families={"retail": ["ST030", "ST001"]}):
+        assert set(row) == {"prompt", "environment", "family", "seed"}
+        assert task_for_row("retail", row).content_key() not in test_keys
+
+
+def test_oracle_conversation_is_a_chat_with_tool_calls():
+    spec = tb.generate_variant("retail", "ST030", 31337)
+    conv = oracle_conversation(spec, include_policy=False)
+    roles = [m["role"] for m in conv["messages"]]
+    assert roles[:2] == ["system", "user"] and roles[-1] == "assistant"
+    calls = [m["tool_calls"][0]["function"] for m in conv["messages"] if m.get("tool_calls")]
+    assert calls[0]["name"] == REPLY_TOOL
+    assert [c["name"] for c in calls[1:]] == [c.name for c in spec.golden]
+    assert roles.count("tool") == len(calls)

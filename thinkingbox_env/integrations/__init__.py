@@ -1,0 +1,1 @@
+"""Bridges to training libraries; each imports its library only when used."""
