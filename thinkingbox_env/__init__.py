@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .agents import NoopAgent, OracleAgent, run_episode
+from .agents import NoopAgent, OpenAIChatAgent, OracleAgent, run_episode
 from .env import ThinkingboxEnv
 from .family import TaskFamily
 from .registry import (
@@ -22,6 +22,7 @@ __version__ = "0.1.0"
 __all__ = [
     "LLMUser",
     "NoopAgent",
+    "OpenAIChatAgent",
     "OracleAgent",
     "ScriptedUser",
     "SpecError",

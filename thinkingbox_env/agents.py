@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from .openai_agent import OpenAIChatAgent  # noqa: F401 - re-exported: the model agent lives in its own module
 from .spec import TaskSpec, ToolCall
 from .users import DONE_MARKER
 

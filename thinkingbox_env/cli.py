@@ -207,6 +207,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--operator-socket", help="stdio: serve the operator API on this Unix socket")
     p.add_argument("--operator-port", type=int, help="stdio: serve the operator API on this loopback port")
     p.set_defaults(func=cmd_serve)
+
+    from .eval_cli import add_eval_commands
+
+    add_eval_commands(sub)
     return parser
 
 

@@ -1,0 +1,80 @@
+"""`show`, `compare` and `report` over real runs; the report is rendered in headless Chromium."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+from scripted_model import ScriptedModel, golden_script
+
+from thinkingbox_env.cli import main
+
+TASK = "retail/ST030_001"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """An oracle run, a no-op run, and a model run that makes a wrong update, over two tasks."""
+    d = tmp_path_factory.mktemp("runs")
+    tasks = ["retail/ST030_001", "retail/ST004_001"]
+    assert main(["eval", *tasks, "--agent", "oracle", "-n", "2", "-o", str(d / "oracle.jsonl")]) == 0
+    assert main(["eval", *tasks, "--agent", "noop", "-n", "2", "-o", str(d / "noop.jsonl")]) == 0
+
+    def wrong_status(name, args):
+        return {**args, "status": "pending"} if name == "update_ticket" else args
+
+    with ScriptedModel(golden_script(TASK, mutate=wrong_status)) as server:
+        assert main(["eval", TASK, "--agent", "openai", "--model", "scripted-wrong", "--base-url", server.base_url,
+                     "--api-key", "k", "-n", "2", "-o", str(d / "wrong.jsonl")]) == 0
+    return d
+
+
+def test_show_prints_the_transcript_diff_and_failed_checks(runs, capsys):
+    assert main(["show", str(runs / "wrong.jsonl"), "--task", TASK, "--trial", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "wrong_state_update" in out
+    assert "call update_ticket" in out and '"status": "pending"' in out
+    assert "(reasoning) thinking about the policy" in out
+    assert "final diff:" in out and "failed check effect:tickets:insert#1" in out and "failed check no_collateral" in out
+    assert main(["show", str(runs / "wrong.jsonl"), "--task", TASK]) == 0
+    assert "trial 0: fail (wrong_state_update)" in capsys.readouterr().out
+    assert main(["show", str(runs / "wrong.jsonl"), "--task", TASK, "--trial", "7"]) == 2
+
+
+def test_compare_reports_the_lift_and_the_flips(runs, capsys):
+    assert main(["compare", str(runs / "noop.jsonl"), str(runs / "oracle.jsonl")]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # undo the console's line wrapping
+    assert "lift (B - A) 100.00 points, 95% CI 100.00 to 100.00" in out
+    assert "flipped to pass (pass rate crossed 50% upwards): retail/ST004_001, retail/ST030_001" in out
+
+
+def test_report_is_self_contained_and_links_tasks_to_transcripts(runs, tmp_path):
+    out = tmp_path / "report.html"
+    assert main(["report", str(runs / "oracle.jsonl"), str(runs / "noop.jsonl"), str(runs / "wrong.jsonl"), "-o", str(out)]) == 0
+    html = out.read_text()
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)  # nothing fetched from elsewhere
+    for plot in ("pass-at-k", "pass-hat-k", "failure-heatmap", "failure-categories"):
+        assert f'id="{plot}"' in html
+    links = set(re.findall(r'href="#(tr-[^"]+)"', html))
+    anchors = set(re.findall(r'<details id="(tr-[^"]+)"', html))
+    assert len(links) == 2 * 2 + 2 * 2 + 2 and links == anchors
+    assert "scripted-wrong" in html and "100.0" in html  # the wrong run's failure rate in retail
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium package for headless rendering")
+def test_report_renders_its_plots_in_headless_chromium(runs, tmp_path):
+    out = tmp_path / "report.html"
+    assert main(["report", str(runs / "oracle.jsonl"), str(runs / "wrong.jsonl"), "-o", str(out)]) == 0
+    profile = tmp_path / "chromium-profile"
+    result = subprocess.run(
+        ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", f"--user-data-dir={profile}",
+         "--dump-dom", out.as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )
+    dom = result.stdout
+    assert "<svg" in dom, result.stderr[-2000:]
+    # the page's own script counts the plots whose marks were laid out with a non-empty box
+    assert 'data-plots-drawn="4"' in dom
+    assert dom.count('class="series"') >= 2 and 'class="cell"' in dom and 'class="bar"' in dom
