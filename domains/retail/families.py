@@ -520,3 +520,18 @@ class TicketFollowUp(RetailFamily):
 
 
 FAMILIES = [OrderCancellation(), DuplicateCharge(), LateDelivery(), TicketFollowUp(), MembershipUpgrade()]
+
+
+# --------------------------------------------------------------------------- order-care families, one module per area
+
+from .families_accounts import MembershipAccount, PromotionDispute, RefundFollowUp  # noqa: E402
+from .families_orders import CancelWithInstallation, InstallationService, OrderChanges  # noqa: E402
+from .families_returns import CosmeticPartialRefund, Exchange, ReturnWithFees, WarrantyClaim  # noqa: E402
+from .families_shipping import DeliveryException, MissingPackage, ReturnToSender  # noqa: E402
+
+FAMILIES += [
+    DeliveryException(), MissingPackage(), ReturnToSender(),
+    ReturnWithFees(), Exchange(), WarrantyClaim(), CosmeticPartialRefund(),
+    InstallationService(), CancelWithInstallation(), OrderChanges(),
+    PromotionDispute(), MembershipAccount(), RefundFollowUp(),
+]

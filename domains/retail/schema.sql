@@ -77,7 +77,7 @@ CREATE TABLE shipments (
     order_id VARCHAR NOT NULL,
     carrier VARCHAR NOT NULL,
     tracking_number VARCHAR NOT NULL,
-    status VARCHAR NOT NULL CHECK (status IN ('label_created', 'in_transit', 'delayed', 'exception', 'delivered')),
+    status VARCHAR NOT NULL CHECK (status IN ('label_created', 'in_transit', 'delayed', 'exception', 'delivered', 'returned_to_sender')),
     promised_date DATE NOT NULL,
     delivered_at TIMESTAMP
 );
@@ -106,7 +106,8 @@ CREATE TABLE refunds (
     payment_id VARCHAR NOT NULL,
     order_id VARCHAR NOT NULL,
     amount DECIMAL(12, 2) NOT NULL,
-    reason VARCHAR NOT NULL CHECK (reason IN ('order_cancelled', 'duplicate_charge', 'damaged_item', 'goodwill')),
+    reason VARCHAR NOT NULL CHECK (reason IN ('order_cancelled', 'duplicate_charge', 'damaged_item', 'goodwill',
+                                              'returned_item', 'price_adjustment', 'installation_cancelled', 'item_not_received')),
     created_at TIMESTAMP NOT NULL
 );
 
@@ -116,5 +117,145 @@ CREATE TABLE store_credits (
     order_id VARCHAR,
     amount DECIMAL(12, 2) NOT NULL,
     reason VARCHAR NOT NULL CHECK (reason IN ('delivery_delay', 'goodwill')),
+    created_at TIMESTAMP NOT NULL
+);
+
+-- Charges made after checkout (express upgrades, reship fees, late installation cancellations).
+CREATE TABLE charges (
+    id VARCHAR PRIMARY KEY,
+    order_id VARCHAR NOT NULL,
+    amount DECIMAL(12, 2) NOT NULL CHECK (amount > 0),
+    reason VARCHAR NOT NULL CHECK (reason IN ('express_upgrade', 'reship_fee', 'late_cancellation')),
+    created_at TIMESTAMP NOT NULL
+);
+
+-- Product catalog and inventory.
+CREATE TABLE products (
+    sku VARCHAR PRIMARY KEY,
+    name VARCHAR NOT NULL,
+    category VARCHAR NOT NULL CHECK (category IN ('tv', 'audio', 'major_appliance', 'small_appliance', 'computer', 'networking', 'accessory', 'service')),
+    price DECIMAL(12, 2) NOT NULL,
+    variant_group VARCHAR NOT NULL,
+    installable BOOLEAN NOT NULL
+);
+
+CREATE TABLE inventory (
+    sku VARCHAR PRIMARY KEY,
+    on_hand INTEGER NOT NULL CHECK (on_hand >= 0),
+    restock_date DATE
+);
+
+-- Returns and exchanges (RMA).
+CREATE TABLE returns (
+    id VARCHAR PRIMARY KEY,
+    order_id VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL CHECK (kind IN ('return', 'exchange')),
+    reason VARCHAR NOT NULL CHECK (reason IN ('changed_mind', 'defective', 'wrong_item', 'wrong_variant')),
+    status VARCHAR NOT NULL CHECK (status IN ('approved', 'refunded', 'rejected')),
+    item_total DECIMAL(12, 2) NOT NULL,
+    restocking_fee DECIMAL(12, 2) NOT NULL,
+    return_shipping_fee DECIMAL(12, 2) NOT NULL,
+    removal_fee DECIMAL(12, 2) NOT NULL,
+    refund_amount DECIMAL(12, 2) NOT NULL,
+    created_at TIMESTAMP NOT NULL
+);
+
+CREATE TABLE return_items (
+    return_id VARCHAR NOT NULL,
+    line_no INTEGER NOT NULL,
+    sku VARCHAR NOT NULL,
+    opened BOOLEAN NOT NULL,
+    PRIMARY KEY (return_id, line_no)
+);
+
+-- Warranty contracts (manufacturer warranty, protection plans) and claims.
+CREATE TABLE warranty_contracts (
+    id VARCHAR PRIMARY KEY,
+    order_id VARCHAR NOT NULL,
+    line_no INTEGER NOT NULL,
+    plan VARCHAR NOT NULL CHECK (plan IN ('manufacturer', 'protection_plan')),
+    covers_accidental BOOLEAN NOT NULL,
+    start_date DATE NOT NULL,
+    end_date DATE NOT NULL
+);
+
+CREATE TABLE warranty_claims (
+    id VARCHAR PRIMARY KEY,
+    contract_id VARCHAR NOT NULL,
+    issue VARCHAR NOT NULL CHECK (issue IN ('defect', 'accidental_damage')),
+    resolution VARCHAR NOT NULL CHECK (resolution IN ('repair', 'replace')),
+    status VARCHAR NOT NULL CHECK (status IN ('open', 'closed')),
+    created_at TIMESTAMP NOT NULL
+);
+
+-- Installation jobs for installable products.
+CREATE TABLE installations (
+    id VARCHAR PRIMARY KEY,
+    order_id VARCHAR NOT NULL,
+    line_no INTEGER NOT NULL,
+    kind VARCHAR NOT NULL CHECK (kind IN ('install', 'revisit')),
+    status VARCHAR NOT NULL CHECK (status IN ('scheduled', 'completed', 'cancelled')),
+    scheduled_date DATE NOT NULL,
+    completed_at TIMESTAMP,
+    fee DECIMAL(12, 2) NOT NULL
+);
+
+-- Promotions and the discounts applied to orders.
+CREATE TABLE promotions (
+    code VARCHAR PRIMARY KEY,
+    description VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL CHECK (kind IN ('percent', 'amount')),
+    value DECIMAL(12, 2) NOT NULL,
+    min_subtotal DECIMAL(12, 2) NOT NULL,
+    stackable BOOLEAN NOT NULL,
+    plus_only BOOLEAN NOT NULL,
+    valid_from DATE NOT NULL,
+    valid_to DATE NOT NULL
+);
+
+CREATE TABLE discount_applications (
+    id VARCHAR PRIMARY KEY,
+    order_id VARCHAR NOT NULL,
+    code VARCHAR NOT NULL,
+    amount DECIMAL(12, 2) NOT NULL,
+    source VARCHAR NOT NULL CHECK (source IN ('checkout', 'adjustment')),
+    created_at TIMESTAMP NOT NULL
+);
+
+-- Reward points ledger (Brightwell Plus earns double).
+CREATE TABLE reward_points (
+    id VARCHAR PRIMARY KEY,
+    customer_id VARCHAR NOT NULL,
+    points INTEGER NOT NULL,
+    reason VARCHAR NOT NULL CHECK (reason IN ('purchase', 'adjustment', 'redemption')),
+    order_id VARCHAR,
+    created_at TIMESTAMP NOT NULL
+);
+
+-- Membership fee refunds.
+CREATE TABLE membership_refunds (
+    id VARCHAR PRIMARY KEY,
+    membership_id VARCHAR NOT NULL,
+    amount DECIMAL(12, 2) NOT NULL,
+    created_at TIMESTAMP NOT NULL
+);
+
+-- Replacement and reship orders, and carrier investigations.
+CREATE TABLE replacement_orders (
+    id VARCHAR PRIMARY KEY,
+    order_id VARCHAR NOT NULL,
+    sku VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL CHECK (reason IN ('missing', 'damaged_in_transit', 'returned_to_sender', 'exchange')),
+    shipping_address VARCHAR NOT NULL,
+    reship_fee DECIMAL(12, 2) NOT NULL,
+    status VARCHAR NOT NULL CHECK (status IN ('processing', 'backordered')),
+    created_at TIMESTAMP NOT NULL
+);
+
+CREATE TABLE carrier_investigations (
+    id VARCHAR PRIMARY KEY,
+    shipment_id VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL CHECK (reason IN ('missing', 'damaged')),
+    status VARCHAR NOT NULL CHECK (status IN ('open', 'closed')),
     created_at TIMESTAMP NOT NULL
 );

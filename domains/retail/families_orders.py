@@ -1,0 +1,248 @@
+"""Order families: installation jobs, cancellations with installation or a label, address and speed changes."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from .families import CITIES, STREETS
+from .families_common import (
+    ADDRESS_WORDS,
+    CATALOG,
+    INSTALL_SKU,
+    INSTALLABLE,
+    NOW,
+    TODAY,
+    CareFamily,
+    day_after,
+    dollars,
+    item,
+    money,
+    rx,
+    ts,
+)
+
+LATE_CANCEL_CHARGE = Decimal("35.00")
+INSTALL_FEE = Decimal("99.00")
+
+
+def _installation(ids: dict[str, Any], status: str, day: str, completed: str | None = None) -> dict[str, Any]:
+    return {"id": f"INS-{ids['uid']}", "order_id": ids["order"], "line_no": 1, "kind": "install", "status": status,
+            "scheduled_date": day, "completed_at": completed, "fee": "99.00"}
+
+
+class InstallationService(CareFamily):
+    code = "ST012"
+    name = "installation_service"
+    number = 12
+    description = "Installation jobs: reschedule with 2 days' notice, a free revisit within 30 days, cancellation with a late charge."
+    branches = ("reschedule", "reschedule_too_late", "revisit", "revisit_too_old", "cancel_refund", "cancel_late_charge")
+
+    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+        branch = self.branch(seed)
+        ids, name, email, patch = self.start(rng, seed)
+        sku = rng.choice(INSTALLABLE)
+        completed_days = rng.randint(3, 25) if branch == "revisit" else rng.randint(35, 60)
+        scheduled = branch not in ("revisit", "revisit_too_old")
+        order, delivered = self.delivered_order(rng, ids, patch, [item(sku), INSTALL_SKU], rng.randint(1, 6) if scheduled else completed_days + 1)
+        if scheduled:
+            day = day_after(1) if branch in ("reschedule_too_late", "cancel_late_charge") else day_after(rng.randint(3, 10))
+            job = _installation(ids, "scheduled", day.isoformat())
+        else:
+            done = NOW - timedelta(days=completed_days, hours=rng.randint(1, 5))
+            day = done.date()
+            job = _installation(ids, "completed", day.isoformat(), ts(done))
+        self.add(patch, "installations", job)
+        wanted = day_after(rng.randint(3, 15))
+        while wanted == day:
+            wanted = day_after((wanted - TODAY).days + 1)
+        golden = self.identify(email) + [
+            {"name": "get_order", "arguments": {"order_id": ids["order"]}},
+            {"name": "get_installations", "arguments": {"order_id": ids["order"]}},
+            self.find_tickets(ids),
+        ]
+        idempotent: dict[int, str] = {}
+        product = CATALOG[sku][0]
+        status = "solved"
+        facts = [self.email_fact(email), self.order_fact(ids["order"])]
+        date_fact = {"text": f"{wanted.strftime('%A')} {wanted.isoformat()} would suit me.", "unlock": ["date", "day", "when"]}
+        if branch == "reschedule":
+            golden.append({"name": "reschedule_installation", "arguments": {"installation_id": job["id"], "new_date": wanted.isoformat()}})
+            idempotent[len(golden) - 1] = "moving the appointment to the same day again is refused"
+            reply = f"Your installation is moved to {wanted.isoformat()}, free of charge."
+            dialogue = [{"name": "states_new_date", "must": [wanted.isoformat()]}]
+            facts.append(date_fact)
+            opening = f"I need to move the installation appointment for my {product}."
+        elif branch == "reschedule_too_late":
+            reply = f"Your installation on {day.isoformat()} is less than 2 days away and already routed, so I can't move it; it stays as booked."
+            dialogue = [{"name": "keeps_appointment", "must": [day.isoformat()], "must_not": [r"moved to"]}]
+            facts.append(date_fact)
+            opening = f"Can I change the date of my {product} installation?"
+        elif branch == "revisit":
+            golden.append({"name": "schedule_revisit", "arguments": {"installation_id": job["id"], "visit_date": wanted.isoformat()}})
+            status = "hold"
+            reply = f"I've booked a free revisit on {wanted.isoformat()} to fix the installation of your {product}; your ticket stays on hold until then."
+            dialogue = [{"name": "states_revisit_date", "must": [wanted.isoformat()]}]
+            facts.append(date_fact)
+            facts.append({"text": "Since the installation there's a leak at the connection the installer fitted.", "unlock": ["what", "problem", "issue", "describe", "wrong"]})
+            opening = f"There's a problem since your installer put in my {product}."
+        elif branch == "revisit_too_old":
+            reply = f"Your {product} was installed on {day.isoformat()}, more than 30 days ago, so a free revisit isn't possible; the manufacturer warranty covers faults from here."
+            dialogue = [{"name": "refuses_revisit", "must": [r"30 days"], "must_not": [r"booked"]}]
+            facts.append({"text": "Since the installation there's a leak at the connection the installer fitted.", "unlock": ["what", "problem", "issue", "describe", "wrong"]})
+            opening = f"There's a problem since your installer put in my {product}."
+        else:
+            late = branch == "cancel_late_charge"
+            cancel_args: dict[str, Any] = {"installation_id": job["id"]}
+            if late:
+                cancel_args["late_cancellation_charge"] = float(LATE_CANCEL_CHARGE)
+            golden.append({"name": "cancel_installation", "arguments": cancel_args})
+            idempotent[len(golden) - 1] = "a cancelled installation cannot be cancelled again"
+            refund = INSTALL_FEE - (LATE_CANCEL_CHARGE if late else 0)
+            golden.append({"name": "refund_order_amount", "arguments": {"order_id": ids["order"], "amount": float(refund), "reason": "installation_cancelled"}})
+            reply = f"I've cancelled the installation and refunded {dollars(refund)} of the installation fee" + (
+                f"; the ${money(LATE_CANCEL_CHARGE)} late-cancellation charge applies because it was less than 2 days away." if late else ".")
+            dialogue = [{"name": "states_refund", "must": [rx(money(refund))]}]
+            facts.append({"text": "I'll install it myself and keep the product.", "unlock": ["keep", "product", "return"]})
+            opening = f"I don't need the installation for my {product} anymore, please cancel it."
+        golden.append(self.ticket(ids, f"Installation {ids['order']}", "order", status, ids["order"]))
+        return self.body(f"Installation service, branch '{branch}'.", opening, facts, "Sort out the installation appointment.",
+                         patch, golden, reply, dialogue, idempotent, ["installation", branch])
+
+
+class CancelWithInstallation(CareFamily):
+    code = "ST013"
+    name = "cancel_with_installation"
+    number = 13
+    description = "Order cancellation by status: with a scheduled installation, after a label is created (shipping fee kept), or refused once shipped or delivered."
+    branches = ("cancel_with_installation", "cancel_label_keep_shipping", "shipped_refuse", "delivered_refuse", "already_cancelled")
+
+    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+        branch = self.branch(seed)
+        ids, name, email, patch = self.start(rng, seed)
+        sku = rng.choice(INSTALLABLE)
+        with_install = branch != "cancel_label_keep_shipping"
+        products = [item(sku), INSTALL_SKU] if with_install else [item(rng.choice(["BW-SB200", "BW-VAC-X2", "BW-HP-NC7", "BW-RTR-6", "BW-MW-25"]))]
+        status = {"shipped_refuse": "shipped", "delivered_refuse": "delivered", "already_cancelled": "cancelled"}.get(branch, "processing")
+        placed = NOW - timedelta(days=rng.randint(1, 4), hours=rng.randint(1, 8))
+        order = self.placed_order(rng, ids, patch, status, placed, products)
+        if branch == "cancel_label_keep_shipping":
+            order["shipping_speed"] = "express"
+            order["shipping_fee"] = "19.99"
+            order["total"] = money(Decimal(order["subtotal"]) + Decimal("19.99"))
+            patch["insert"]["payments"][0]["amount"] = order["total"]
+            self.add(patch, "shipments", {"id": ids["shipment"], "order_id": ids["order"], "carrier": rng.choice(["Parcelway", "SwiftFreight"]),
+                                          "tracking_number": f"TRK{rng.randint(10**8, 10**9 - 1)}", "status": "label_created",
+                                          "promised_date": (TODAY + timedelta(days=2)).isoformat(), "delivered_at": None})
+            self.add(patch, "tracking_events", {"shipment_id": ids["shipment"], "seq": 1, "event_time": ts(NOW - timedelta(hours=rng.randint(2, 9))),
+                                                "location": "Reno, NV", "description": "Shipping label created"})
+        elif status in ("shipped", "delivered"):
+            ship, events = self.shipment(rng, ids, "in_transit" if status == "shipped" else "delivered", placed, placed + timedelta(days=5),
+                                         delivered=NOW - timedelta(hours=rng.randint(5, 20)) if status == "delivered" else None)
+            self.add(patch, "shipments", ship)
+            self.add(patch, "tracking_events", *events)
+        if branch == "already_cancelled":
+            order["cancelled_at"] = ts(NOW - timedelta(hours=rng.randint(3, 20)))
+            order["cancel_reason"] = "customer_request"
+            self.add(patch, "refunds", {"id": f"RFD-{ids['uid']}", "payment_id": ids["payment"], "order_id": ids["order"], "amount": order["total"],
+                                        "reason": "order_cancelled", "created_at": order["cancelled_at"]})
+        if with_install:
+            install_status = "cancelled" if branch == "already_cancelled" else "scheduled"
+            self.add(patch, "installations", _installation(ids, install_status, day_after(rng.randint(4, 12)).isoformat()))
+        golden = self.identify(email) + [{"name": "get_order", "arguments": {"order_id": ids["order"]}}]
+        if with_install:
+            golden.append({"name": "get_installations", "arguments": {"order_id": ids["order"]}})
+        if status != "processing" or branch == "cancel_label_keep_shipping":
+            golden.append({"name": "get_shipment", "arguments": {"order_id": ids["order"]}} if status != "cancelled" else
+                          {"name": "get_payments", "arguments": {"order_id": ids["order"]}})
+        golden.append(self.find_tickets(ids))
+        idempotent: dict[int, str] = {}
+        product = CATALOG[products[0][0]][0]
+        if status == "processing":
+            golden.append({"name": "cancel_order", "arguments": {"order_id": ids["order"], "reason": "customer_request"}})
+            idempotent[len(golden) - 1] = "a cancelled order cannot be cancelled again"
+            if with_install:
+                golden.append({"name": "cancel_installation", "arguments": {"installation_id": f"INS-{ids['uid']}"}})
+                idempotent[len(golden) - 1] = "a cancelled installation cannot be cancelled again"
+                refund = Decimal(order["total"])
+            else:
+                refund = Decimal(order["subtotal"])
+            golden.append({"name": "issue_refund", "arguments": {"payment_id": ids["payment"], "amount": float(refund), "reason": "order_cancelled"}})
+            idempotent[len(golden) - 1] = "what is left on the payment is less than the refund, so a second one is refused"
+            if with_install:
+                reply = f"Order {ids['order']} is cancelled, the installation is cancelled too, and {dollars(refund)} is refunded to your card."
+            else:
+                reply = (f"Order {ids['order']} is cancelled. A shipping label was already created, so the {dollars(order['shipping_fee'])} express shipping fee "
+                         f"is not refundable; I refunded {dollars(refund)} to your card.")
+            dialogue = [{"name": "states_refund", "must": [rx(money(refund))]}]
+        elif branch == "already_cancelled":
+            reply = f"Order {ids['order']} was already cancelled and its {dollars(order['total'])} refund has been issued; the installation is cancelled as well."
+            dialogue = [{"name": "says_already_cancelled", "must": [r"already"]}]
+        else:
+            reply = (f"Order {ids['order']} is already {status}, so it can't be cancelled. Once you have it, you can return the {product} within the return window.")
+            dialogue = [{"name": "refuses_cancellation", "must": [r"can't be cancelled|cannot be cancelled"], "must_not": [r"is cancelled"]}]
+        golden.append(self.ticket(ids, f"Cancel order {ids['order']}", "order", "solved", ids["order"]))
+        opening = rng.choice(["I need to cancel an order I placed.", f"Please cancel my order for the {product}."])
+        return self.body(f"Cancellation with installation or label, branch '{branch}'.", opening, [self.email_fact(email), self.order_fact(ids["order"])],
+                         "Cancel the order and get the money back.", patch, golden, reply, dialogue, idempotent, ["order", branch])
+
+
+class OrderChanges(CareFamily):
+    code = "ST014"
+    name = "address_and_speed_change"
+    number = 14
+    description = "Address and shipping-speed changes, possible only before a shipping label exists; express upgrades charged by tier."
+    branches = ("address_change", "address_label_refuse", "address_shipped_refuse", "express_standard", "express_plus", "express_label_refuse")
+
+    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+        branch = self.branch(seed)
+        tier = "plus" if branch == "express_plus" else "standard"
+        ids, name, email, patch = self.start(rng, seed, tier=tier)
+        status = "shipped" if branch == "address_shipped_refuse" else "processing"
+        placed = NOW - timedelta(hours=rng.randint(2, 40))
+        products = [item(s) for s in rng.sample(list(CATALOG), rng.randint(1, 2)) if not s.startswith("SVC")]
+        self.placed_order(rng, ids, patch, status, placed, products, tier)
+        label = branch.endswith("label_refuse")
+        if label or status == "shipped":
+            self.add(patch, "shipments", {"id": ids["shipment"], "order_id": ids["order"], "carrier": rng.choice(["Parcelway", "Northline Post"]),
+                                          "tracking_number": f"TRK{rng.randint(10**8, 10**9 - 1)}", "status": "label_created" if label else "in_transit",
+                                          "promised_date": (TODAY + timedelta(days=4)).isoformat(), "delivered_at": None})
+            self.add(patch, "tracking_events", {"shipment_id": ids["shipment"], "seq": 1, "event_time": ts(placed + timedelta(hours=1)),
+                                                "location": "Reno, NV", "description": "Shipping label created" if label else "Picked up by carrier"})
+        city, state, zip_code = rng.choice(CITIES)
+        new_address = f"{rng.randint(10, 999)} {rng.choice(STREETS)}, Apt {rng.randint(1, 40)}, {city}, {state} {zip_code}"
+        golden = self.identify(email) + [{"name": "get_order", "arguments": {"order_id": ids["order"]}}]
+        if label or status == "shipped":
+            golden.append({"name": "get_shipment", "arguments": {"order_id": ids["order"]}})
+        golden.append(self.find_tickets(ids))
+        idempotent: dict[int, str] = {}
+        address_request = branch.startswith("address")
+        facts = [self.email_fact(email), self.order_fact(ids["order"])]
+        if address_request:
+            facts.append({"text": f"The new address is {new_address}.", "unlock": ADDRESS_WORDS})
+            opening = rng.choice(["I need to change the delivery address on my order.", "I'm moving; can you send my order somewhere else?"])
+        else:
+            opening = rng.choice(["Can I get my order faster? I'd like express shipping.", "Please upgrade my order to express delivery."])
+        if branch == "address_change":
+            golden.append({"name": "update_shipping_address", "arguments": {"order_id": ids["order"], "shipping_address": new_address}})
+            idempotent[len(golden) - 1] = "setting the same address again changes nothing"
+            reply = f"Done: order {ids['order']} will now be delivered to {new_address}."
+            dialogue = [{"name": "confirms_address", "must": [rx(new_address.split(",")[0])]}]
+        elif branch in ("express_standard", "express_plus"):
+            fee = Decimal("7.99") if tier == "plus" else Decimal("14.99")
+            golden.append({"name": "change_shipping_speed", "arguments": {"order_id": ids["order"], "shipping_speed": "express", "upgrade_fee": float(fee)}})
+            idempotent[len(golden) - 1] = "an order that already ships express cannot be upgraded again"
+            reply = f"Order {ids['order']} now ships express; the upgrade fee of {dollars(fee)} has been charged."
+            dialogue = [{"name": "states_fee", "must": [rx(money(fee))]}]
+        else:
+            why = "a shipping label has already been created" if label else "it has already shipped"
+            change = "address" if address_request else "shipping speed"
+            reply = f"I'm sorry, the {change} of order {ids['order']} can't be changed any more because {why}."
+            dialogue = [{"name": "refuses_change", "must": [r"can't be changed"], "must_not": [r"\bnow\b"]}]
+        golden.append(self.ticket(ids, f"Change to order {ids['order']}", "order", "solved", ids["order"]))
+        return self.body(f"Address or shipping-speed change, branch '{branch}'.", opening, facts, "Change the order's delivery.",
+                         patch, golden, reply, dialogue, idempotent, ["order", branch])
+
+

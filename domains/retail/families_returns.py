@@ -1,0 +1,319 @@
+"""Returns families: returns with fees, exchanges, warranty claims, partial refunds for cosmetic defects."""
+
+from __future__ import annotations
+
+import random
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import Any
+
+from .families_common import (
+    CATALOG,
+    INSTALL_SKU,
+    NOW,
+    RESTOCKING,
+    TODAY,
+    CareFamily,
+    cents,
+    dollars,
+    item,
+    money,
+    price,
+    rx,
+    skus,
+    ts,
+)
+
+RETURN_FEE = Decimal("9.99")
+REMOVAL_FEE = Decimal("49.00")
+
+
+def return_fees(lines: list[tuple[int, str, bool, bool]], reason: str, tier: str, first_order: bool) -> tuple[Decimal, Decimal, Decimal]:
+    """(restocking, return shipping, removal) for returned lines (line_no, sku, opened, installed), per the returns policy."""
+    if reason != "changed_mind":
+        return Decimal("0"), Decimal("0"), Decimal("0")
+    restocking = Decimal("0") if first_order else sum(
+        (cents(price(sku) * RESTOCKING.get(CATALOG[sku][1], Decimal("0"))) for _, sku, opened, _ in lines if opened), Decimal("0"))
+    shipping = Decimal("0") if first_order or tier == "plus" else RETURN_FEE
+    removal = REMOVAL_FEE * sum(1 for *_, installed in lines if installed)
+    return restocking, shipping, removal
+
+
+def window_days(tier: str) -> int:
+    return 60 if tier == "plus" else 30
+
+
+class ReturnWithFees(CareFamily):
+    code = "ST008"
+    name = "return_with_fees"
+    number = 8
+    description = "A return of delivered items with restocking, return shipping and removal fees, first-order courtesy, tier exemptions and the return window."
+    branches = ("unopened_changed_mind", "opened_restocking", "multi_item", "first_order_courtesy", "plus_member",
+                "defective_no_fees", "outside_window", "installed_removal")
+
+    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+        branch = self.branch(seed)
+        tier = "plus" if branch == "plus_member" else "standard"
+        ids, name, email, patch = self.start(rng, seed, tier=tier)
+        first_order = branch == "first_order_courtesy"
+        if not first_order:
+            self.prior_order(rng, ids, patch)
+        big = skus(categories=("tv", "computer", "major_appliance"))
+        small = skus(categories=("audio", "small_appliance", "networking", "accessory"))
+        reason = "defective" if branch == "defective_no_fees" else "changed_mind"
+        installed: set[int] = set()
+        if branch == "unopened_changed_mind":
+            products, returned, opened = [rng.choice(small)], [1], set()
+        elif branch == "multi_item":
+            a, b, c = rng.choice(big), *rng.sample(small, 2)
+            products, returned, opened = [a, b, c], [1, 3], {1}
+        elif branch == "installed_removal":
+            products, returned, opened = [rng.choice(["BW-DW45", "BW-WM-8"])], [1], {1}
+            installed = {1}
+        else:
+            products, returned, opened = [rng.choice(big)], [1], {1}
+        days = rng.randint(36, 50) if branch == "outside_window" else rng.randint(35, 55) if tier == "plus" else rng.randint(3, 25)
+        lines = [item(s) for s in products]
+        if installed:
+            lines.append(INSTALL_SKU)
+        order, delivered = self.delivered_order(rng, ids, patch, lines, days, tier)
+        if installed:
+            self.add(patch, "installations", {"id": f"INS-{ids['uid']}", "order_id": ids["order"], "line_no": 1, "kind": "install", "status": "completed",
+                                              "scheduled_date": (delivered + timedelta(days=1)).date().isoformat(),
+                                              "completed_at": ts(delivered + timedelta(days=1, hours=3)), "fee": "99.00"})
+        returned_lines = [(n, products[n - 1], n in opened, n in installed) for n in returned]
+        restocking, shipping, removal = return_fees(returned_lines, reason, tier, first_order)
+        item_total = sum((price(products[n - 1]) for n in returned), Decimal("0"))
+        refund = item_total - restocking - shipping - removal
+        names = [CATALOG[products[n - 1]][0] for n in returned]
+        golden = self.identify(email) + [
+            {"name": "list_customer_orders", "arguments": {"customer_id": ids["customer"]}},
+            {"name": "get_order", "arguments": {"order_id": ids["order"]}},
+            {"name": "get_shipment", "arguments": {"order_id": ids["order"]}},
+        ]
+        golden += [{"name": "get_product", "arguments": {"sku": products[n - 1]}} for n in returned]
+        if installed:
+            golden.append({"name": "get_installations", "arguments": {"order_id": ids["order"]}})
+        golden.append({"name": "search_policy", "arguments": {"query": "return fees restocking return shipping removal"}})
+        golden.append(self.find_tickets(ids))
+        idempotent: dict[int, str] = {}
+        if branch == "outside_window":
+            golden.append(self.ticket(ids, f"Return request {ids['order']}", "order", "solved", ids["order"]))
+            reply = (f"Your order was delivered on {ts(delivered)[:10]}, {days} days ago, which is past the 30-day return window, "
+                     "so I can't accept a return for it.")
+            dialogue = [{"name": "refuses_return", "must": [r"30.day"], "must_not": [r"refund of \$"]}]
+        else:
+            args: dict[str, Any] = {"order_id": ids["order"], "line_nos": returned, "reason": reason}
+            if opened:
+                args["opened_line_nos"] = sorted(opened)
+            for key, value in (("restocking_fee", restocking), ("return_shipping_fee", shipping), ("removal_fee", removal)):
+                if value:
+                    args[key] = float(value)
+            golden.append({"name": "create_return", "arguments": args})
+            idempotent[len(golden) - 1] = "a second return of the same lines is refused"
+            golden.append(self.ticket(ids, f"Return request {ids['order']}", "order", "solved", ids["order"]))
+            fee_text = ", ".join(f"{label} {dollars(v)}" for label, v in (("restocking fee", restocking), ("return shipping", shipping), ("removal fee", removal)) if v)
+            reply = (f"I've opened the return for {' and '.join(names)}. Item total {dollars(item_total)}; "
+                     + (f"fees: {fee_text}. " if fee_text else "no fees apply. ")
+                     + f"Your refund of {dollars(refund)} goes back to your card.")
+            dialogue = [{"name": "states_refund_amount", "must": [rx(money(refund))]}]
+        reason_text = "It stopped working properly, it's faulty." if reason == "defective" else "I simply changed my mind."
+        opened_names = [CATALOG[products[n - 1]][0] for n in returned if n in opened]
+        sealed = [CATALOG[products[n - 1]][0] for n in returned if n not in opened]
+        condition = " ".join(filter(None, [
+            f"I opened and used the {' and the '.join(opened_names)}." if opened_names else "",
+            f"The {' and the '.join(sealed)} {'is' if len(sealed) == 1 else 'are'} still sealed in the box." if sealed else "",
+        ]))
+        if installed:
+            condition += " Your installers put it in."
+        facts = [
+            self.email_fact(email), self.order_fact(ids["order"]),
+            {"text": f"I want to return the {' and the '.join(names)}.", "unlock": ["which", "item", "product"]},
+            {"text": condition, "unlock": ["open", "used", "sealed", "condition", "install"]},
+            {"text": reason_text, "unlock": ["reason", "why"]},
+        ]
+        opening = rng.choice(["I'd like to return something from a recent order.", "Hi, how do I send back an item I bought from you?"])
+        return self.body(f"Return with fees, branch '{branch}'.", opening, facts, "Return the items and get the refund the policy allows.",
+                         patch, golden, reply, dialogue, idempotent, ["returns", branch])
+
+
+EXCHANGE_PAIRS = [("BW-HP-NC7", "BW-HP-NC7-SV"), ("BW-SB200", "BW-SB200-W"), ("BW-VAC-X2", "BW-VAC-X2-R"), ("BW-KT-17", "BW-KT-17-W")]
+UPGRADE_PAIRS = [("BW-TV55-Q", "BW-TV65-Q"), ("BW-LAP-14", "BW-LAP-14-32")]
+
+
+class Exchange(CareFamily):
+    code = "ST009"
+    name = "exchange"
+    number = 9
+    description = "An exchange for another variant at the same price, inside the return window and while in stock."
+    branches = ("exchange_in_stock", "variant_out_of_stock", "price_differs", "outside_window", "plus_late_exchange")
+
+    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+        branch = self.branch(seed)
+        tier = "plus" if branch == "plus_late_exchange" else "standard"
+        ids, name, email, patch = self.start(rng, seed, tier=tier)
+        old, new = rng.choice(UPGRADE_PAIRS if branch == "price_differs" else EXCHANGE_PAIRS)
+        if rng.random() < 0.5 and branch != "price_differs":
+            old, new = new, old
+        days = rng.randint(35, 55) if tier == "plus" else rng.randint(36, 50) if branch == "outside_window" else rng.randint(2, 25)
+        order, delivered = self.delivered_order(rng, ids, patch, [item(old)], days, tier)
+        restock = TODAY + timedelta(days=rng.randint(5, 20))
+        if branch == "variant_out_of_stock":
+            self.out_of_stock(patch, new, restock)
+        golden = self.identify(email) + [
+            {"name": "get_order", "arguments": {"order_id": ids["order"]}},
+            {"name": "get_shipment", "arguments": {"order_id": ids["order"]}},
+            {"name": "get_product", "arguments": {"sku": old}},
+            self.find_tickets(ids),
+        ]
+        idempotent: dict[int, str] = {}
+        new_name = CATALOG[new][0]
+        if branch in ("exchange_in_stock", "plus_late_exchange"):
+            golden.append({"name": "create_exchange", "arguments": {"order_id": ids["order"], "line_no": 1, "new_sku": new}})
+            idempotent[len(golden) - 1] = "a line that was already exchanged cannot be exchanged again"
+            reply = f"Done: I've set up the exchange and the {new_name} ships to you free of charge."
+            dialogue = [{"name": "confirms_exchange", "must": [r"exchange"], "must_not": [r"can't|cannot"]}]
+        elif branch == "variant_out_of_stock":
+            reply = f"The {new_name} is out of stock until {restock.isoformat()}, so I can't exchange it today; nothing has been changed on your order."
+            dialogue = [{"name": "gives_restock_date", "must": [restock.isoformat()]}]
+        elif branch == "price_differs":
+            reply = (f"The {new_name} costs {dollars(CATALOG[new][2])}, not {dollars(CATALOG[old][2])}, so it can't be an exchange: "
+                     "you can return your item within the window and order the other model.")
+            dialogue = [{"name": "explains_price_difference", "must": [r"return"], "must_not": [r"exchange is (set|done)"]}]
+        else:
+            reply = f"Your order was delivered {days} days ago, past the 30-day window, so it can no longer be exchanged."
+            dialogue = [{"name": "refuses_exchange", "must": [r"30.day"]}]
+        golden.append(self.ticket(ids, f"Exchange request {ids['order']}", "order", "solved", ids["order"]))
+        facts = [self.email_fact(email), self.order_fact(ids["order"]),
+                 {"text": f"I'd like the {new_name} instead.", "unlock": ["which", "colour", "color", "variant", "model", "instead"]}]
+        opening = rng.choice([f"I'd like to swap the {CATALOG[old][0]} I bought for a different one.", f"Can I exchange my {CATALOG[old][0]}?"])
+        return self.body(f"Exchange, branch '{branch}'.", opening, facts, "Exchange the item for the other variant.",
+                         patch, golden, reply, dialogue, idempotent, ["returns", branch])
+
+
+class WarrantyClaim(CareFamily):
+    code = "ST010"
+    name = "warranty_claim"
+    number = 10
+    description = "A faulty or damaged item: a return inside the window, a manufacturer-warranty claim after it, accidental damage only under a protection plan."
+    branches = ("defect_in_window", "defect_repair", "defect_replace", "accidental_plan", "accidental_no_plan", "expired")
+
+    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+        branch = self.branch(seed)
+        ids, name, email, patch = self.start(rng, seed)
+        self.prior_order(rng, ids, patch)
+        if branch == "defect_replace":
+            sku = rng.choice(skus(75, 150))
+        elif branch in ("accidental_plan", "accidental_no_plan"):
+            sku = rng.choice(skus(150, 10**6, ("tv", "computer")))
+        else:
+            sku = rng.choice(skus(150))
+        days = {"defect_in_window": rng.randint(3, 25), "expired": rng.randint(380, 500)}.get(branch, rng.randint(60, 300))
+        order, delivered = self.delivered_order(rng, ids, patch, [item(sku)], days)
+        start = delivered.date()
+        manufacturer = f"WRN-{ids['uid']}1"
+        plan = f"WRN-{ids['uid']}2"
+        self.add(patch, "warranty_contracts", {"id": manufacturer, "order_id": ids["order"], "line_no": 1, "plan": "manufacturer", "covers_accidental": False,
+                                               "start_date": start.isoformat(), "end_date": _years_after(start, 1).isoformat()})
+        if branch == "accidental_plan":
+            self.add(patch, "warranty_contracts", {"id": plan, "order_id": ids["order"], "line_no": 1, "plan": "protection_plan", "covers_accidental": True,
+                                                   "start_date": start.isoformat(), "end_date": _years_after(start, 3).isoformat()})
+        accidental = branch.startswith("accidental")
+        golden = self.identify(email) + [
+            {"name": "get_order", "arguments": {"order_id": ids["order"]}},
+            {"name": "get_shipment", "arguments": {"order_id": ids["order"]}},
+            {"name": "get_warranty", "arguments": {"order_id": ids["order"]}},
+            self.find_tickets(ids),
+        ]
+        idempotent: dict[int, str] = {}
+        product = CATALOG[sku][0]
+        subject = f"Faulty {product} {ids['order']}"
+        if branch == "defect_in_window":
+            golden.append({"name": "create_return", "arguments": {"order_id": ids["order"], "line_nos": [1], "reason": "defective", "opened_line_nos": [1]}})
+            idempotent[len(golden) - 1] = "a second return of the same line is refused"
+            golden.append(self.ticket(ids, subject, "order", "solved", ids["order"]))
+            reply = f"Your {product} is still inside the return window, so I've opened a return for the defect: no fees, and a full refund of {dollars(price(sku))}."
+            dialogue = [{"name": "full_refund", "must": [rx(money(price(sku)))]}]
+        elif branch in ("defect_repair", "defect_replace", "accidental_plan"):
+            resolution = "replace" if branch == "defect_replace" else "repair"
+            contract = plan if accidental else manufacturer
+            golden.append({"name": "file_warranty_claim", "arguments": {"contract_id": contract, "issue": "accidental_damage" if accidental else "defect", "resolution": resolution}})
+            idempotent[len(golden) - 1] = "a contract takes one open claim at a time"
+            golden.append(self.ticket(ids, subject, "order", "hold", ids["order"]))
+            cover = "your protection plan" if accidental else "the manufacturer warranty"
+            reply = f"I've filed a claim under {cover}; the repair centre will {resolution} your {product}. Your ticket is on hold until they report back."
+            dialogue = [{"name": "states_resolution", "must": [resolution]}]
+        elif branch == "accidental_no_plan":
+            golden.append(self.ticket(ids, subject, "order", "solved", ids["order"]))
+            reply = f"I'm sorry: accidental damage is covered only by a protection plan, and your {product} has the manufacturer warranty only, so no claim can be filed."
+            dialogue = [{"name": "refuses_claim", "must": [r"protection plan"], "must_not": [r"filed a claim"]}]
+        else:
+            golden.append(self.ticket(ids, subject, "order", "solved", ids["order"]))
+            reply = f"The manufacturer warranty on your {product} ended on {_years_after(start, 1).isoformat()}, so I can't file a claim."
+            dialogue = [{"name": "warranty_ended", "must": [r"ended|expired"], "must_not": [r"filed a claim"]}]
+        what = rng.choice(["I dropped it and the screen cracked.", "I knocked it off the table and now the screen is cracked."]) if accidental else \
+            rng.choice(["It stopped powering on, I didn't drop it or anything.", "It keeps switching itself off; nothing happened to it."])
+        facts = [self.email_fact(email), self.order_fact(ids["order"]),
+                 {"text": what, "unlock": ["what happened", "happen", "issue", "problem", "wrong", "describe"]}]
+        opening = rng.choice([f"My {product} isn't working anymore. What can you do?", f"I have a problem with my {product}."])
+        return self.body(f"Warranty claim, branch '{branch}'.", opening, facts, "Get the broken item fixed, replaced or refunded.",
+                         patch, golden, reply, dialogue, idempotent, ["warranty", branch])
+
+
+def _years_after(day: date, years: int) -> date:
+    try:
+        return day.replace(year=day.year + years)
+    except ValueError:  # 29 February
+        return day + timedelta(days=365 * years)
+
+
+class CosmeticPartialRefund(CareFamily):
+    code = "ST011"
+    name = "cosmetic_partial_refund"
+    number = 11
+    description = "A customer keeps an item with a cosmetic defect: a capped partial refund by tier, once per order, inside the return window."
+    branches = ("partial_standard", "partial_plus", "partial_capped", "already_partial", "outside_window")
+
+    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+        branch = self.branch(seed)
+        tier = "plus" if branch == "partial_plus" else "standard"
+        ids, name, email, patch = self.start(rng, seed, tier=tier)
+        if branch == "partial_capped":
+            sku = rng.choice(["BW-WM-8", "BW-LAP-14", "BW-TV65-Q"])
+        elif branch == "partial_plus":
+            sku = rng.choice(skus(100, 500))
+        else:
+            sku = rng.choice(skus(100, 660))
+        days = rng.randint(36, 50) if branch == "outside_window" else rng.randint(2, 25)
+        order, delivered = self.delivered_order(rng, ids, patch, [item(sku)], days, tier)
+        share = Decimal("0.20") if tier == "plus" else Decimal("0.15")
+        amount = min(cents(price(sku) * share), Decimal("100.00"))
+        if branch == "already_partial":
+            self.add(patch, "refunds", {"id": f"RFD-{ids['uid']}", "payment_id": ids["payment"], "order_id": ids["order"], "amount": money(amount),
+                                        "reason": "damaged_item", "created_at": ts(NOW - timedelta(days=1))})
+            patch["insert"]["payments"][0]["status"] = "partially_refunded"
+        golden = self.identify(email) + [
+            {"name": "get_order", "arguments": {"order_id": ids["order"]}},
+            {"name": "get_shipment", "arguments": {"order_id": ids["order"]}},
+            {"name": "get_payments", "arguments": {"order_id": ids["order"]}},
+            self.find_tickets(ids),
+        ]
+        product = CATALOG[sku][0]
+        if branch in ("partial_standard", "partial_plus", "partial_capped"):
+            golden.append({"name": "refund_order_amount", "arguments": {"order_id": ids["order"], "amount": float(amount), "reason": "damaged_item"}})
+            reply = f"Sorry about the mark on your {product}. Since you're keeping it, I've refunded {dollars(amount)} to your card."
+            dialogue = [{"name": "states_partial_refund", "must": [rx(money(amount))]}]
+        elif branch == "already_partial":
+            reply = f"This order already received a partial refund of {dollars(amount)} for a cosmetic defect, and only one is possible per order."
+            dialogue = [{"name": "refuses_second_refund", "must": [r"already"], "must_not": [r"I've refunded"]}]
+        else:
+            reply = f"Your {product} was delivered {days} days ago, past the 30-day return window, so a partial refund is no longer possible."
+            dialogue = [{"name": "refuses_late_claim", "must": [r"30.day"], "must_not": [r"I've refunded"]}]
+        golden.append(self.ticket(ids, f"Cosmetic defect {ids['order']}", "order", "solved", ids["order"]))
+        mark = rng.choice(["a long scratch on the side", "a small dent on the top", "a scuffed corner"])
+        facts = [self.email_fact(email), self.order_fact(ids["order"]),
+                 {"text": f"There's {mark} of the {product}, but it works fine and I'd like to keep it.",
+                  "unlock": ["what", "describe", "damage", "defect", "issue", "problem", "keep"]}]
+        opening = rng.choice([f"The {product} I got isn't in perfect condition.", f"My new {product} arrived with a flaw."])
+        return self.body(f"Cosmetic partial refund, branch '{branch}'.", opening, facts, "Get something back for the flaw while keeping the item.",
+                         patch, golden, reply, dialogue, {}, ["returns", branch])

@@ -1,0 +1,165 @@
+"""The complete retail domain: its size, and per family one wrong-but-plausible run that earns 0 with the right check named.
+
+Each case replays a frozen task's golden calls with one plausible mistake (the
+wrong amount, the wrong item, a skipped ticket update, a refund the policy does
+not grant) and closes with the golden reply, so the state checks alone decide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+import thinkingbox_env as tb
+from thinkingbox_env.domain import load_domain
+from thinkingbox_env.kb import search_documents
+from thinkingbox_env.spec import ToolCall
+
+Edit = Callable[[list[ToolCall]], list[ToolCall]]
+
+
+def _index(calls: list[ToolCall], name: str) -> int:
+    return next(i for i, c in enumerate(calls) if c.name == name)
+
+
+def _set(name: str, **changes) -> Edit:
+    """Change arguments of the first call to ``name`` (a value of None removes the argument)."""
+
+    def edit(calls: list[ToolCall]) -> list[ToolCall]:
+        i = _index(calls, name)
+        args = {**calls[i].arguments, **changes}
+        calls[i] = ToolCall(name=name, arguments={k: v for k, v in args.items() if v is not None})
+        return calls
+
+    return edit
+
+
+def _replace(name: str, new: Callable[[dict], ToolCall]) -> Edit:
+    """Swap the first call to ``name`` for another call built from its arguments."""
+
+    def edit(calls: list[ToolCall]) -> list[ToolCall]:
+        i = _index(calls, name)
+        calls[i] = new(calls[i].arguments)
+        return calls
+
+    return edit
+
+
+def _insert_before(name: str, extra: ToolCall) -> Edit:
+    def edit(calls: list[ToolCall]) -> list[ToolCall]:
+        calls.insert(_index(calls, name), extra)
+        return calls
+
+    return edit
+
+
+def _replay(task_id: str, edit: Edit) -> dict:
+    spec = tb.load_task(task_id)
+    calls = edit([ToolCall(name=c.name, arguments=dict(c.arguments)) for c in spec.golden])
+    env = tb.make(task_id)
+    try:
+        return tb.run_episode(env, tb.OracleAgent(calls), seed=0)
+    finally:
+        env.close()
+
+
+WRONG_RUNS = [
+    # (family, task, what the agent got wrong, edit, the check that must fail)
+    ("ST005", "retail/ST005_003", "reships an item that cannot be restocked in time instead of refunding it",
+     _replace("refund_order_amount", lambda a: ToolCall(name="create_replacement_order", arguments={"order_id": a["order_id"], "line_no": 1, "reason": "damaged_in_transit"})),
+     "effect:refunds:insert#1"),
+    ("ST006", "retail/ST006_004", "sends a courtesy replacement for a $200+ order instead of opening a carrier investigation",
+     _replace("open_carrier_investigation", lambda a: ToolCall(name="create_replacement_order", arguments={"order_id": a["order_id"], "line_no": 1, "reason": "missing"})),
+     "effect:carrier_investigations:insert#1"),
+    ("ST007", "retail/ST007_002", "reships to the corrected address without the reship fee",
+     _set("create_replacement_order", reship_fee=None), "effect:charges:insert#1"),
+    ("ST008", "retail/ST008_002", "forgets the restocking fee on an opened TV, laptop or appliance",
+     _set("create_return", restocking_fee=None), "effect:returns:insert#1"),
+    ("ST009", "retail/ST009_004", "exchanges an item delivered outside the return window",
+     _insert_before("create_ticket", ToolCall(name="create_exchange", arguments={"order_id": "ORD-900004", "line_no": 1, "new_sku": "BW-SB200"})),
+     "no_collateral"),
+    ("ST010", "retail/ST010_002", "asks the repair centre to replace an item that policy says is repaired",
+     _set("file_warranty_claim", resolution="replace"), "effect:warranty_claims:insert#1"),
+    ("ST011", "retail/ST011_003", "refunds 15% of an expensive item without the $100 cap",
+     lambda calls: _set("refund_order_amount", amount=round(float(calls[_index(calls, "refund_order_amount")].arguments["amount"]) + 12.35, 2))(calls),
+     "effect:refunds:insert#1"),
+    ("ST012", "retail/ST012_002", "moves an installation that is less than 2 days away",
+     _insert_before("create_ticket", ToolCall(name="reschedule_installation", arguments={"installation_id": "INS-1200002", "new_date": "2026-03-10"})),
+     "no_collateral"),
+    ("ST013", "retail/ST013_002", "refunds the shipping fee of an order that already had a label",
+     lambda calls: _set("issue_refund", amount=float(tb.load_task("retail/ST013_002").patch.insert["orders"][0]["total"]))(calls),
+     "effect:refunds:insert#1"),
+    ("ST014", "retail/ST014_004", "charges a standard account the Plus express-upgrade fee",
+     _set("change_shipping_speed", upgrade_fee=7.99), "effect:charges:insert#1"),
+    ("ST015", "retail/ST015_003", "applies a non-stackable code to an order that already has a discount",
+     _insert_before("create_ticket", ToolCall(name="apply_promotion_adjustment", arguments={"order_id": "ORD-1500003", "code": "SPRING15", "amount": 1.0})),
+     "no_collateral"),
+    ("ST016", "retail/ST016_002", "refunds the membership fee after the 14-day window",
+     _insert_before("create_ticket", ToolCall(name="refund_membership_fee", arguments={"membership_id": "MEM-1600002", "amount": 59.0})),
+     "no_collateral"),
+    ("ST017", "retail/ST017_001", "reuses the open ticket but skips the escalation to high priority",
+     _set("update_ticket", priority=None), "effect:tickets[1700001]:update"),
+    ("ST017", "retail/ST017_004", "reopens a ticket solved more than 7 days ago instead of opening a new one",
+     _replace("create_ticket", lambda a: ToolCall(name="update_ticket", arguments={"ticket_id": 1700004, "status": "hold", "priority": "high"})),
+     "effect:tickets:insert#1"),
+]
+
+
+@pytest.mark.parametrize("family,task_id,mistake,edit,failing", WRONG_RUNS, ids=[f"{w[0]}-{w[1].split('/')[1]}" for w in WRONG_RUNS])
+def test_a_plausible_mistake_fails_with_the_right_check(family, task_id, mistake, edit, failing):
+    spec = tb.load_task(task_id)
+    assert spec.family == family
+    info = _replay(task_id, edit)
+    assert info["verdict"] == 0.0, mistake
+    assert info["checks"][failing] is False, (mistake, {k: v for k, v in info["checks"].items() if v is not True})
+    assert info["failure_category"] == "wrong_state_update", mistake
+
+
+def test_every_new_family_has_a_wrong_run():
+    families = set(load_domain("retail").families) - {"ST001", "ST002", "ST003", "ST004", "ST030"}
+    assert families <= {w[0] for w in WRONG_RUNS}
+
+
+def test_telling_the_customer_a_wrong_points_balance_is_incomplete_resolution():
+    spec = tb.load_task("retail/ST016_006")
+    env = tb.make("retail/ST016_006")
+    try:
+        info = tb.run_episode(env, tb.OracleAgent(list(spec.golden), closing="You have 12 reward points."), seed=0)
+    finally:
+        env.close()
+    assert info["verdict"] == 0.0
+    assert info["checks"]["dialogue:states_balance"] is False
+    assert info["failure_category"] == "incomplete_user_resolution"
+
+
+def test_the_address_is_released_only_when_asked():
+    env = tb.make("retail/ST007_001")
+    try:
+        obs, _ = env.reset(seed=0)
+        fact = next(f.text for f in env.unwrapped.task.user.facts if "should have gone" in f.text)
+        obs, *_ = env.step("Could you tell me your email address?")
+        assert fact not in obs["messages"][-1]["content"]
+        obs, *_ = env.step("Which address did you mean the parcel to go to?")
+        assert fact in obs["messages"][-1]["content"]
+    finally:
+        env.close()
+
+
+def test_the_domain_is_at_least_as_rich_as_the_papers_retail_set():
+    domain = load_domain("retail")
+    tools = [t for name, t in domain.toolbox.tools.items() if name != "end_conversation"]
+    writes = [t for t in tools if t.writes]
+    assert len(domain.db.tables) >= 20
+    assert len(tools) >= 30 and len(writes) >= 14
+    assert len(domain.kb_documents()) >= 8
+    assert len(domain.policy.split()) >= 900
+    tasks = tb.list_tasks(domain="retail")
+    assert len(tasks) >= 100
+    assert len({tb.load_task(t).family for t in tasks}) >= 15
+
+
+def test_policy_search_finds_the_fee_tables():
+    top = search_documents("retail", "restocking fee for an opened laptop", 3)
+    assert top[0]["source"] == "returns_and_fees.md"
+    assert "10%" in top[0]["text"]
