@@ -214,6 +214,8 @@ def canonical_hash(state: EpisodeState, diff: StateDiff | None = None) -> str:
             digest = _BASE_DIGESTS.get(cache_key)
             if digest is None:
                 digest = _table_digest(info, state.rows(table, base=True), {}, set())
+                if len(_BASE_DIGESTS) > 100_000:  # schemas of dropped templates leave stale entries behind
+                    _BASE_DIGESTS.clear()
                 _BASE_DIGESTS[cache_key] = digest
         h.update(f"{table}:{digest}\n".encode())
     return h.hexdigest()

@@ -8,6 +8,8 @@ it is reachable from a tool: tools see nothing but their own episode state.
 from __future__ import annotations
 
 import threading
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -44,6 +46,8 @@ class TaskRuntime:
         with self._lock:
             if self._template is None:
                 self._template = self.domain.db.build_task_template(self.spec.full_id, self.spec.patch)
+                # the template's schema lives as long as this runtime: envs hold it, the cache may let go of it
+                weakref.finalize(self, self._template.drop)
             return self._template
 
     def new_state(self) -> EpisodeState:
@@ -77,11 +81,18 @@ class TaskRuntime:
         return [i for i, c in enumerate(self.spec.golden) if c.name in box and box[c.name].writes]
 
 
-_RUNTIMES: dict[tuple[str, str], TaskRuntime] = {}
+MAX_CACHED_RUNTIMES = 64
+_RUNTIMES: OrderedDict[tuple[str, str], TaskRuntime] = OrderedDict()
 _LOCK = threading.Lock()
 
 
 def runtime_for(spec: TaskSpec) -> TaskRuntime:
+    """The shared runtime of a task, least recently used ones forgotten beyond ``MAX_CACHED_RUNTIMES``.
+
+    Training draws an unbounded stream of generated variants; each runtime holds a
+    task template in the database, dropped once neither the cache nor an env
+    refers to it.
+    """
     key = (spec.full_id, spec.content_key())
     with _LOCK:
         rt = _RUNTIMES.get(key)
@@ -92,4 +103,8 @@ def runtime_for(spec: TaskSpec) -> TaskRuntime:
                 raise StateError(f"task '{spec.full_id}': {exc.args[0]}") from exc
             rt = TaskRuntime(spec, domain)
             _RUNTIMES[key] = rt
+            while len(_RUNTIMES) > MAX_CACHED_RUNTIMES:
+                _RUNTIMES.popitem(last=False)
+        else:
+            _RUNTIMES.move_to_end(key)
         return rt

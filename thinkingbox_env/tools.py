@@ -88,13 +88,17 @@ class Tool:
     model: type[BaseModel]
     ends_episode: bool = False
     param_docs: dict[str, str] = field(default_factory=dict)
+    _parameters_json: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def parameters(self) -> dict[str, Any]:
-        schema = _clean_schema(self.model.model_json_schema())
-        schema.setdefault("properties", {})
-        schema["additionalProperties"] = False
-        return schema
+        """The arguments' JSON schema (a fresh copy: callers may edit it)."""
+        if self._parameters_json is None:  # pydantic rebuilds a schema from scratch each time: keep it
+            schema = _clean_schema(self.model.model_json_schema())
+            schema.setdefault("properties", {})
+            schema["additionalProperties"] = False
+            self._parameters_json = json.dumps(schema)
+        return json.loads(self._parameters_json)
 
     def openai_schema(self) -> dict[str, Any]:
         return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
