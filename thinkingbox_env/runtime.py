@@ -82,29 +82,31 @@ class TaskRuntime:
 
 
 MAX_CACHED_RUNTIMES = 64
-_RUNTIMES: OrderedDict[tuple[str, str], TaskRuntime] = OrderedDict()
+_RECENT: OrderedDict[tuple[str, str], TaskRuntime] = OrderedDict()  # kept alive even when no env uses them
+_LIVE: weakref.WeakValueDictionary[tuple[str, str], TaskRuntime] = weakref.WeakValueDictionary()  # any still in use
 _LOCK = threading.Lock()
 
 
 def runtime_for(spec: TaskSpec) -> TaskRuntime:
-    """The shared runtime of a task, least recently used ones forgotten beyond ``MAX_CACHED_RUNTIMES``.
+    """The shared runtime of a task.
 
-    Training draws an unbounded stream of generated variants; each runtime holds a
-    task template in the database, dropped once neither the cache nor an env
-    refers to it.
+    Every env of a task shares one runtime while any of them is alive, and the
+    ``MAX_CACHED_RUNTIMES`` most recently used stay cached beyond that. Training
+    draws an unbounded stream of generated variants; each runtime holds a task
+    template in the database, dropped once nothing refers to the runtime.
     """
     key = (spec.full_id, spec.content_key())
     with _LOCK:
-        rt = _RUNTIMES.get(key)
+        rt = _LIVE.get(key)
         if rt is None:
             try:
                 domain = load_domain(spec.domain)
             except KeyError as exc:
                 raise StateError(f"task '{spec.full_id}': {exc.args[0]}") from exc
             rt = TaskRuntime(spec, domain)
-            _RUNTIMES[key] = rt
-            while len(_RUNTIMES) > MAX_CACHED_RUNTIMES:
-                _RUNTIMES.popitem(last=False)
-        else:
-            _RUNTIMES.move_to_end(key)
+            _LIVE[key] = rt
+        _RECENT[key] = rt
+        _RECENT.move_to_end(key)
+        while len(_RECENT) > MAX_CACHED_RUNTIMES:
+            _RECENT.popitem(last=False)
         return rt
