@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .tools import ToolError
+
 _TOKEN_RE = re.compile(
     r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<num>-?\d+(?:\.\d+)?)|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<punct>[(),]))"
 )
@@ -175,3 +177,23 @@ def compile_order_by(text: str | None, columns: set[str], default: str) -> str:
             raise FilterError(f"order direction must be asc or desc, got {words[1]!r}")
         parts.append(f'"{words[0]}" {direction.upper()}')
     return ", ".join(parts)
+
+
+def search_rows(db: Any, table: str, columns: tuple[str, ...], filter: str | None, order_by: str | None,
+                limit: int, offset: int, default_order: str = '"id" ASC') -> dict[str, Any]:
+    """The body of a list/search tool: validated paging, the filter and ordering compiled to
+    parameters, and ``{"items", "count"}``. Bad input becomes a ``ToolError`` the agent reads."""
+    if not 1 <= limit <= 100:
+        raise ToolError("limit must be between 1 and 100")
+    if offset < 0:
+        raise ToolError("offset must not be negative")
+    try:
+        where, params = compile_filter(filter, set(columns))
+        order = compile_order_by(order_by, set(columns), default_order)
+    except FilterError as exc:
+        raise ToolError(f"invalid filter: {exc}") from exc
+    rows = db.query(
+        f"SELECT {', '.join(columns)} FROM {table} WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
+        [*params, limit, offset],
+    )
+    return {"items": rows, "count": len(rows)}

@@ -20,7 +20,7 @@ from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Literal
 
-from thinkingbox_env.filters import FilterError, compile_filter, compile_order_by
+from thinkingbox_env.filters import search_rows
 from thinkingbox_env.kb import search_documents
 from thinkingbox_env.tools import ToolError, tool
 
@@ -248,20 +248,7 @@ def search_tickets(
         offset: Number of items to skip.
     """
     sql_table, columns = _TICKET_TABLES[table]
-    if not 1 <= limit <= 100:
-        raise ToolError("limit must be between 1 and 100")
-    if offset < 0:
-        raise ToolError("offset must not be negative")
-    try:
-        where, params = compile_filter(filter, set(columns))
-        order = compile_order_by(order_by, set(columns), '"id" ASC')
-    except FilterError as exc:
-        raise ToolError(f"invalid filter: {exc}") from exc
-    rows = db.query(
-        f"SELECT {', '.join(columns)} FROM {sql_table} WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
-        [*params, limit, offset],
-    )
-    return {"items": rows, "count": len(rows)}
+    return search_rows(db, sql_table, columns, filter, order_by, limit, offset)
 
 
 @tool
