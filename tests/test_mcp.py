@@ -15,12 +15,11 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_helpers import HttpServer
 
 import thinkingbox_env as tb
 from thinkingbox_env.mcp_backend import MCPBackendError, MCPToolBackend, OperatorClient
 from thinkingbox_env.runtime import runtime_for
-
-from mcp_helpers import HttpServer
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +103,7 @@ def test_requests_without_the_agent_token_are_refused(server):
         async with _http_client(server, token="wrong-token") as client:
             await client.list_tools()
 
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 - the client wraps the 401 in a transport-specific error
         anyio.run(main)
 
 

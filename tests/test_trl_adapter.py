@@ -51,6 +51,20 @@ def test_tool_methods_carry_the_tool_signature_and_docstring():
     assert schema["function"]["parameters"]["required"] == ["payment_id", "amount", "reason"]
 
 
+def test_the_schemas_the_model_sees_name_exactly_the_exposed_tools():
+    pytest.importorskip("transformers")
+    from thinkingbox_env.integrations.trl import trl_tool_schemas
+
+    cls = environment_class("retail", tools=["get_order", "cancel_order"])
+    assert sorted(s["function"]["name"] for s in trl_tool_schemas(cls)) == sorted(["get_order", "cancel_order", REPLY_TOOL])
+
+
+def test_an_oracle_conversation_needs_every_golden_tool_exposed():
+    spec = tb.generate_variant("retail", "ST030", 5)
+    with pytest.raises(ValueError, match="does not expose"):
+        oracle_conversation(spec, tools=["get_customer_profile"])
+
+
 def _row(family="ST030", seed=123456):
     return {"prompt": [{"role": "user", "content": ""}], "family": family, "seed": seed}
 

@@ -64,6 +64,8 @@ def eval_config(args: argparse.Namespace) -> Any:
         judge_endpoint=judge,
         max_actions=args.max_actions,
         seed=args.seed,
+        protocol=args.protocol,
+        include_policy=not args.no_policy,
     )
 
 
@@ -121,15 +123,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _add_eval(sub: Any) -> None:
-    from .runner import AGENT_KINDS, USER_KINDS
+    from .runner import AGENT_KINDS, PROTOCOLS, USER_KINDS
 
     p = sub.add_parser("eval", help="run trials of an agent over tasks and write one JSON row per trial")
     p.add_argument("tasks", nargs="*", help="task ids, domains or globs (default: all)")
     p.add_argument("--tasks", dest="task_patterns", nargs="+", metavar="PATTERN", help="the same as the positional task arguments")
     p.add_argument("--task-file", help="file with one task id, domain or glob per line")
     p.add_argument("--split", choices=["test", "train"], help="keep only tasks of this split")
-    p.add_argument("--agent", choices=AGENT_KINDS, default="openai")
-    p.add_argument("--model", help="agent model name (or THINKINGBOX_AGENT_MODEL)")
+    p.add_argument("--agent", choices=AGENT_KINDS, default="openai",
+                   help="openai: a model behind an OpenAI-compatible endpoint; transformers: a local checkpoint (--model PATH)")
+    p.add_argument("--model", help="agent model name (or THINKINGBOX_AGENT_MODEL); for --agent transformers a checkpoint path")
+    p.add_argument("--protocol", choices=PROTOCOLS, default="chat",
+                   help="chat: the environment's protocol; customer-tool: the one TRL training uses (reply_to_customer tool, "
+                        "a plain-text turn ends) -- evaluate trained checkpoints with it")
+    p.add_argument("--no-policy", action="store_true", help="customer-tool protocol: leave the policy out of the system prompt "
+                   "(for models trained without it)")
     p.add_argument("--base-url", help="agent endpoint, e.g. http://localhost:8000/v1 (or THINKINGBOX_AGENT_BASE_URL)")
     p.add_argument("--api-key", help="agent API key (or THINKINGBOX_AGENT_API_KEY / OPENAI_API_KEY)")
     p.add_argument("--temperature", type=float, default=0.0)

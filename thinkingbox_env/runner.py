@@ -26,13 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from .agents import NoopAgent, OracleAgent, run_episode
+from .customer_tool import CustomerToolAgent
 from .judge import RubricJudge, parse_verdict
 from .openai_agent import ModelCallError, OpenAIChatAgent, SamplingConfig
 from .registry import load_task, make
 from .users import LLMUser, ScriptedUser
 
 ROW_SCHEMA_VERSION = 1
-AGENT_KINDS = ("openai", "oracle", "noop")
+AGENT_KINDS = ("openai", "transformers", "oracle", "noop")
+PROTOCOLS = ("chat", "customer-tool")
 USER_KINDS = ("scripted", "llm")
 
 
@@ -65,6 +67,9 @@ class EvalConfig:
     judge_endpoint: EndpointConfig | None = None
     max_actions: int = 50
     seed: int = 0
+    # "chat": the environment's own protocol; "customer-tool": the one TRL training uses (see customer_tool.py)
+    protocol: str = "chat"
+    include_policy: bool = True
 
     def public(self) -> dict[str, Any]:
         """The configuration as recorded in every row (keys left out)."""
@@ -72,6 +77,10 @@ class EvalConfig:
         if self.agent == "openai":
             agent.update(self.agent_endpoint.public(), sampling=asdict(self.sampling), backoff=self.backoff,
                          send_reasoning=self.send_reasoning)
+        if self.agent == "transformers":
+            agent.update(model=self.agent_endpoint.model, sampling=asdict(self.sampling))
+        if self.protocol != "chat":
+            agent.update(protocol=self.protocol, include_policy=self.include_policy)
         user: dict[str, Any] = {"kind": self.user}
         if self.user == "llm":
             user.update(self.user_endpoint.public(), temperature=self.user_temperature)
@@ -135,6 +144,17 @@ class RecordingJudge:
 
 
 def build_agent(config: EvalConfig, seed: int) -> Any:
+    if config.protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol '{config.protocol}'; choose from {', '.join(PROTOCOLS)}")
+    agent = _build_model_agent(config, seed)
+    if config.protocol == "customer-tool":
+        if config.agent in ("oracle", "noop"):
+            raise ValueError(f"the {config.agent} agent speaks the chat protocol only")
+        return CustomerToolAgent(agent, include_policy=config.include_policy)
+    return agent
+
+
+def _build_model_agent(config: EvalConfig, seed: int) -> Any:
     if config.agent == "oracle":
         return OracleAgent()
     if config.agent == "noop":
@@ -144,6 +164,16 @@ def build_agent(config: EvalConfig, seed: int) -> Any:
         agent = OpenAIChatAgent(model=ep.model, base_url=ep.base_url, api_key=ep.api_key, sampling=config.sampling,
                                 timeout=ep.timeout, max_retries=ep.max_retries, backoff=config.backoff,
                                 send_reasoning=config.send_reasoning)
+        agent.set_seed(seed)
+        return agent
+    if config.agent == "transformers":
+        from .integrations.transformers_agent import TransformersChatAgent
+
+        if not config.agent_endpoint.model:
+            raise ValueError("the transformers agent needs --model (a checkpoint folder or model name)")
+        sampling = config.sampling
+        agent = TransformersChatAgent.from_pretrained(config.agent_endpoint.model, max_new_tokens=sampling.max_tokens or 1024,
+                                                      temperature=sampling.temperature or 0.0, top_p=sampling.top_p or 1.0)
         agent.set_seed(seed)
         return agent
     raise ValueError(f"unknown agent '{config.agent}'; choose from {', '.join(AGENT_KINDS)}")
