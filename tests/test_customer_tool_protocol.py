@@ -99,3 +99,11 @@ def test_hermes_parser_reads_calls_and_text():
     assert parsed["content"] == "Let me check."
     assert parsed["tool_calls"][0] == {"name": "get_order", "arguments": {"order_id": "ORD-1"}}
     assert parsed["tool_calls"][1]["name"] is None  # passed on so that the env names the malformed call
+
+
+def test_the_local_agent_without_a_checkpoint_is_refused_up_front(tmp_path):
+    from thinkingbox_env.cli import main
+
+    out = tmp_path / "run.jsonl"
+    assert main(["eval", "retail/ST004_001", "--agent", "transformers", "-o", str(out)]) == 2
+    assert not out.exists()

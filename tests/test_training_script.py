@@ -71,18 +71,18 @@ def test_flags_override_the_config_file(grpo):
 ])
 def test_bad_options_are_refused_with_the_reason(grpo, argv, message, capsys):
     with pytest.raises(SystemExit):
-        grpo.parse_args(["--output_dir", "/tmp/unused", *argv])
+        grpo.parse_args(["--output_dir", "/tmp/unused", "--use_cpu", "true", *argv])
     assert message in capsys.readouterr().err
 
 
 def test_a_family_outside_the_run_domains_is_refused(grpo):
-    tb_args, _, _ = grpo.parse_args(["--output_dir", "/tmp/unused", "--families", "insurance:IN001"])
+    tb_args, _, _ = grpo.parse_args(["--output_dir", "/tmp/unused", "--use_cpu", "true", "--families", "insurance:IN001"])
     with pytest.raises(SystemExit, match="DOMAIN:CODE with DOMAIN among"):
         grpo.family_map(tb_args)
 
 
 def test_the_dataset_holds_train_variants_of_the_chosen_families(grpo):
-    tb_args, _, _ = grpo.parse_args(["--output_dir", "/tmp/unused", "--families", "retail:ST030", "retail:ST004",
+    tb_args, _, _ = grpo.parse_args(["--output_dir", "/tmp/unused", "--use_cpu", "true", "--families", "retail:ST030", "retail:ST004",
                                      "--variants_per_family", "3"])
     ds = grpo.grpo_dataset(tb_args)
     assert len(ds) == 6 and sorted(set(ds["family"])) == ["ST004", "ST030"]

@@ -77,6 +77,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
         console.print("[red]error:[/] no tasks selected")
         return 2
     config = eval_config(args)
+    if config.agent == "transformers":
+        import importlib.util
+
+        missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+        if missing or not config.agent_endpoint.model:
+            why = f"{', '.join(missing)} not installed (pip install 'thinkingbox-env\\[train]')" if missing else "--model is required"
+            console.print(f"[red]error:[/] the transformers agent runs a local checkpoint: {why}")
+            return 2
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     done: set[tuple[str, int]] = set()

@@ -14,7 +14,6 @@ import functools
 import json
 import re
 import time
-import uuid
 from typing import Any
 
 from ..spec import TaskSpec
@@ -91,7 +90,7 @@ class TransformersChatAgent:
         action: dict[str, Any] = {"role": "assistant", "content": parsed["content"]}
         if parsed["tool_calls"]:
             action["tool_calls"] = [
-                {"id": f"call_{uuid.UUID(int=(self.seed or 0) * 7919 + len(self.calls) * 101 + i).hex[-12:]}", "type": "function",
+                {"id": f"call_{len(self.calls)}_{i}", "type": "function",
                  "function": {"name": c["name"], "arguments": c["arguments"] if isinstance(c["arguments"], str) else json.dumps(c["arguments"])}}
                 for i, c in enumerate(parsed["tool_calls"])
             ]
