@@ -42,3 +42,13 @@ def test_smoke_script_refuses_to_measure_without_a_gpu_unless_told():
     out = subprocess.run([sys.executable, str(ROOT / "training" / "gpu_smoke.py")], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode != 0 and "no CUDA GPU" in out.stderr
+
+
+def test_the_shell_entry_point_checks_for_a_gpu_before_anything_else():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    out = subprocess.run(["bash", str(ROOT / "training" / "gpu_smoke.sh")], capture_output=True, text=True,
+                         env={**os.environ, "PYTHON": sys.executable})
+    assert out.returncode != 0 and "no CUDA GPU visible to torch" in out.stderr

@@ -55,7 +55,7 @@ def timed_environment(domain: str, tools: list[str]) -> type:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--hidden", type=int, default=1024, help="hidden size (1024 with 12 layers: ~0.2B parameters)")
+    p.add_argument("--hidden", type=int, default=1024, help="hidden size (1024 with 12 layers: about 0.16B parameters)")
     p.add_argument("--layers", type=int, default=12)
     p.add_argument("--heads", type=int, default=16)
     p.add_argument("--kv-heads", type=int, default=8)

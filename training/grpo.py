@@ -199,14 +199,21 @@ def grpo_trainer(args: ThinkingboxArguments, grpo_args: Any, model: Any, tokeniz
 
 
 def finish(args: ThinkingboxArguments, grpo_args: Any, trainer: Any, tokenizer: Any, peft: Any) -> Path:
-    """Save the final checkpoint (LoRA merged) and, if asked, evaluate it on test tasks; return its folder."""
+    """Save the final checkpoint (LoRA merged) and, if asked, evaluate it on test tasks; return its folder.
+
+    Under ``accelerate launch`` every process gets here: ``save_model`` gathers sharded weights,
+    and only the main process writes files and runs the evaluation.
+    """
     final = Path(grpo_args.output_dir) / "final"
-    model = trainer.model
-    if peft is not None:
-        model = model.merge_and_unload()  # the evaluation and vLLM load a plain checkpoint
-    model.save_pretrained(final)
-    tokenizer.save_pretrained(final)
-    if args.eval_tasks:
+    main_process = trainer.accelerator.is_main_process
+    if peft is None:
+        trainer.save_model(str(final))
+    elif main_process:
+        trainer.model.merge_and_unload().save_pretrained(final)  # the evaluation and vLLM load a plain checkpoint
+    if main_process:
+        tokenizer.save_pretrained(final)
+    trainer.accelerator.wait_for_everyone()
+    if args.eval_tasks and main_process:
         evaluate(args, str(final), Path(grpo_args.output_dir) / "eval.jsonl", grpo_args.seed)
     return final
 
