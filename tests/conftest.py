@@ -25,3 +25,18 @@ def call(env, name, **arguments):
 
 def state_hash(env) -> str:
     return canonical_hash(env.unwrapped.state)
+
+
+@pytest.fixture(scope="session")
+def grpo_script():
+    """training/grpo.py as a module (it is a script, not part of the package)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "training" / "grpo.py"
+    spec = importlib.util.spec_from_file_location("thinkingbox_training_grpo", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -9,9 +9,7 @@ evaluated on a frozen test task through the evaluation harness, in the training 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,14 +21,6 @@ ROOT = Path(__file__).resolve().parents[1]
 FAMILY = "ST004"
 TOOLS = ["get_customer_profile", "search_tickets", "get_shipment", "update_ticket"]
 REWARDS = ["verdict", "effects", "no_collateral", "dialogue", "progress"]
-
-
-def _load_grpo_script():
-    spec = importlib.util.spec_from_file_location("thinkingbox_training_grpo", ROOT / "training" / "grpo.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _tiny_checkpoint(folder: Path, tb_args) -> None:
@@ -47,8 +37,8 @@ def _tiny_checkpoint(folder: Path, tb_args) -> None:
 
 
 @pytest.mark.timeout(1500)
-def test_warm_start_then_grpo_then_evaluation(tmp_path, monkeypatch):
-    grpo = _load_grpo_script()
+def test_warm_start_then_grpo_then_evaluation(tmp_path, monkeypatch, grpo_script):
+    grpo = grpo_script
     tb_args, grpo_args, model_args = grpo.parse_args([
         "--config", str(ROOT / "training" / "configs" / "tiny_cpu.yaml"),
         "--model_name_or_path", str(tmp_path / "init"), "--output_dir", str(tmp_path / "run"),

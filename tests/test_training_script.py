@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -16,13 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "training" / "configs").glob("*.yaml"))
 
 
-@pytest.fixture(scope="module")
-def grpo():
-    spec = importlib.util.spec_from_file_location("thinkingbox_training_grpo_cli", ROOT / "training" / "grpo.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture
+def grpo(grpo_script):
+    return grpo_script
 
 
 def test_help_documents_every_option(grpo):
