@@ -173,3 +173,32 @@ def test_judge_answers_and_reasons_are_kept_and_unparseable_is_no(caplog):
     assert judge.calls[0]["answer"] == "yes" and judge.calls[0]["reason"] == "it says Plus." and judge.calls[0]["parsed"]
     assert judge.calls[1]["answer"] == "no" and judge.calls[1]["parsed"] is False and judge.calls[1]["raw"] == "maybe?"
     assert "could not be parsed" in caplog.text
+
+
+def test_a_trial_with_a_judge_records_the_judge_tokens_apart_from_the_agents(monkeypatch):
+    from fake_openai import FakeOpenAI
+
+    import thinkingbox_env.runner as runner
+
+    spec = _rubric_task()  # no frozen task has rubric questions yet: the trial runs this one
+    monkeypatch.setattr(runner, "load_task", lambda task_id: spec)
+    monkeypatch.setattr(runner, "make", lambda task_id, **kw: tb.ThinkingboxEnv(spec, **kw))
+    with ScriptedModel(golden_script(TASK)) as agent, FakeOpenAI(lambda body: "VERDICT: YES\nREASON: fine.") as judge:
+        config = _config(agent, judge_endpoint=EndpointConfig(model="judge", base_url=judge.base_url, api_key="k", max_retries=0))
+        row = run_trial(config, TASK, trial=0)
+    questions = len(spec.checks.rubric)
+    assert row["status"] == "ok" and row["verdict"] == 1.0 and questions >= 1
+    assert [c["usage"] for c in row["judge_calls"]] == [{"input": 10, "cached": 0, "output": 5, "reasoning": 0}] * questions
+    assert row["judge_usage"] == {"input": 10 * questions, "cached": 0, "output": 5 * questions, "reasoning": 0,
+                                  "judge_calls": questions}
+    assert row["usage"]["input"] == 100 * row["usage"]["model_calls"]  # the agent's totals hold the agent's calls only
+
+
+def test_max_completion_tokens_replaces_max_tokens_in_requests(tmp_path):
+    from thinkingbox_env.cli import main
+
+    with ScriptedModel(golden_script(TASK)) as server:
+        code = main(["eval", TASK, "--agent", "openai", "--model", "o-model", "--base-url", server.base_url, "--api-key", "k",
+                     "--max-completion-tokens", "2048", "-o", str(tmp_path / "run.jsonl")])
+    assert code == 0
+    assert all(r["max_completion_tokens"] == 2048 and "max_tokens" not in r for r in server.requests)

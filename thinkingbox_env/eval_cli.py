@@ -47,7 +47,10 @@ def eval_config(args: argparse.Namespace) -> Any:
     from .runner import EvalConfig
 
     extra = json.loads(args.extra_body) if args.extra_body else {}
+    if args.max_completion_tokens is not None:
+        args.max_tokens = None  # the two limits are alternatives; servers that take one refuse the other
     sampling = SamplingConfig(temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
+                              max_completion_tokens=args.max_completion_tokens,
                               reasoning_effort=args.reasoning_effort, extra_body=extra)
     judge = None
     if args.judge_base_url or args.judge_model:
@@ -150,7 +153,9 @@ def _add_eval(sub: Any) -> None:
     p.add_argument("--api-key", help="agent API key (or THINKINGBOX_AGENT_API_KEY / OPENAI_API_KEY)")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--top-p", type=float)
-    p.add_argument("--max-tokens", type=int, default=4096)
+    p.add_argument("--max-tokens", type=int, default=4096, help="output token limit per agent turn (sent as max_tokens)")
+    p.add_argument("--max-completion-tokens", type=int,
+                   help="send this limit as max_completion_tokens instead of max_tokens (OpenAI reasoning models)")
     p.add_argument("--reasoning-effort", help="low, medium or high, for models that take it")
     p.add_argument("--extra-body", help="JSON object merged into each agent request (e.g. vLLM chat_template_kwargs)")
     p.add_argument("--send-reasoning", action="store_true", help="send the model's reasoning back in later turns")

@@ -12,7 +12,7 @@ import logging
 import re
 from typing import Any
 
-from .llm import openai_client, resolve_model
+from .llm import openai_client, resolve_model, token_usage
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,7 @@ class RubricJudge:
         self.max_tokens = max_tokens
         self.client = client or openai_client("judge", base_url, api_key, timeout, max_retries)
         self.last_raw: str | None = None
+        self.last_usage: dict[str, int] | None = None
 
     def __call__(self, question: str, transcript: str) -> tuple[bool, str]:
         response = self.client.chat.completions.create(
@@ -59,6 +60,7 @@ class RubricJudge:
             ],
         )
         self.last_raw = response.choices[0].message.content if response.choices else None
+        self.last_usage = token_usage(response)
         answer, reason, parsed = parse_verdict(self.last_raw)
         if not parsed:
             log.warning("judge answer could not be parsed; counted as NO: %r", (self.last_raw or "")[:200])

@@ -30,3 +30,18 @@ def openai_client(role: str, base_url: str | None = None, api_key: str | None = 
         timeout=timeout,
         max_retries=max_retries,
     )
+
+
+def token_usage(response: Any) -> dict[str, int]:
+    """Input, cached input, output and reasoning tokens of one response (0 where not reported)."""
+    u = getattr(response, "usage", None)
+    if u is None:
+        return {"input": 0, "cached": 0, "output": 0, "reasoning": 0}
+    prompt_details = getattr(u, "prompt_tokens_details", None)
+    completion_details = getattr(u, "completion_tokens_details", None)
+    return {
+        "input": int(getattr(u, "prompt_tokens", 0) or 0),
+        "cached": int(getattr(prompt_details, "cached_tokens", 0) or 0) if prompt_details else 0,
+        "output": int(getattr(u, "completion_tokens", 0) or 0),
+        "reasoning": int(getattr(completion_details, "reasoning_tokens", 0) or 0) if completion_details else 0,
+    }

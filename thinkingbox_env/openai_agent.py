@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .llm import openai_client, resolve_model
+from .llm import openai_client, resolve_model, token_usage
 from .spec import TaskSpec
 
 log = logging.getLogger(__name__)
@@ -44,13 +44,15 @@ class SamplingConfig:
     temperature: float | None = 0.0
     top_p: float | None = None
     max_tokens: int | None = 4096
+    # OpenAI's reasoning models refuse max_tokens and take max_completion_tokens (reasoning included) instead
+    max_completion_tokens: int | None = None
     seed: int | None = None
     reasoning_effort: str | None = None
     extra_body: dict[str, Any] = field(default_factory=dict)
 
     def request_kwargs(self, seed: int | None) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for name in ("temperature", "top_p", "max_tokens", "reasoning_effort"):
+        for name in ("temperature", "top_p", "max_tokens", "max_completion_tokens", "reasoning_effort"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
@@ -60,21 +62,6 @@ class SamplingConfig:
         if self.extra_body:
             out["extra_body"] = dict(self.extra_body)
         return out
-
-
-def _usage(response: Any) -> dict[str, int]:
-    """Input, cached input, output and reasoning tokens of one response (0 where not reported)."""
-    u = getattr(response, "usage", None)
-    if u is None:
-        return {"input": 0, "cached": 0, "output": 0, "reasoning": 0}
-    prompt_details = getattr(u, "prompt_tokens_details", None)
-    completion_details = getattr(u, "completion_tokens_details", None)
-    return {
-        "input": int(getattr(u, "prompt_tokens", 0) or 0),
-        "cached": int(getattr(prompt_details, "cached_tokens", 0) or 0) if prompt_details else 0,
-        "output": int(getattr(u, "completion_tokens", 0) or 0),
-        "reasoning": int(getattr(completion_details, "reasoning_tokens", 0) or 0) if completion_details else 0,
-    }
 
 
 def _reasoning(message: Any) -> str | None:
@@ -203,7 +190,7 @@ class OpenAIChatAgent:
                           usage={"input": 0, "cached": 0, "output": 0, "reasoning": 0})
             self.calls.append(record)
             raise
-        record.update(ok=True, attempts=attempts, seconds=time.perf_counter() - started, usage=_usage(response))
+        record.update(ok=True, attempts=attempts, seconds=time.perf_counter() - started, usage=token_usage(response))
         if not response.choices:
             record["finish_reason"] = None
             self.calls.append(record)

@@ -139,7 +139,8 @@ class RecordingJudge:
             raise
         _, _, parsed = parse_verdict(self.judge.last_raw)
         self.calls.append({"question": question, "ok": True, "answer": "yes" if answer else "no", "parsed": parsed,
-                           "reason": reason, "raw": self.judge.last_raw, "seconds": time.perf_counter() - started})
+                           "reason": reason, "raw": self.judge.last_raw, "seconds": time.perf_counter() - started,
+                           "usage": self.judge.last_usage or {"input": 0, "cached": 0, "output": 0, "reasoning": 0}})
         return answer, reason
 
 
@@ -258,6 +259,11 @@ def run_trial(config: EvalConfig, task_id: str, trial: int) -> dict[str, Any]:
         for k in usage:
             usage[k] += c["usage"][k]
     usage["model_calls"] = len(model_calls)
+    judge_usage = {"input": 0, "cached": 0, "output": 0, "reasoning": 0}  # the evaluator's tokens, kept apart from the agent's
+    for c in judge_calls:
+        for k in judge_usage:
+            judge_usage[k] += (c.get("usage") or {}).get(k, 0)
+    judge_usage["judge_calls"] = len(judge_calls)
     seconds = time.perf_counter() - t0
     ok = system_error is None and info is not None
     row: dict[str, Any] = {
@@ -280,6 +286,7 @@ def run_trial(config: EvalConfig, task_id: str, trial: int) -> dict[str, Any]:
         "failure_category": info["failure_category"] if ok else None,
         "counts": {**trace_counts(trace, messages), "actions": base._actions, "user_turns": base._user_turns},
         "usage": usage,
+        "judge_usage": judge_usage,
         "timings": {"started_at": started_at, "seconds": seconds,
                     "model_seconds": sum(c.get("seconds", 0.0) for c in model_calls),
                     "judge_seconds": sum(c.get("seconds", 0.0) for c in judge_calls)},
