@@ -83,3 +83,34 @@ def test_the_dataset_holds_train_variants_of_the_chosen_families(grpo):
     assert len(ds) == 6 and sorted(set(ds["family"])) == ["ST004", "ST030"]
     assert "environment" not in ds.column_names  # one domain: one environment class
     assert len(set(ds["seed"])) == 6
+
+
+def test_lora_run_trains_adapters_only_and_saves_a_merged_checkpoint(grpo, tmp_path):
+    pytest.importorskip("peft")
+    from transformers import AutoModelForCausalLM
+
+    from thinkingbox_env.integrations.tiny_qwen import render_conversations, tiny_qwen3, train_tokenizer
+    from thinkingbox_env.integrations.trl import build_sft_dataset
+
+    tools = ["get_customer_profile", "search_tickets", "get_shipment", "update_ticket"]
+    corpus = build_sft_dataset(["retail"], 2, seed=0, families={"retail": ["ST004"]}, include_policy=False, tools=tools)
+    tokenizer = train_tokenizer(render_conversations(list(corpus)), vocab_size=1000)
+    tiny_qwen3(tokenizer, hidden_size=32, num_layers=1).save_pretrained(tmp_path / "init")
+    tokenizer.save_pretrained(tmp_path / "init")
+    tb_args, grpo_args, model_args = grpo.parse_args([
+        "--model_name_or_path", str(tmp_path / "init"), "--output_dir", str(tmp_path / "run"), "--dtype", "float32",
+        "--use_peft", "--lora_r", "4", "--lora_alpha", "8", "--lora_target_modules", "q_proj", "v_proj",
+        "--families", "retail:ST004", "--tools", *tools, "--include_policy", "false", "--variants_per_family", "2",
+        "--rewards", "verdict", "progress", "--max_steps", "1", "--num_generations", "2", "--per_device_train_batch_size", "2",
+        "--max_completion_length", "24", "--use_cpu", "true", "--bf16", "false", "--gradient_checkpointing", "false",
+        "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true",
+    ])
+    model, tok, peft = grpo.prepare_model(tb_args, grpo_args, model_args)
+    trainer = grpo.grpo_trainer(tb_args, grpo_args, model, tok, peft)
+    trainable = [n for n, p in trainer.model.named_parameters() if p.requires_grad]
+    assert trainable and all("lora_" in n for n in trainable)
+    trainer.train()
+    final = grpo.finish(tb_args, grpo_args, trainer, tok, peft)
+    assert not (final / "adapter_config.json").exists()  # merged: vLLM and the harness load it as a plain model
+    merged = AutoModelForCausalLM.from_pretrained(final)
+    assert not any("lora_" in n for n, _ in merged.named_parameters())
