@@ -40,3 +40,20 @@ def grpo_script():
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+ST004_TOOLS = ["get_customer_profile", "search_tickets", "get_shipment", "update_ticket"]
+
+
+def save_tiny_checkpoint(folder, variants: int = 2, seed: int = 0, vocab: int = 1000, hidden: int = 32, layers: int = 1,
+                         include_policy: bool = False) -> None:
+    """A random-init Qwen3 and a BPE tokenizer fitted to oracle conversations of ST004 train variants,
+    saved like a hub model (the conversations are those a warm start with the same seed would use)."""
+    from thinkingbox_env.integrations.tiny_qwen import render_conversations, tiny_qwen3, train_tokenizer
+    from thinkingbox_env.integrations.trl import build_sft_dataset
+
+    corpus = build_sft_dataset(["retail"], variants, seed=seed, families={"retail": ["ST004"]}, include_policy=include_policy,
+                               tools=ST004_TOOLS)
+    tokenizer = train_tokenizer(render_conversations(list(corpus)), vocab_size=vocab)
+    tiny_qwen3(tokenizer, hidden_size=hidden, num_layers=layers).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)

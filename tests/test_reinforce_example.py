@@ -16,16 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_reinforce_example_runs_episodes_and_updates_the_model(tmp_path):
+    from conftest import save_tiny_checkpoint
     from transformers import AutoModelForCausalLM
 
-    from thinkingbox_env.integrations.tiny_qwen import render_conversations, tiny_qwen3, train_tokenizer
-    from thinkingbox_env.integrations.trl import build_sft_dataset
-
-    corpus = build_sft_dataset(["retail"], 2, seed=0, families={"retail": ["ST004"]}, include_policy=False,
-                               tools=["get_customer_profile", "search_tickets", "get_shipment", "update_ticket"])
-    tokenizer = train_tokenizer(render_conversations(list(corpus)), vocab_size=1000)
-    tiny_qwen3(tokenizer, hidden_size=32, num_layers=1).save_pretrained(tmp_path / "init")
-    tokenizer.save_pretrained(tmp_path / "init")
+    save_tiny_checkpoint(tmp_path / "init")
 
     out = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "reinforce_minimal.py"), "--model", str(tmp_path / "init"), "--family", "ST004",

@@ -1,10 +1,12 @@
 """A tiny end-to-end GRPO run on CPU through training/grpo.py: warm start, GRPO steps, evaluation.
 
-The model is a random-init Qwen3 of ~1M parameters with a BPE tokenizer trained here on
-the conversations it will see (nothing is downloaded). A random model never calls a
-tool, so it is first warmed up on oracle conversations of retail train variants; GRPO
-then runs against fresh variants of the same family, and the final checkpoint is
-evaluated on a frozen test task through the evaluation harness, in the training protocol.
+The model is a random-init Qwen3 of about a million parameters with a BPE tokenizer trained
+here on the conversations it will see (nothing is downloaded). A random model never calls a
+tool, so it is first warmed up on oracle conversations of eight retail train variants; GRPO
+then plays the same variants (a model this small cannot yet copy unseen values, so fresh
+variants would leave every rollout of a group failing alike, with nothing to learn from), and
+the final checkpoint is evaluated on two frozen test tasks through the evaluation harness, in
+the training protocol.
 """
 
 from __future__ import annotations
@@ -13,27 +15,15 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import ST004_TOOLS as TOOLS
+from conftest import save_tiny_checkpoint
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("trl")
 
 ROOT = Path(__file__).resolve().parents[1]
 FAMILY = "ST004"
-TOOLS = ["get_customer_profile", "search_tickets", "get_shipment", "update_ticket"]
 REWARDS = ["verdict", "effects", "no_collateral", "dialogue", "progress"]
-
-
-def _tiny_checkpoint(folder: Path, tb_args) -> None:
-    """A random-init Qwen3 and a tokenizer fitted to the warm-start conversations, saved like a hub model."""
-    from thinkingbox_env.integrations.tiny_qwen import render_conversations, tiny_qwen3, train_tokenizer
-    from thinkingbox_env.integrations.trl import build_sft_dataset
-
-    corpus = build_sft_dataset(tb_args.domains, tb_args.sft_variants_per_family, tb_args.sft_dataset_seed,
-                               {"retail": [FAMILY]}, tb_args.include_policy, tb_args.tools)
-    tokenizer = train_tokenizer(render_conversations(list(corpus)), vocab_size=4000)
-    model = tiny_qwen3(tokenizer, hidden_size=128, num_layers=2)
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
 
 
 @pytest.mark.timeout(1500)
@@ -44,7 +34,8 @@ def test_warm_start_then_grpo_then_evaluation(tmp_path, monkeypatch, grpo_script
         "--model_name_or_path", str(tmp_path / "init"), "--output_dir", str(tmp_path / "run"),
     ])
     assert tb_args.families == [f"retail:{FAMILY}"] and tb_args.tools == TOOLS and tb_args.rewards == REWARDS
-    _tiny_checkpoint(tmp_path / "init", tb_args)
+    # the tokenizer is fitted to the warm start's own conversations
+    save_tiny_checkpoint(tmp_path / "init", tb_args.sft_variants_per_family, tb_args.sft_dataset_seed, vocab=4000, hidden=128, layers=2)
     out = tmp_path / "run"
 
     # every environment TRL builds is kept, to look at what the rollouts did to the backend

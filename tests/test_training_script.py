@@ -87,16 +87,11 @@ def test_the_dataset_holds_train_variants_of_the_chosen_families(grpo):
 
 def test_lora_run_trains_adapters_only_and_saves_a_merged_checkpoint(grpo, tmp_path):
     pytest.importorskip("peft")
+    from conftest import ST004_TOOLS as tools
+    from conftest import save_tiny_checkpoint
     from transformers import AutoModelForCausalLM
 
-    from thinkingbox_env.integrations.tiny_qwen import render_conversations, tiny_qwen3, train_tokenizer
-    from thinkingbox_env.integrations.trl import build_sft_dataset
-
-    tools = ["get_customer_profile", "search_tickets", "get_shipment", "update_ticket"]
-    corpus = build_sft_dataset(["retail"], 2, seed=0, families={"retail": ["ST004"]}, include_policy=False, tools=tools)
-    tokenizer = train_tokenizer(render_conversations(list(corpus)), vocab_size=1000)
-    tiny_qwen3(tokenizer, hidden_size=32, num_layers=1).save_pretrained(tmp_path / "init")
-    tokenizer.save_pretrained(tmp_path / "init")
+    save_tiny_checkpoint(tmp_path / "init")
     tb_args, grpo_args, model_args = grpo.parse_args([
         "--model_name_or_path", str(tmp_path / "init"), "--output_dir", str(tmp_path / "run"), "--dtype", "float32",
         "--use_peft", "--lora_r", "4", "--lora_alpha", "8", "--lora_target_modules", "q_proj", "v_proj",
