@@ -45,3 +45,12 @@ def token_usage(response: Any) -> dict[str, int]:
         "output": int(getattr(u, "completion_tokens", 0) or 0),
         "reasoning": int(getattr(completion_details, "reasoning_tokens", 0) or 0) if completion_details else 0,
     }
+
+
+def sum_usage(calls: list[dict[str, Any]]) -> dict[str, int]:
+    """Token totals over recorded calls (a failed call carries no usage and adds nothing)."""
+    total = {"input": 0, "cached": 0, "output": 0, "reasoning": 0}
+    for call in calls:
+        for k in total:
+            total[k] += (call.get("usage") or {}).get(k, 0)
+    return total

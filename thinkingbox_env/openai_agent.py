@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .llm import openai_client, resolve_model, token_usage
+from .llm import openai_client, resolve_model, sum_usage, token_usage
 from .spec import TaskSpec
 
 log = logging.getLogger(__name__)
@@ -219,8 +219,4 @@ class OpenAIChatAgent:
     @property
     def usage(self) -> dict[str, int]:
         """Token totals over this trial's calls."""
-        total = {"input": 0, "cached": 0, "output": 0, "reasoning": 0}
-        for c in self.calls:
-            for k in total:
-                total[k] += c["usage"][k]
-        return total
+        return sum_usage(self.calls)

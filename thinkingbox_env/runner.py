@@ -28,6 +28,7 @@ from typing import Any
 from .agents import NoopAgent, OracleAgent, run_episode
 from .customer_tool import CustomerToolAgent
 from .judge import RubricJudge, parse_verdict
+from .llm import sum_usage
 from .openai_agent import ModelCallError, OpenAIChatAgent, SamplingConfig
 from .registry import load_task, make
 from .users import LLMUser, ScriptedUser
@@ -254,16 +255,9 @@ def run_trial(config: EvalConfig, task_id: str, trial: int) -> dict[str, Any]:
         failed = [c for c in judge_calls if not c["ok"]]
         if failed:
             system_error = {"where": "judge", "type": "JudgeError", "message": failed[0]["error"]}
-    usage = {"input": 0, "cached": 0, "output": 0, "reasoning": 0}
-    for c in model_calls:
-        for k in usage:
-            usage[k] += c["usage"][k]
-    usage["model_calls"] = len(model_calls)
-    judge_usage = {"input": 0, "cached": 0, "output": 0, "reasoning": 0}  # the evaluator's tokens, kept apart from the agent's
-    for c in judge_calls:
-        for k in judge_usage:
-            judge_usage[k] += (c.get("usage") or {}).get(k, 0)
-    judge_usage["judge_calls"] = len(judge_calls)
+    usage = {**sum_usage(model_calls), "model_calls": len(model_calls)}
+    # the evaluator's tokens, kept apart from the agent's
+    judge_usage = {**sum_usage(judge_calls), "judge_calls": len(judge_calls)}
     seconds = time.perf_counter() - t0
     ok = system_error is None and info is not None
     row: dict[str, Any] = {

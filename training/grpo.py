@@ -15,7 +15,6 @@ variants.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
@@ -141,8 +140,9 @@ def warm_start(args: ThinkingboxArguments, grpo_args: Any, model: Any, tokenizer
                          learning_rate=args.sft_learning_rate, per_device_train_batch_size=args.sft_batch_size,
                          lr_scheduler_type=args.sft_lr_scheduler_type,
                          assistant_only_loss=True, max_length=None, save_strategy="no", logging_steps=grpo_args.logging_steps,
-                         chat_template_path=_training_template(tokenizer), **shared)
+                         **shared)
     template = tokenizer.chat_template
+    tokenizer.chat_template = _training_template(tokenizer) or template
     trainer = SFTTrainer(model=model, args=sft_args, train_dataset=data, processing_class=tokenizer, peft_config=peft)
     trainer.train()
     tokenizer.chat_template = template  # GRPO renders prompts with the model's own template
@@ -157,14 +157,9 @@ def _training_template(tokenizer: Any) -> str | None:
     try:
         from trl.chat_template_utils import get_training_chat_template
 
-        template = get_training_chat_template(tokenizer)
+        return get_training_chat_template(tokenizer)
     except Exception:  # noqa: BLE001 - templates TRL does not know keep their own
         return None
-    if template is None:
-        return None
-    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"thinkingbox_training_template_{os.getpid()}.jinja"
-    path.write_text(template)
-    return str(path)
 
 
 def evaluate(args: ThinkingboxArguments, checkpoint: str, output: Path, seed: int) -> int:
@@ -230,11 +225,6 @@ def main(argv: list[str] | None = None) -> int:
     tb_args, grpo_args, model_args = parse_args(argv)
     train(tb_args, grpo_args, model_args)
     return 0
-
-
-def describe() -> dict[str, Any]:
-    """The Thinkingbox options with their defaults (for docs and tests)."""
-    return {f.name: f.default if f.default is not dataclasses.MISSING else f.default_factory() for f in dataclasses.fields(ThinkingboxArguments)}  # type: ignore[misc]
 
 
 if __name__ == "__main__":
