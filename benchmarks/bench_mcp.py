@@ -18,7 +18,7 @@ import sys
 import time
 
 import thinkingbox_env as tb
-from thinkingbox_env.mcp_backend import MCPToolBackend
+from thinkingbox_env.serving.backend import MCPToolBackend
 
 TASK = "retail/ST030_001"
 READ = {"name": "get_customer_profile", "arguments": {"customer_id": "CUS-3000001"}}

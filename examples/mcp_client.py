@@ -14,7 +14,7 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from thinkingbox_env.mcp_backend import OperatorClient
+from thinkingbox_env.serving.backend import OperatorClient
 
 EMAIL = "anders.achterberg98@example.org"
 

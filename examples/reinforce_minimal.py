@@ -19,7 +19,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 import thinkingbox_env as tb
-from thinkingbox_env.integrations.transformers_agent import parse_hermes
+from thinkingbox_env.agents.transformers_local import parse_hermes
 
 
 def model_turn(model, tokenizer, messages, tools, max_new_tokens: int, temperature: float):

@@ -1,11 +1,10 @@
-from __future__ import annotations
+"""Fixtures shared by every test folder; plain helpers live in ``helpers.py``."""
 
-import json
+from __future__ import annotations
 
 import pytest
 
 import thinkingbox_env as tb
-from thinkingbox_env.diff import canonical_hash
 
 
 @pytest.fixture
@@ -13,18 +12,6 @@ def st030():
     env = tb.make("retail/ST030_001")
     yield env
     env.close()
-
-
-def call(env, name, **arguments):
-    """Step one tool call and return (parsed result, info)."""
-    obs, reward, terminated, truncated, info = env.step({"name": name, "arguments": arguments})
-    tool_msgs = [m for m in obs["messages"] if m["role"] == "tool"]
-    assert len(tool_msgs) == 1
-    return json.loads(tool_msgs[0]["content"]), info
-
-
-def state_hash(env) -> str:
-    return canonical_hash(env.unwrapped.state)
 
 
 @pytest.fixture(scope="session")
@@ -40,20 +27,3 @@ def grpo_script():
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
-
-
-ST004_TOOLS = ["get_customer_profile", "search_tickets", "get_shipment", "update_ticket"]
-
-
-def save_tiny_checkpoint(folder, variants: int = 2, seed: int = 0, vocab: int = 1000, hidden: int = 32, layers: int = 1,
-                         include_policy: bool = False) -> None:
-    """A random-init Qwen3 and a BPE tokenizer fitted to oracle conversations of ST004 train variants,
-    saved like a hub model (the conversations are those a warm start with the same seed would use)."""
-    from thinkingbox_env.integrations.tiny_qwen import render_conversations, tiny_qwen3, train_tokenizer
-    from thinkingbox_env.integrations.trl import build_sft_dataset
-
-    corpus = build_sft_dataset(["retail"], variants, seed=seed, families={"retail": ["ST004"]}, include_policy=include_policy,
-                               tools=ST004_TOOLS)
-    tokenizer = train_tokenizer(render_conversations(list(corpus)), vocab_size=vocab)
-    tiny_qwen3(tokenizer, hidden_size=hidden, num_layers=layers).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)

@@ -16,8 +16,7 @@ from .registry import (
 from .spec import SpecError, TaskSpec
 from .tools import ToolError, tool
 from .users import LLMUser, ScriptedUser
-
-__version__ = "0.1.0"
+from .version import __version__ as __version__
 
 __all__ = [
     "LLMUser",

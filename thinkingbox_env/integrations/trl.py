@@ -25,8 +25,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from ..agents.customer_tool import EPISODE_OVER, REPLY_TOOL, system_prompt
 from ..checks import STATE_KINDS
-from ..customer_tool import EPISODE_OVER, REPLY_TOOL, system_prompt
 from ..domain import load_domain
 from ..env import ThinkingboxEnv
 from ..registry import generate_variant

@@ -1,0 +1,127 @@
+"""Task specs, the registry, families and the train/test guard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+import yaml
+
+import thinkingbox_env as tb
+from thinkingbox_env.domain import load_domain
+from thinkingbox_env.registry import UnknownTaskError
+from thinkingbox_env.spec import SpecError, load_task_file
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def test_unknown_task_suggests_close_matches():
+    with pytest.raises(UnknownTaskError, match="closest matches: retail/ST030_001"):
+        tb.make("retail/ST030_01")
+    with pytest.raises(UnknownTaskError, match="<domain>/<task>"):
+        tb.make("ST030_001")
+
+
+def test_list_tasks_filters():
+    retail = tb.list_tasks(domain="retail")
+    assert retail and all(t.startswith("retail/") for t in retail)
+    assert tb.list_tasks(domain="retail", split="test") == retail
+    assert tb.list_tasks(split="train") == []
+    with pytest.raises(UnknownTaskError, match="unknown domain"):
+        tb.list_tasks(domain="bakery")
+    with pytest.raises(ValueError):
+        tb.list_tasks(split="dev")
+
+
+def test_every_frozen_task_is_a_test_task_made_by_its_family():
+    for task_id in tb.list_tasks():
+        spec = tb.load_task(task_id)
+        assert spec.split == "test"
+        regenerated = load_domain(spec.domain).family(spec.family).instance(spec.seed, "test", int(spec.id.rsplit("_", 1)[1]))
+        assert regenerated.content_key() == spec.content_key(), task_id
+
+
+def _write(tmp_path, data, name="ST999_001.yaml"):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    "mutate,message",
+    [
+        (lambda d: d.pop("golden_reply"), "field 'golden_reply'"),
+        (lambda d: d["user"].update(facts=[{"text": "x", "unlock": []}]), "field 'user.facts.0.unlock'"),
+        (lambda d: d.update(split="validation"), "field 'split'"),
+        (lambda d: d.update(colour="red"), "field 'colour'"),
+        (lambda d: d["golden"].append({"name": "x", "args": {}}), "field 'golden."),
+        (lambda d: d.update(checks={"sql": [{"name": "s", "query": "DELETE FROM tickets"}]}), "single SELECT"),
+        (lambda d: d.update(checks={"dialogue": [{"name": "d", "must": ["(unclosed"]}]}), "not a valid regex"),
+    ],
+)
+def test_broken_specs_name_file_task_and_field(tmp_path, mutate, message):
+    data = tb.load_task("retail/ST030_001").model_dump(mode="json")
+    mutate(data)
+    path = _write(tmp_path, data)
+    with pytest.raises(SpecError) as err:
+        load_task_file(path, "retail")
+    text = str(err.value)
+    assert str(path) in text and "ST030_001" in text and message in text
+
+
+def test_invalid_yaml_and_wrong_domain_are_reported(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("id: [unclosed")
+    with pytest.raises(SpecError, match="not valid YAML"):
+        load_task_file(bad)
+    data = tb.load_task("retail/ST030_001").model_dump(mode="json")
+    with pytest.raises(SpecError, match="field 'domain'"):
+        load_task_file(_write(tmp_path, data), "insurance")
+
+
+def test_a_patch_naming_an_unknown_table_or_row_fails_clearly():
+    data = tb.load_task("retail/ST030_001").model_dump(mode="json")
+    data["patch"]["insert"]["spaceships"] = [{"id": 1}]
+    with pytest.raises(Exception, match="unknown table 'spaceships'"):
+        tb.ThinkingboxEnv(tb.TaskSpec.model_validate(data)).reset()
+    data = tb.load_task("retail/ST030_001").model_dump(mode="json")
+    data["patch"]["update"] = [{"table": "orders", "key": {"id": "ORD-NOPE"}, "set": {"status": "shipped"}}]
+    with pytest.raises(Exception, match="matched 0 rows"):
+        tb.ThinkingboxEnv(tb.TaskSpec.model_validate(data)).reset()
+
+
+def test_families_generate_unlimited_distinct_train_variants():
+    seen = set()
+    families = load_domain("retail").families.values()
+    for fam in families:
+        for seed in range(1000, 1010):
+            spec = tb.generate_variant("retail", fam.code, seed)
+            assert spec.split == "train"
+            seen.add(spec.content_key())
+    assert len(seen) == 10 * len(families)
+
+
+def test_a_train_variant_never_equals_a_test_task():
+    """Seed 1 of ST030 is exactly the frozen ST030_001: the guard must redraw."""
+    test_key = tb.load_task("retail/ST030_001").content_key()
+    variant = tb.generate_variant("retail", "ST030", 1)
+    assert variant.content_key() != test_key
+    assert variant.seed != 1
+    env = tb.make_variant("retail", "membership_upgrade", 1)
+    assert tb.run_episode(env, tb.OracleAgent())["verdict"] == 1.0
+
+
+def test_a_second_domain_is_only_a_folder(monkeypatch):
+    monkeypatch.setenv("THINKINGBOX_PATH", str(DATA))
+    assert "library/LB001_001" in tb.list_tasks()
+    env = tb.make("library/LB001_001")
+    info = tb.run_episode(env, tb.OracleAgent())
+    assert info["verdict"] == 1.0
+    assert info["diff"]["loans"]["inserted"][0]["id"] == "LN-1"
+    genv = gym.make("thinkingbox/library.LB001_001")
+    genv.reset(seed=0)
+    genv.close()
+    from thinkingbox_env.eval.validate import validate_task
+
+    assert validate_task(tb.load_task("library/LB001_001")).ok

@@ -1,0 +1,36 @@
+"""Helpers the tests import (``from helpers import call``); fixtures are in ``conftest.py``."""
+
+from __future__ import annotations
+
+import json
+
+from thinkingbox_env.diff import canonical_hash
+
+
+def call(env, name, **arguments):
+    """Step one tool call and return (parsed result, info)."""
+    obs, reward, terminated, truncated, info = env.step({"name": name, "arguments": arguments})
+    tool_msgs = [m for m in obs["messages"] if m["role"] == "tool"]
+    assert len(tool_msgs) == 1
+    return json.loads(tool_msgs[0]["content"]), info
+
+
+def state_hash(env) -> str:
+    return canonical_hash(env.unwrapped.state)
+
+
+ST004_TOOLS = ["get_customer_profile", "search_tickets", "get_shipment", "update_ticket"]
+
+
+def save_tiny_checkpoint(folder, variants: int = 2, seed: int = 0, vocab: int = 1000, hidden: int = 32, layers: int = 1,
+                         include_policy: bool = False) -> None:
+    """A random-init Qwen3 and a BPE tokenizer fitted to oracle conversations of ST004 train variants,
+    saved like a hub model (the conversations are those a warm start with the same seed would use)."""
+    from thinkingbox_env.integrations.tiny_qwen import render_conversations, tiny_qwen3, train_tokenizer
+    from thinkingbox_env.integrations.trl import build_sft_dataset
+
+    corpus = build_sft_dataset(["retail"], variants, seed=seed, families={"retail": ["ST004"]}, include_policy=include_policy,
+                               tools=ST004_TOOLS)
+    tokenizer = train_tokenizer(render_conversations(list(corpus)), vocab_size=vocab)
+    tiny_qwen3(tokenizer, hidden_size=hidden, num_layers=layers).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)

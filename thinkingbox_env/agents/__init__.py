@@ -1,0 +1,9 @@
+"""Agents that act in an episode: the oracle and no-op baselines, an OpenAI-compatible chat model,
+a local transformers checkpoint, and the customer-as-a-tool adapter. May import the engine only."""
+
+from __future__ import annotations
+
+from .baselines import Agent, NoopAgent, OracleAgent, run_episode
+from .openai_chat import OpenAIChatAgent
+
+__all__ = ["Agent", "NoopAgent", "OpenAIChatAgent", "OracleAgent", "run_episode"]

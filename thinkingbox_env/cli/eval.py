@@ -1,0 +1,417 @@
+"""The evaluation commands: ``eval``, ``agg``, ``compare``, ``report`` and ``show``.
+
+``add_eval_commands(subparsers)`` registers them on the ``thinkingbox`` parser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from .common import console
+
+
+def _task_list_file(path: str) -> list[str]:
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("#")]
+
+
+def _select(args: argparse.Namespace) -> list[str]:
+    from ..registry import list_tasks
+    from .common import select_tasks
+
+    patterns = list(args.tasks or []) + list(args.task_patterns or [])
+    if args.task_file:
+        patterns += _task_list_file(args.task_file)
+    chosen = select_tasks(patterns)
+    if args.split:
+        allowed = set(list_tasks(split=args.split))
+        chosen = [t for t in chosen if t in allowed]
+    return chosen
+
+
+def _endpoint(model: str | None, base_url: str | None, api_key: str | None, timeout: float, retries: int) -> Any:
+    from ..eval.runner import EndpointConfig
+
+    return EndpointConfig(model=model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=retries)
+
+
+def eval_config(args: argparse.Namespace) -> Any:
+    from ..agents.openai_chat import SamplingConfig
+    from ..eval.runner import EvalConfig
+
+    extra = json.loads(args.extra_body) if args.extra_body else {}
+    if args.max_completion_tokens is not None:
+        args.max_tokens = None  # the two limits are alternatives; servers that take one refuse the other
+    sampling = SamplingConfig(temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
+                              max_completion_tokens=args.max_completion_tokens,
+                              reasoning_effort=args.reasoning_effort, extra_body=extra)
+    judge = None
+    if args.judge_base_url or args.judge_model:
+        judge = _endpoint(args.judge_model, args.judge_base_url, args.judge_api_key, args.timeout, args.max_retries)
+    return EvalConfig(
+        agent=args.agent,
+        agent_endpoint=_endpoint(args.model, args.base_url, args.api_key, args.timeout, args.max_retries),
+        sampling=sampling,
+        backoff=args.backoff,
+        send_reasoning=args.send_reasoning,
+        user=args.user,
+        user_endpoint=_endpoint(args.user_model, args.user_base_url, args.user_api_key, args.timeout, args.max_retries),
+        user_temperature=args.user_temperature,
+        judge_endpoint=judge,
+        max_actions=args.max_actions,
+        seed=args.seed,
+        protocol=args.protocol,
+        include_policy=not args.no_policy,
+    )
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from ..eval.runner import RowWriter, RunFileError, plan_trials, prepare_resume, run_local, run_ray
+
+    tasks = _select(args)
+    if not tasks:
+        console.print("[red]error:[/] no tasks selected")
+        return 2
+    config = eval_config(args)
+    if config.agent == "transformers":
+        import importlib.util
+
+        missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+        if missing or not config.agent_endpoint.model:
+            why = f"{', '.join(missing)} not installed (pip install 'thinkingbox-env\\[train]')" if missing else "--model is required"
+            console.print(f"[red]error:[/] the transformers agent runs a local checkpoint: {why}")
+            return 2
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done: set[tuple[str, int]] = set()
+    if out.exists() and out.stat().st_size > 0:
+        if not args.resume:
+            console.print(f"[red]error:[/] {out} exists; pass --resume to complete it, or choose another file")
+            return 2
+        try:
+            done = prepare_resume(out, config)
+        except RunFileError as exc:
+            console.print(f"[red]error:[/] {exc}")
+            return 2
+    plan = plan_trials(tasks, args.trials, done)
+    total = len(tasks) * args.trials
+    tally = {"done": len(done), "passed": 0, "valid": 0, "errors": 0}
+    writer = RowWriter(out)
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=not sys.stderr.isatty()) as progress:
+        bar = progress.add_task("eval", total=total, completed=len(done))
+
+        def on_row(row: dict[str, Any]) -> None:
+            writer.write(row)
+            tally["done"] += 1
+            if row["status"] == "ok":
+                tally["valid"] += 1
+                tally["passed"] += row["verdict"] == 1.0
+            else:
+                tally["errors"] += 1
+            rate = tally["passed"] / tally["valid"] if tally["valid"] else 0.0
+            progress.update(bar, advance=1, description=f"pass {rate:.3f}  system errors {tally['errors']}")
+
+        try:
+            if args.ray or args.ray_address:
+                run_ray(config, plan, on_row, address=args.ray_address, concurrency=args.concurrency)
+            else:
+                run_local(config, plan, on_row, concurrency=args.concurrency)
+        finally:
+            writer.close()
+    rate = tally["passed"] / tally["valid"] if tally["valid"] else 0.0
+    console.print(f"{len(plan)} trials run ({len(done)} kept from before) -> {out}; "
+                  f"pass@1 of this session {rate:.3f}; system errors {tally['errors']}")
+    return 0
+
+
+def _add_eval(sub: Any) -> None:
+    from ..eval.runner import AGENT_KINDS, PROTOCOLS, USER_KINDS
+
+    p = sub.add_parser("eval", help="run trials of an agent over tasks and write one JSON row per trial")
+    p.add_argument("tasks", nargs="*", help="task ids, domains or globs (default: all)")
+    p.add_argument("--tasks", dest="task_patterns", nargs="+", metavar="PATTERN", help="the same as the positional task arguments")
+    p.add_argument("--task-file", help="file with one task id, domain or glob per line")
+    p.add_argument("--split", choices=["test", "train"], help="keep only tasks of this split")
+    p.add_argument("--agent", choices=AGENT_KINDS, default="openai",
+                   help="openai: a model behind an OpenAI-compatible endpoint; transformers: a local checkpoint (--model PATH)")
+    p.add_argument("--model", help="agent model name (or THINKINGBOX_AGENT_MODEL); for --agent transformers a checkpoint path")
+    p.add_argument("--protocol", choices=PROTOCOLS, default="chat",
+                   help="chat: the environment's protocol; customer-tool: the one TRL training uses (reply_to_customer tool, "
+                        "a plain-text turn ends) -- evaluate trained checkpoints with it")
+    p.add_argument("--no-policy", action="store_true", help="customer-tool protocol: leave the policy out of the system prompt "
+                   "(for models trained without it)")
+    p.add_argument("--base-url", help="agent endpoint, e.g. http://localhost:8000/v1 (or THINKINGBOX_AGENT_BASE_URL)")
+    p.add_argument("--api-key", help="agent API key (or THINKINGBOX_AGENT_API_KEY / OPENAI_API_KEY)")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--top-p", type=float)
+    p.add_argument("--max-tokens", type=int, default=4096, help="output token limit per agent turn (sent as max_tokens)")
+    p.add_argument("--max-completion-tokens", type=int,
+                   help="send this limit as max_completion_tokens instead of max_tokens (OpenAI reasoning models)")
+    p.add_argument("--reasoning-effort", help="low, medium or high, for models that take it")
+    p.add_argument("--extra-body", help="JSON object merged into each agent request (e.g. vLLM chat_template_kwargs)")
+    p.add_argument("--send-reasoning", action="store_true", help="send the model's reasoning back in later turns")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per model request")
+    p.add_argument("--max-retries", type=int, default=5, help="retries on 502/503/504 and timeouts")
+    p.add_argument("--backoff", type=float, default=1.0, help="first retry delay in seconds (doubles each retry)")
+    p.add_argument("--user", choices=USER_KINDS, default="scripted")
+    p.add_argument("--user-model")
+    p.add_argument("--user-base-url")
+    p.add_argument("--user-api-key")
+    p.add_argument("--user-temperature", type=float, default=0.3)
+    p.add_argument("--judge-model")
+    p.add_argument("--judge-base-url")
+    p.add_argument("--judge-api-key")
+    p.add_argument("-n", "--trials", type=int, default=1, help="trials per task")
+    p.add_argument("-c", "--concurrency", type=int, default=4, help="trials in flight")
+    p.add_argument("--seed", type=int, default=0, help="trial i uses seed + i")
+    p.add_argument("--max-actions", type=int, default=50)
+    p.add_argument("-o", "--output", required=True, help="run file (JSONL)")
+    p.add_argument("--resume", action="store_true", help="complete an interrupted run; system-error rows are retried")
+    p.add_argument("--ray", action="store_true", help="run trials as Ray tasks (local Ray unless --ray-address)")
+    p.add_argument("--ray-address", help="address of an existing Ray cluster, e.g. ray://head:10001 or auto")
+    p.set_defaults(func=cmd_eval)
+
+
+def add_eval_commands(subparsers: Any) -> None:
+    """Register ``eval``, ``agg``, ``compare``, ``report`` and ``show``."""
+    _add_eval(subparsers)
+    _add_views(subparsers)
+
+
+# --------------------------------------------------------------------------- agg
+
+
+def _load_runs(paths: list[str]) -> list[dict[str, Any]]:
+    from ..eval.runner import read_rows
+
+    rows: list[dict[str, Any]] = []
+    for p in paths:
+        if not Path(p).exists():
+            raise SystemExit(f"no such run file: {p}")
+        rows += read_rows(p)
+    return rows
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None or x != x else f"{100 * x:.2f}"
+
+
+def _parse_prices(text: str | None) -> dict[str, float] | None:
+    """``input,cached,output`` in dollars per million tokens."""
+    if not text:
+        return None
+    parts = [float(p) for p in text.split(",")]
+    if len(parts) == 2:
+        parts = [parts[0], parts[0], parts[1]]
+    if len(parts) != 3:
+        raise SystemExit("--prices takes INPUT,CACHED,OUTPUT (or INPUT,OUTPUT) in dollars per million tokens")
+    return {"input": parts[0], "cached": parts[1], "output": parts[2]}
+
+
+def print_summary(s: dict[str, Any], title: str) -> None:
+    from rich.table import Table
+
+    p1 = s["pass@1"]
+    t = Table("domain", "tasks", "trials", "pass@1 %", "95% CI", title=f"{title}: pass@1 (micro-averaged)")
+    for d, v in s["pass@1"]["by_domain"].items():
+        t.add_row(d, str(v["tasks"]), str(v["trials"]), _pct(v["value"]), f"{_pct(v['ci95'][0])}-{_pct(v['ci95'][1])}")
+    o = p1["overall"]
+    t.add_row("[b]overall[/]", str(o["tasks"]), str(o["trials"]), f"[b]{_pct(o['value'])}[/]", f"{_pct(o['ci95'][0])}-{_pct(o['ci95'][1])}")
+    console.print(t)
+    se = s["system_errors"]
+    if se["count"]:
+        how = "counted as failures" if se["counted_as_failures"] else "left out of every rate above"
+        console.print(f"[yellow]system errors: {se['count']} trials ({how}); by source {se['by_source']}[/]")
+    if s.get("pass_k"):
+        t = Table("k", "pass@k (unbiased)", "pass@k (plug-in)", "pass^k (unbiased)", "pass^k (plug-in)", title="repeated trials")
+        for k in s["pass_k"]["pass@k"]:
+            t.add_row(k, *(_pct(s["pass_k"][name][k]) for name in ("pass@k", "pass@k_plugin", "pass^k", "pass^k_plugin")))
+        console.print(t)
+    elif s.get("pass_k_refused"):
+        console.print(f"[yellow]pass@k / pass^k not computed: {s['pass_k_refused']}[/]")
+    n = s.get("trials_per_task") or "n"
+    console.print(f"tasks never passed (0/{n}): {s['tasks_never_passed']}; always passed ({n}/{n}): {s['tasks_always_passed']}")
+    fc = s["failure_categories"]
+    cats = list(fc["overall"])
+    t = Table("domain", *cats, title=f"failure categories, % of {fc['failed_trials']} failed trials")
+    for d, shares in fc["by_domain"].items():
+        t.add_row(d, *(_pct(shares.get(c, 0.0)) for c in cats))
+    t.add_row("[b]overall[/]", *(_pct(fc["overall"].get(c, 0.0)) for c in cats))
+    console.print(t)
+    t = Table("check", "passed", "total", "rate %", title="checks (pooled across tasks)")
+    for name, v in s["checks"].items():
+        t.add_row(name, str(v["passed"]), str(v["total"]), _pct(v["rate"]))
+    console.print(t)
+    pt, tok = s["per_trial"], s["tokens"]["overall"]
+    console.print("per trial: " + ", ".join(f"{k} {v:.2f}" for k, v in pt.items())
+                  + f"; tokens/turn {tok['tokens_per_turn']:.0f} x turns/trial {tok['turns_per_trial']:.2f}"
+                  f" ({tok['trials_with_tokens']} trials with token counts)")
+    w = s["weak_evaluator"]
+    console.print(f"of {w['failed_trials']} failed trials: clean termination {_pct(w['clean_termination'])}%, "
+                  f"+ write call {_pct(w['clean_and_write'])}%, + no final tool error {_pct(w['clean_write_no_error'])}%; "
+                  f"diffs show a wrong field value {_pct(w['wrong_field_value'])}%, a missing effect {_pct(w['missing_effect'])}%, "
+                  f"an extra effect {_pct(w['extra_effect'])}%")
+    if "cost" in s:
+        c = s["cost"]
+        console.print(f"cost: total ${c['total']:.4f}; per trial ${c['per_trial']:.4f}; per success ${c['per_success']:.4f}; "
+                      f"per task solved in all trials ${c['per_task_solved_in_all_trials']:.4f}")
+
+
+def cmd_agg(args: argparse.Namespace) -> int:
+    from ..eval.metrics import summarize
+
+    rows = _load_runs(args.runs)
+    summary = summarize(rows, prices=_parse_prices(args.prices), system_errors_as_failures=args.system_errors_as_failures)
+    if args.json == "-":
+        sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+        return 0
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    print_summary(summary, ", ".join(args.runs))
+    return 0
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from ..eval.metrics import compare_runs
+
+    result = compare_runs(_load_runs([args.a]), _load_runs([args.b]))
+    if args.json:
+        out = json.dumps(result, indent=2)
+        if args.json == "-":
+            sys.stdout.write(out + "\n")
+            return 0
+        Path(args.json).write_text(out, encoding="utf-8")
+    console.print(f"{result['tasks']} tasks in both runs; A {_pct(result['a_pass_rate'])}%, B {_pct(result['b_pass_rate'])}%; "
+                  f"lift (B - A) {_pct(result['lift'])} points, 95% CI {_pct(result['lift_ci95'][0])} to {_pct(result['lift_ci95'][1])}")
+    changed = [p for p in result["per_task"] if p["diff"] != 0]
+    if changed:
+        t = Table("task", "A %", "B %", "B - A", title="tasks whose pass rate changed")
+        for p in sorted(changed, key=lambda p: p["diff"]):
+            t.add_row(p["task_id"], _pct(p["a"]), _pct(p["b"]), f"{100 * p['diff']:+.1f}")
+        console.print(t)
+    console.print(f"flipped to pass (pass rate crossed 50% upwards): {', '.join(result['flipped_to_pass']) or 'none'}")
+    console.print(f"flipped to fail: {', '.join(result['flipped_to_fail']) or 'none'}")
+    for side in ("only_in_a", "only_in_b"):
+        if result[side]:
+            console.print(f"[yellow]{len(result[side])} tasks {side.replace('_', ' ')}, not compared[/]")
+    return 0
+
+
+# --------------------------------------------------------------------------- show
+
+
+def render_transcript(row: dict[str, Any], width: int = 2000) -> list[str]:
+    """The trial as readable lines (rich markup): dialogue, tool calls and results, diff and failed checks."""
+    from rich.markup import escape
+
+    def cut(text: Any) -> str:
+        text = text if isinstance(text, str) else json.dumps(text, default=str)
+        return escape(text if len(text) <= width else text[:width] + " ...")
+
+    status = "PASS" if row.get("verdict") == 1.0 else ("SYSTEM ERROR" if row["status"] != "ok" else "FAIL")
+    lines = [f"[b]{row['task_id']}[/] trial {row['trial']} (seed {row['seed']}): [b]{status}[/]"
+             f"  finish {row.get('finish_reason')}  category {row.get('failure_category')}"]
+    for e in row.get("trace") or []:
+        if e["type"] == "message":
+            if e["role"] == "system" and e.get("source") == "env" and not str(e.get("content", "")).startswith("{"):
+                continue  # the system prompt and the policy
+            if e.get("reasoning"):
+                lines.append(f"[dim]  (reasoning) {cut(e['reasoning'])}[/]")
+            if e.get("content"):
+                who = {"agent": "ASSISTANT", "simulator": "USER", "task": "USER"}.get(e.get("source", ""), e["role"].upper())
+                lines.append(f"[b]{who}:[/] {cut(e['content'])}")
+        elif e["type"] == "tool_call":
+            args = e.get("arguments")
+            shown = args if isinstance(args, str) else json.dumps(args, default=str)
+            mark = "" if e.get("ok") else f" [red]({e.get('error_kind') or 'error'})[/]"
+            lines.append(f"[cyan]  call[/] {escape(str(e['name']))}({cut(shown)}){mark}")
+            lines.append(f"[dim]  result[/] {cut(e.get('result'))}")
+    if row.get("system_error"):
+        lines.append(f"[red]system error ({row['system_error'].get('where')}): {escape(row['system_error'].get('message', ''))}[/]")
+    if row.get("diff") is not None:
+        lines.append("[b]final diff:[/] " + (escape(json.dumps(row["diff"], indent=1, default=str)) if row["diff"] else "no changes"))
+    failed = [d for d in row.get("check_details") or [] if d["passed"] is not True]
+    for d in failed:
+        lines.append(f"[red]failed check[/] {escape(d['name'])}: {escape(str(d.get('detail', '')))}")
+    if row.get("judge_calls"):
+        for j in row["judge_calls"]:
+            lines.append(f"[magenta]judge[/] {escape(j['question'])} -> {j.get('answer')} ({escape(str(j.get('reason', j.get('error'))))})")
+    return lines
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    rows = [r for r in _load_runs([args.run]) if r["task_id"] == args.task]
+    if not rows:
+        console.print(f"[red]error:[/] no trials of '{args.task}' in {args.run}")
+        return 2
+    if args.trial is None:
+        for r in sorted(rows, key=lambda r: r["trial"]):
+            status = "pass" if r.get("verdict") == 1.0 else ("system error" if r["status"] != "ok" else f"fail ({r.get('failure_category')})")
+            console.print(f"trial {r['trial']}: {status}")
+        return 0
+    chosen = [r for r in rows if r["trial"] == args.trial]
+    if not chosen:
+        console.print(f"[red]error:[/] {args.task} has no trial {args.trial}; trials: {sorted(r['trial'] for r in rows)}")
+        return 2
+    for line in render_transcript(chosen[-1]):
+        console.print(line, soft_wrap=True)
+    return 0
+
+
+# --------------------------------------------------------------------------- report
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from ..eval.report import build_report
+
+    runs = {}
+    for p in args.runs:
+        name = Path(p).stem
+        while name in runs:
+            name += "'"
+        runs[name] = _load_runs([p])
+    html = build_report(runs, title=args.title)
+    Path(args.output).write_text(html, encoding="utf-8")
+    console.print(f"wrote {args.output} ({len(html) // 1024} KiB, {len(runs)} runs)")
+    return 0
+
+
+def _add_views(sub: Any) -> None:
+    p = sub.add_parser("agg", help="metrics of a run: pass@1, pass@k / pass^k, intervals, failure shares, costs")
+    p.add_argument("runs", nargs="+", help="run files (JSONL); several are read as one run")
+    p.add_argument("--json", help="also write the metrics as JSON to this file ('-': print only the JSON)")
+    p.add_argument("--prices", help="INPUT,CACHED,OUTPUT dollars per million tokens, for the cost columns")
+    p.add_argument("--system-errors-as-failures", action="store_true",
+                   help="count system-error trials as failed trials instead of leaving them out")
+    p.set_defaults(func=cmd_agg)
+
+    p = sub.add_parser("compare", help="paired per-task comparison of two runs, with a bootstrap interval for the lift")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--json", help="also write the comparison as JSON ('-': print only the JSON)")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("report", help="one self-contained HTML report of one or more runs")
+    p.add_argument("runs", nargs="+")
+    p.add_argument("-o", "--output", default="report.html")
+    p.add_argument("--title", default="thinkingbox evaluation report")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("show", help="a readable transcript of one trial")
+    p.add_argument("run")
+    p.add_argument("--task", required=True)
+    p.add_argument("--trial", type=int, help="trial index (default: list the task's trials)")
+    p.set_defaults(func=cmd_show)

@@ -1,0 +1,41 @@
+"""The ``thinkingbox`` command: list, run, validate and freeze tasks."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from ..registry import UnknownTaskError
+from ..spec import SpecError
+from ..version import __version__
+from .common import console
+from .eval import add_eval_commands
+from .serve import add_serve_command
+from .tasks import add_task_commands
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="thinkingbox", description="Stateful business-workflow tasks for LLM agents.")
+    parser.add_argument("--version", action="version", version=f"thinkingbox-env {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_task_commands(sub)
+    add_serve_command(sub)
+    add_eval_commands(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.func(args) or 0)
+    except (UnknownTaskError, SpecError, KeyError) as exc:
+        console.print(f"[red]error:[/] {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}")
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
