@@ -105,6 +105,7 @@ class ThinkingboxEnv(gym.Env):
         max_user_turns: int = 10,
         render_mode: str | None = None,
         tool_backend: ToolBackend | None = None,
+        persona: str | None = None,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
@@ -115,7 +116,11 @@ class ThinkingboxEnv(gym.Env):
         self.toolbox = self.runtime.domain.toolbox
         self.tool_schemas = self.toolbox.openai_schemas()
         self._tool_schemas_json = json.dumps(self.tool_schemas)  # a fresh copy per reset is one json.loads
-        self.user: SimulatedUser = user if user is not None else ScriptedUser()
+        if user is not None and persona is not None:
+            raise ValueError("give the persona to the user you pass (ScriptedUser(persona=...)), or pass persona without a user")
+        self.user: SimulatedUser = user if user is not None else ScriptedUser(persona=persona or "plain")
+        if hasattr(self.user, "bind_domain"):
+            self.user.bind_domain(self.runtime.domain.spec)
         self.judge = judge
         self.max_actions = max_actions
         self.max_user_turns = max_user_turns
@@ -161,10 +166,15 @@ class ThinkingboxEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         if options:
-            unknown = set(options) - {"max_actions"}
+            unknown = set(options) - {"max_actions", "persona"}
             if unknown:
-                raise ValueError(f"unknown reset options {sorted(unknown)}; supported: max_actions")
+                raise ValueError(f"unknown reset options {sorted(unknown)}; supported: max_actions, persona")
             self.max_actions = int(options.get("max_actions", self.max_actions))
+            if "persona" in options:
+                if not isinstance(self.user, ScriptedUser):
+                    raise ValueError("the persona reset option needs the scripted user")
+                self.user = ScriptedUser(persona=options["persona"])
+                self.user.bind_domain(self.runtime.domain.spec)
         if self.state is not None:
             self.state.close()
         self.state = self.runtime.new_state()

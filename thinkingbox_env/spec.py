@@ -8,7 +8,7 @@ loading errors name the file, the task and the field.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -48,6 +48,13 @@ class TableMeta(_Strict):
     references: dict[str, str] = Field(default_factory=dict)  # column -> referenced table
 
 
+class DomainSlot(_Strict):
+    """A kind of fact only this domain's customers hold; the engine's slots cover the common ones."""
+
+    synonyms: list[str] = Field(min_length=1, description="noun phrases an agent uses to ask for it")
+    value: str | None = Field(default=None, description="a regex matching a stated value of this slot")
+
+
 class DomainSpec(_Strict):
     """The contents of ``domains/<name>/domain.yaml``."""
 
@@ -57,6 +64,9 @@ class DomainSpec(_Strict):
     agent_role: str = ""
     id_patterns: list[str] = Field(default_factory=list)
     tables: dict[str, TableMeta] = Field(default_factory=dict)
+    slots: dict[str, DomainSlot] = Field(
+        default_factory=dict, description="user-fact slots this domain adds to the engine's vocabulary"
+    )
 
     @field_validator("id_patterns")
     @classmethod
@@ -77,6 +87,31 @@ class Fact(_Strict):
 
     text: str
     unlock: list[str] = Field(min_length=1, description="words that, asked about, release the fact")
+    slot: str | None = Field(default=None, description="what the fact answers; inferred from text and unlock when absent")
+    value: str | None = Field(default=None, description="the bare value inside text, for confirmations and terse replies")
+
+
+class Decision(_Strict):
+    """How the customer answers a proposal or a choice on one topic.
+
+    Proposals are matched to a decision by its ``about`` phrases (the topic, never
+    the act: whether the message proposes anything is read structurally first).
+    """
+
+    about: list[str] = Field(min_length=1, description="phrases naming the topic, e.g. 'store credit', 'charge'")
+    answer: Literal["accept", "refuse", "either"] = "accept"
+    prefer: list[str] = Field(default_factory=list, description="in a choice, options containing these are picked")
+    no_later_than: date | None = None
+    no_earlier_than: date | None = None
+    max_amount: float | None = None
+    reason: str = Field(default="", description="said when refusing")
+
+
+class RequestChange(_Strict):
+    """The one change of mind the 'changes' persona makes mid-conversation."""
+
+    after_turns: int = Field(default=2, ge=1)
+    to: str = Field(min_length=1, description="what the customer says instead, in their words")
 
 
 DEFAULT_RULES = [
@@ -93,6 +128,11 @@ class UserSpec(_Strict):
     rules: list[str] = Field(default_factory=lambda: list(DEFAULT_RULES))
     confirm: str = "Yes, please go ahead."
     intent: str = ""
+    decisions: list[Decision] = Field(default_factory=list)
+    otherwise: Literal["accept", "ask"] = Field(
+        default="accept", description="answer to a proposal no decision covers: agree, or ask for a recommendation"
+    )
+    change: RequestChange | None = None
 
 
 class ToolCall(_Strict):
@@ -194,7 +234,7 @@ class TaskSpec(_Strict):
         import hashlib
         import json
 
-        payload = self.model_dump(include={"user", "patch", "golden", "checks"}, mode="json")
+        payload = _prune_optional_user_fields(self.model_dump(include={"user", "patch", "golden", "checks"}, mode="json"))
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -247,7 +287,25 @@ def load_domain_spec(path: Path) -> DomainSpec:
         raise SpecError(f"{path}: {_format_validation_error(exc)}") from exc
 
 
+_OPTIONAL_USER_FIELDS = {"decisions": [], "otherwise": "accept", "change": None}
+_OPTIONAL_FACT_FIELDS = {"slot": None, "value": None}
+
+
+def _prune_optional_user_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """Drop typed-user fields left at their defaults, so specs written before them keep their bytes and hashes."""
+    user = data.get("user")
+    if isinstance(user, dict):
+        for key, default in _OPTIONAL_USER_FIELDS.items():
+            if key in user and user[key] == default:
+                del user[key]
+        for fact in user.get("facts") or []:
+            for key, default in _OPTIONAL_FACT_FIELDS.items():
+                if key in fact and fact[key] == default:
+                    del fact[key]
+    return data
+
+
 def dump_task(spec: TaskSpec) -> str:
     """YAML for a frozen task, in a stable key order that reads well in review."""
-    data = spec.model_dump(mode="json", exclude_defaults=False)
+    data = _prune_optional_user_fields(spec.model_dump(mode="json", exclude_defaults=False))
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)

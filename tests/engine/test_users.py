@@ -33,7 +33,7 @@ def test_scripted_user_discloses_only_what_is_asked():
     user = ScriptedUser()
     user.reset(SPEC, seed=0)
     assert _reply(user, "What is your email address?") == "My email address is kim@example.com."
-    assert _reply(user, "Which order is it, and what email do you use?") == "My email address is kim@example.com. The order number is ORD-77."
+    assert _reply(user, "Which order is it, and what email do you use?") == "The order number is ORD-77. My email address is kim@example.com."
     assert _reply(user, "What is your date of birth?") == DONT_KNOW
     assert _reply(user, "Your order is cancelled.") == SATISFIED
     assert _reply(user, "Shall I cancel it now?") == SPEC.confirm

@@ -1,70 +1,23 @@
-"""Simulated users: the environment's side of the dialogue.
+"""The LLM user: an OpenAI-compatible model playing the customer under a grounding contract.
 
-The user belongs to the environment, not to the agent under test, so it is held
-fixed across agents. ``ScriptedUser`` is deterministic and offline: it releases
-a fact only when the agent's message asks about it, which makes elicitation a
-real requirement. ``LLMUser`` puts an OpenAI-compatible model behind the same
-interface, bound by a grounding contract and fed only the user-visible dialogue.
+Its profile carries the same typed facts, decisions and persona the scripted user
+works from, so the two users differ in wording, not in what the customer knows or
+wants. It sees only the user-visible dialogue, and its reply is normalised.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Protocol
+from typing import Any
 
-from .llm import openai_client, resolve_model
-from .spec import UserSpec
+from ..llm import openai_client, resolve_model
+from ..spec import UserSpec
+from .decisions import derive_decisions
+from .protocol import DONE_MARKER, DONT_KNOW
+from .slots import infer_slot
 
 log = logging.getLogger(__name__)
-
-DONE_MARKER = "<DONE>"
-DONT_KNOW = "I don't know."
-SATISFIED = "Thanks, that solves it."
-
-
-class SimulatedUser(Protocol):
-    deterministic: bool
-
-    def reset(self, spec: UserSpec, seed: int | None) -> None: ...
-
-    def reply(self, dialogue: list[dict[str, str]]) -> str:
-        """Next user turn given the user-visible dialogue (user and assistant text only)."""
-        ...
-
-
-_CONFIRM_RE = re.compile(
-    r"\b(confirm|shall i|should i|would you like( me)? to|do you want( me)? to|ok(ay)? to|go ahead|proceed|is that (right|correct|ok))\b",
-    re.IGNORECASE,
-)
-_REQUEST_RE = re.compile(r"\?|\b(please (provide|share|send|tell|confirm|let me know)|let me know|could you|can you)\b", re.IGNORECASE)
-
-
-def _mentions(text: str, word: str) -> bool:
-    return re.search(r"(?<![A-Za-z0-9])" + re.escape(word.lower()), text.lower()) is not None
-
-
-class ScriptedUser:
-    """Answers from the spec's facts by their unlock words; deterministic and offline."""
-
-    deterministic = True
-
-    def __init__(self) -> None:
-        self.spec: UserSpec | None = None
-
-    def reset(self, spec: UserSpec, seed: int | None) -> None:
-        self.spec = spec
-
-    def reply(self, dialogue: list[dict[str, str]]) -> str:
-        assert self.spec is not None, "reset() first"
-        last = next((m["content"] for m in reversed(dialogue) if m["role"] == "assistant"), "")
-        if not _REQUEST_RE.search(last):
-            return SATISFIED
-        facts = [f.text for f in self.spec.facts if any(_mentions(last, w) for w in f.unlock)]
-        parts = list(dict.fromkeys(facts))
-        if _CONFIRM_RE.search(last):
-            parts.append(self.spec.confirm)
-        return " ".join(parts) if parts else DONT_KNOW
 
 
 # --------------------------------------------------------------------------- LLM user
@@ -114,13 +67,50 @@ def normalise_reply(text: str | None) -> str:
     return text or DONT_KNOW
 
 
-def render_profile(spec: UserSpec) -> str:
+PERSONA_NOTES = {
+    "plain": "",
+    "terse": "Answer in as few words as possible: the value alone, or yes or no.",
+    "verbose": "You are chatty: when you answer, add one more relevant fact from the PROFILE that was not asked for.",
+    "impatient": "You are in a hurry: after a few turns ask the assistant to speed up; if it keeps asking questions, say goodbye.",
+    "misremembers": "The first time you give your order or policy number, give it with two digits swapped; "
+    "when told it does not exist, apologise and give the right one.",
+    "changes": "Once, after a couple of turns, change your request as the PROFILE says under 'Change of mind'.",
+}
+
+
+def render_profile(spec: UserSpec, persona: str = "plain") -> str:
+    """The customer's profile: typed facts, decisions and persona, in the project's own words."""
     lines = ["Rules:"] + [f"- {r}" for r in spec.rules]
     if spec.intent:
         lines.append(f"Goal: {spec.intent}")
-    lines.append("What you can tell the assistant when asked:")
-    lines += [f"- {f.text}" for f in spec.facts]
-    lines.append(f"If the assistant asks you to confirm an action that matches your goal, say: {spec.confirm}")
+    lines.append("What you can tell the assistant when asked (one kind of information per line):")
+    lines += [f"- {infer_slot(f).replace('_', ' ')}: {f.text}" for f in spec.facts]
+    slots = [(infer_slot(f), f.text) for f in spec.facts]
+    decisions = derive_decisions(spec, slots)
+    if decisions:
+        lines.append("Your decisions on proposals and choices:")
+        for d in decisions:
+            bits = [f"about {', '.join(d.about[:4])}: {d.answer}"]
+            if d.prefer:
+                bits.append(f"prefer {', '.join(d.prefer)}")
+            if d.no_later_than:
+                bits.append(f"no later than {d.no_later_than.isoformat()}")
+            if d.no_earlier_than:
+                bits.append(f"not before {d.no_earlier_than.isoformat()}")
+            if d.max_amount is not None:
+                bits.append(f"at most ${d.max_amount:,.2f}")
+            if d.reason:
+                bits.append(f"reason to give: {d.reason}")
+            lines.append("- " + "; ".join(bits))
+    if spec.otherwise == "ask":
+        lines.append("For any other proposal, ask the assistant what it recommends.")
+    lines.append("Refuse anything irreversible you did not ask for (cancelling, closing, removing).")
+    lines.append(f"If the assistant asks you to confirm an action that matches your goal and your decisions, say: {spec.confirm}")
+    if persona == "changes" and spec.change:
+        lines.append(f"Change of mind (after {spec.change.after_turns} turns): {spec.change.to}")
+    note = PERSONA_NOTES.get(persona, "")
+    if note:
+        lines.append(f"Manner: {note}")
     return "\n".join(lines)
 
 
@@ -139,7 +129,12 @@ class LLMUser:
         timeout: float = 120.0,
         max_retries: int = 5,
         client: Any = None,
+        persona: str = "plain",
     ) -> None:
+        if persona not in PERSONA_NOTES:
+            raise ValueError(f"unknown persona {persona!r}; choose from {', '.join(PERSONA_NOTES)}")
+        self.persona = persona
+        self.base_url = base_url
         self.model = resolve_model("user", model)
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -147,6 +142,11 @@ class LLMUser:
         self.spec: UserSpec | None = None
         self.seed: int | None = None
         self.turn = 0
+
+    def describe(self) -> dict[str, Any]:
+        """The user model and its settings, recorded in every eval row."""
+        return {"kind": "llm", "persona": self.persona, "model": self.model, "base_url": self.base_url,
+                "temperature": self.temperature, "max_tokens": self.max_tokens}
 
     def reset(self, spec: UserSpec, seed: int | None) -> None:
         self.spec, self.seed, self.turn = spec, seed, 0
@@ -160,7 +160,7 @@ class LLMUser:
         )
         runtime = (
             f"[[DIALOGUE]]\n{history}\n[[END DIALOGUE]]\n"
-            f"[[PROFILE]]\n{escape_dialogue_text(render_profile(self.spec))}\n[[END PROFILE]]\n"
+            f"[[PROFILE]]\n{escape_dialogue_text(render_profile(self.spec, self.persona))}\n[[END PROFILE]]\n"
             f"[[LATEST ASSISTANT MESSAGE]]\n{escape_dialogue_text(last)}\n[[END LATEST ASSISTANT MESSAGE]]\n"
             "Write the customer's next message."
         )
