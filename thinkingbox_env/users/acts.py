@@ -51,12 +51,12 @@ _QUESTION_START = _rx(rf"^\s*(?:(?:and|also|so|ok(?:ay)?|great|thanks|thank you|
 _REQUEST = _rx(
     r"^\s*(?:(?:and|also|so|ok(?:ay)?|great|thanks|thank you|first|next|now|finally|lastly|then)[,!.]?\s+)*(?:please\s+|kindly\s+|just\s+)?"
     r"(?:provide|share|send|give|tell|let me know|confirm|enter|type|spell|list|describe|state|include|reply with|write|supply|say|read|"
-    r"verify|explain|remind me|let me have|go ahead and (?:share|send|give|provide|tell))\b"
+    r"verify|explain|remind me|let me have|answer|go ahead and (?:share|send|give|provide|tell))\b(?! me a (?:moment|second|minute))"
     r"|\b(?:can|could|would|will) you (?:please |kindly |also |just )?(?:provide|share|send|give|tell|confirm|let me know|describe|spell|"
     r"read|verify|explain|remind me|state|write|type|list|check|look up|find)\b"
     r"|\bwould you mind (?:sharing|providing|giving|telling|confirming|sending|spelling|describing)\b"
-    r"|\bi(?:'ll| will| would|'d)? (?:also |first |just |still )?(?:need|require)\b|\bi(?:'m| am) going to need\b"
-    r"|\bwe(?:'ll| will| would|'d)? (?:also |first |just |still )?need\b|\bi need (?:to (?:know|have|get|verify|confirm|check)|you to)\b"
+    r"|\bi(?:'ll| will| would|'d)? (?:also |first |just |still )?(?:need|require)\b(?! to (?!know|have|get|verify|confirm|check|see|ask))|\bi(?:'m| am) going to need\b"
+    r"|\bwe(?:'ll| will| would|'d)? (?:also |first |just |still )?need\b(?! to (?!know|have|get|verify|confirm|check|see|ask))|\bi need (?:to (?:know|have|get|verify|confirm|check)|you to)\b"
     r"|\b(?:may|can|could) (?:i|we) (?:please |also )?(?:have|get|ask for|ask|grab|take|know|see)\b"
     r"|\bi(?:'d| would) (?:like|love|need) (?:to (?:have|get|ask for|know|take|confirm|verify|check)|your)\b"
     r"|\b(?:need|want) to (?:know|verify|confirm|check|see)\b|\bwhat(?:'s| is| was) your\b|\b(?:please|pls)\s*[.!]?\s*$"
@@ -66,7 +66,7 @@ _REQUEST = _rx(
 )
 _PROPOSAL = _rx(
     r"^\s*(?:so,?\s+|ok(?:ay)?,?\s+|then,?\s+|great,?\s+|now,?\s+)?(?:shall|should) (?:i|we)\b"
-    r"|\b(?:would|do|did) you (?:like|want|wish) (?:me|us) to\b|\bwould you like (?:to (?:proceed|go ahead|continue|accept|confirm|do that|go with|take)|that)\b"
+    r"|\b(?:would|do|did) you (?:like|want|wish) (?:me|us) to\b(?! do (?:for you|today))|\bwould you like (?:to (?:proceed|go ahead|continue|accept|confirm|do that|go with|take)|that)\b"
     r"|\bdo you want (?:to (?:proceed|go ahead|continue|accept|do that|go with|take)|that|this)\b"
     r"|\b(?:is|would|will|does|do|did) (?:that|this|it|these|those) (?:be )?(?:ok|okay|alright|all right|fine|acceptable|work|suit|sound|agreeable|good)\b"
     r"|\bhow does (?:that|this) sound\b|\b(?:that|this) (?:ok|okay|alright|fine) (?:with|for) you\b"
@@ -81,6 +81,7 @@ _PROPOSAL = _rx(
     r"|\bgo ahead\?\s*$|\bproceed\?\s*$|\b(?:ok|okay|agreed|deal|yes or no)\?\s*$|\bsound good\?\s*$|\bwork for you\?\s*$"
     r"|^\s*(?:i|we) (?:can|could) (?:offer|do|move|give|issue|process|set up|arrange|extend|cancel|refund|schedule|book|add|change|update|apply|send|waive|reinstate)\b"
     r"|\bthe (?:best|most|latest|earliest) (?:i|we) can (?:do|offer|give|move)\b|^\s*(?:i|we)(?:'d| would)? (?:suggest|recommend|propose)\b"
+    r"|\bwould you like to (?:pay|set up|switch|add|cancel|keep|go|move|book|schedule|renew|reinstate|upgrade|use)\b"
     r"|\bmay (?:i|we) (?:cancel|process|charge|apply|submit|file|add|remove|change|update|book|schedule|issue|refund|move|extend|set up)\b"
     r"|\b(?:can|could) (?:i|we) (?:cancel|process|charge|apply|submit|file|add|remove|change|update|book|schedule|issue|refund|move|extend|set up|go with)\b"
 )
@@ -93,13 +94,14 @@ _CONFIRM_TAG = _rx(
     r"\b(?:is that|is this|that's|that is) (?:right|correct|accurate|still (?:right|correct|current|valid))\b|,\s*(?:right|correct)\s*\?"
     r"|\bjust to (?:confirm|check|double-check|make sure|verify)\b|\bto (?:confirm|double-check)\b|\bcan you confirm (?:that )?(?:your|the|it|this|that)\b"
     r"|\bcould you confirm (?:that )?(?:your|the|it|this|that)\b|\bplease confirm (?:that )?(?:your|the|it|this)\b|\bis (?:your|the|it|this)\b"
-    r"|\bi (?:have|see|show|'ve got) (?:your|the|it|you)\b|\bon file (?:as|is)\b|\bcorrect\s*\?|\bright\s*\?|\bconfirm\b"
+    r"|\bwas (?:your|the|it)\b|\bi (?:have|see|show|'ve got|found) (?:your|the|it|you|ticket|order|policy)\b|\bon file (?:as|is)\b|\bcorrect\s*\?|\bright\s*\?|\bconfirm\b"
 )
 _VALUE_TOKEN = re.compile(
     r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}|\b[A-Z]{2,4}-\d+\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{3,}\b|\b[A-HJ-NPR-Z0-9]{17}\b"
     r"|\b(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}\b"
-    r"|\b(?:is|as|:)\s+(?:[A-Z][\w'-]+)(?:\s+[A-Z][\w'-]+)*",
+    r"|\b[A-Z][A-Z0-9]{3,}\d\b|\b(?:is|as)\s+(?:[A-Z][\w'-]+)(?:\s+[A-Z][\w'-]+)*",
 )
+_PURE_TAG = _rx(r"^\s*(?:is (?:that|this) (?:right|correct)|(?:right|correct)|is that still (?:right|correct|current))\s*\?\s*$|,\s*is that (?:right|correct)\s*\?\s*$|,\s*(?:right|correct)\s*\?\s*$")
 _CLOSING = _rx(
     r"\b(?:has|have) been\b|\bis now\b|\bare now\b|\ball set\b|\b(?:done|completed|processed|updated|cancelled|canceled|scheduled|filed|issued|refunded|booked|added|removed|applied|resolved|arranged|granted)\b"
     r"|\bi(?:'ve| have)\b|\bthank you for\b|\bthanks for\b|\b(?:have a|enjoy your) (?:great|good|nice|lovely)\b|\bgoodbye\b|\bbye\b|\btake care\b"
@@ -142,7 +144,8 @@ def _is_keyword_list(sentence: str, hits: list[tuple[int, int, str]]) -> bool:
     rest = sentence
     for start, end, _ in sorted(hits, reverse=True):
         rest = rest[:start] + " " + rest[end:]
-    return not _CUE_WORDS.search(rest)
+    words = re.findall(r"[A-Za-z']+", rest)
+    return len(words) <= 1 or (len(hits) >= 3 and len(words) < len(hits))
 
 
 def _options(sentence: str) -> list[str]:
@@ -156,10 +159,21 @@ def read_agent_message(text: str, vocabulary: Vocabulary) -> Reading:
     """The dialogue acts of an agent message, with the slots it asks about."""
     reading = Reading()
     slots: list[str] = []
-    for sentence in split_sentences(text):
+    sentences = split_sentences(text)
+    merged: list[str] = []
+    for sentence in sentences:
+        if merged and _PURE_TAG.match(sentence) and _VALUE_TOKEN.search(merged[-1]):
+            merged[-1] = merged[-1] + " " + sentence
+        else:
+            merged.append(sentence)
+    for sentence in merged:
         hits = vocabulary.find(sentence)
+        if any(s == "driver_details" for _, _, s in hits) and not re.search(r"\byour own\b", sentence, _I):
+            hits = [h for h in hits if h[2] not in ("date_of_birth", "full_name", "licence_number")
+                    or re.search(r"\byour\s+$", sentence[max(0, h[0] - 6):h[0]], _I)]
         hit_slots = [s for _, _, s in hits]
-        question = sentence.rstrip().endswith("?") or bool(_QUESTION_START.search(sentence))
+        end = sentence.rstrip()[-1:]
+        question = end == "?" or (end not in (".", "!") and bool(_QUESTION_START.search(sentence)))
         if _ANYTHING_ELSE.search(sentence):
             reading.acts.append("anything_else")
             continue
@@ -168,7 +182,11 @@ def read_agent_message(text: str, vocabulary: Vocabulary) -> Reading:
         proposal = bool(_PROPOSAL.search(sentence))
         options = _options(sentence) if question and (" or " in sentence.lower()) and _CHOICE_CUE.search(sentence) else []
         has_value = bool(_VALUE_TOKEN.search(sentence))
-        if hit_slots and has_value and _CONFIRM_TAG.search(sentence) and not proposal:
+        if has_value and _CONFIRM_TAG.search(sentence) and not proposal and (hit_slots or _PURE_TAG.search(sentence)):
+            if not hit_slots:
+                reading.acts.append("confirm")
+                reading.confirm_slots.append("?")
+                continue
             reading.acts.append("confirm")
             for s in hit_slots:
                 if s not in reading.confirm_slots:
@@ -178,7 +196,8 @@ def read_agent_message(text: str, vocabulary: Vocabulary) -> Reading:
             reading.acts.append("choice")
             reading.options = options
             continue
-        if proposal and not (hit_slots and _REQUEST.search(sentence) and not _PROPOSAL_ACTION.search(sentence)):
+        wh_question = re.match(r"^\s*(?:what|which|when|where|who|how)\b", sentence, _I) is not None
+        if proposal and not (hit_slots and (wh_question or (_REQUEST.search(sentence) and not _PROPOSAL_ACTION.search(sentence)))):
             reading.acts.append("proposal")
             reading.proposal_text = (reading.proposal_text + " " + sentence).strip()
             continue
@@ -190,6 +209,9 @@ def read_agent_message(text: str, vocabulary: Vocabulary) -> Reading:
         if request and GENERIC_DATE.search(sentence):
             reading.acts.append("request")
             reading.generic_date = True
+            continue
+        if _PROGRESS.search(sentence) and not hit_slots and not sentence.rstrip().endswith("?"):
+            reading.acts.append("progress")
             continue
         if _OPEN.search(sentence):
             reading.acts.append("open")

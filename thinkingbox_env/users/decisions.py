@@ -58,6 +58,11 @@ _DESTRUCTIVE = {
     "terminate": r"\bterminat(?:e|ing)\b",
 }
 
+_GOAL_ENDS_SOMETHING = re.compile(
+    r"\b(?:cancel|terminat|end (?:my|the|it)|close (?:my|the)|quit|remove|delete|don't need|do not need|no longer need|get rid|sold|take \w+ off)",
+    re.IGNORECASE
+)
+
 
 def derive_decisions(spec: UserSpec, fact_slots: list[tuple[str, str]]) -> list[Decision]:
     """Decisions of a spec written before decisions existed, read from its facts (slot, text)."""
@@ -82,6 +87,8 @@ def _mentions(text: str, phrase: str) -> bool:
 
 def _unasked_destructive(proposal: str, spec: UserSpec) -> bool:
     goal = (spec.opening + " " + spec.intent + " " + (spec.change.to if spec.change else "")).lower()
+    if _GOAL_ENDS_SOMETHING.search(goal):
+        return False
     for pattern in _DESTRUCTIVE.values():
         if re.search(pattern, proposal, re.IGNORECASE) and not re.search(pattern, goal):
             return True

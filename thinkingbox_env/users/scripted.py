@@ -16,7 +16,7 @@ from typing import Any
 
 from ..spec import DomainSpec, UserSpec
 from .acts import MAX_SLOTS_PER_TURN, Reading, read_agent_message
-from .decisions import Answer, answer_choice, answer_proposal, derive_decisions
+from .decisions import Answer, answer_choice, answer_proposal, dates_in, derive_decisions
 from .protocol import DONT_KNOW, SATISFIED
 from .slots import Vocabulary, infer_slot, infer_value
 
@@ -38,6 +38,7 @@ _ACKNOWLEDGES_HURRY = re.compile(
     re.IGNORECASE,
 )
 _MISREMEMBERED_SLOTS = ("order_id", "policy_number")
+_PREFERENCE_SLOTS = {"autopay", "coverage", "resolution", "payment_method", "replacement", "preferred_date"}
 
 
 @dataclass
@@ -58,6 +59,14 @@ class Turn:
 
 def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9@]", "", text.lower())
+
+
+def _same_shape(value: str, message: str) -> bool:
+    if dates_in(value):
+        return bool(dates_in(message))
+    shape = re.sub(r"\d+", r"\\d+", re.escape(re.sub(r"\d", "0", value)))
+    return re.search(r"(?<![\w-])" + shape.replace("0", r"\d") + r"(?![\w-])", message) is not None or (
+        value.isdigit() and re.search(r"\b\d{%d}\b" % len(value), message) is not None)
 
 
 def _first_lower(text: str) -> str:
@@ -147,8 +156,7 @@ class ScriptedUser:
             parts.append(self._confirm(slot, message))
         asked = list(reading.slots)
         if reading.generic_date and not asked:
-            dated = [f.slot for f in self.facts if f.slot.endswith("_date") or f.slot == "date_of_birth"]
-            dated = [s for s in dated if s != "date_of_birth"] or dated
+            dated = [f.slot for f in self.facts if f.slot.endswith("_date")]
             if len(set(dated)) == 1:
                 asked = [dated[0]]
             elif not dated:
@@ -171,9 +179,17 @@ class ScriptedUser:
             if repeat:
                 parts.append(repeat)
         if reading.has("proposal"):
-            answer = self._wrong_identifier(reading.proposal_text) or answer_proposal(reading.proposal_text, spec, self.decisions)
-            turn.answer = answer.kind
-            parts.append(answer.text)
+            answer = self._wrong_identifier(message) or answer_proposal(message, spec, self.decisions)
+            preference = [i for _, _, slot in self.vocabulary.find(reading.proposal_text) if slot in _PREFERENCE_SLOTS
+                          for i in self._facts_for(slot)]
+            preference += [i for _, _, slot in self.vocabulary.find(message) if slot == "autopay" for i in self._facts_for(slot)]
+            if answer.kind == "agree" and preference:
+                for i in dict.fromkeys(preference):
+                    parts.append(self._release(i))
+                    turn.released.append(self.facts[i].slot)
+            else:
+                turn.answer = answer.kind
+                parts.append(answer.text)
         elif reading.has("choice"):
             answer = self._choice(reading.options)
             turn.answer = answer.kind
@@ -223,13 +239,22 @@ class ScriptedUser:
         return "".join(chars)
 
     def _confirm(self, slot: str, message: str) -> str:
-        idx = self._facts_for(slot)
+        said = _norm(message + " " + " ".join(d.isoformat() for d in dates_in(message)))
+        if slot == "?":  # a value offered without naming it: the fact whose value has its shape
+            idx = [i for i, f in enumerate(self.facts) if f.value and _same_shape(f.value, message)]
+            idx.sort(key=lambda i: self.facts[i].slot == "date_of_birth")
+        else:
+            idx = self._facts_for(slot)
         if not idx:
             return "I'm not sure about that."
         fact = self.facts[idx[0]]
-        if fact.value and _norm(fact.value) in _norm(message):
+        if fact.value and _norm(fact.value) in said:
             return "Yes, that's right."
-        if not fact.value and _norm(fact.text) in _norm(message):
+        if fact.value and fact.slot.endswith("_date") or fact.slot == "date_of_birth":
+            mine = dates_in(fact.text) or dates_in(fact.value or "")
+            if mine and mine[0].isoformat() in message + " " + " ".join(d.isoformat() for d in dates_in(message)):
+                return "Yes, that's right."
+        if not fact.value and _norm(fact.text) in said:
             return "Yes, that's right."
         return "No, that's not right. " + fact.text
 
@@ -264,7 +289,7 @@ class ScriptedUser:
         opening = self._goal()
         sentences = re.split(r"(?<=[.!?])\s+", opening)
         if slot.endswith("_date") and slot != "date_of_birth":
-            for s in sentences:
+            for s in sorted(sentences, key=lambda s: not s.rstrip().endswith("?")):
                 if re.search(r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}\b|\b(?:today|tomorrow|next \w+)\b", s, re.IGNORECASE):
                     return "As I said: " + s
         if slot == "amount":

@@ -51,10 +51,10 @@ ENGINE_SLOTS: tuple[Slot, ...] = (
                             r"(?<!e-mail )(?<!email )address(?:es)?(?! (?:book|line))",
                             r"where (?:should|do you want|would you like|did you want|was) (?:it|the (?:order|parcel|package|item)|us to send it|we send it)(?: to)?(?: have)? (?:go|gone|be sent|be shipped|be delivered|sent|shipped|delivered)",
                             r"where (?:should|do you want) (?:we|us|me) to (?:send|ship|deliver)(?: it)?",
+                            r"where (?:should|shall|can|do) (?:we|i) (?:send|ship|deliver|mail)(?: it| the \w+)?",
                             r"where (?:it|the (?:order|parcel|package)) should (?:have )?(?:gone|go|be sent)")),
-    Slot("order_id", (r"order (?:number|id|no\.?|#|reference|code)", r"(?:which|what) order", r"order(?:s)? (?:you(?:'re| are)|this is|it is|it's)",
-                      r"(?:the|your) order", r"order")),
-    Slot("policy_number", (r"policy (?:number|id|no\.?|#|reference)", r"(?:which|what) policy", r"(?:the|your) policy", r"policy"),
+    Slot("order_id", (r"order (?:number|id|no\.?|#|reference|code)", r"(?:which|what) order", r"order(?:s)? (?:you(?:'re| are)|this is|it is|it's)")),
+    Slot("policy_number", (r"policy (?:number|id|no\.?|#|reference)", r"(?:which|what) policy"),
          value=r"\b[A-Z]{2,4}-\d{5,}\b"),
     Slot("ticket_id", (r"(?:ticket|case|reference|support request) (?:number|id|no\.?|#)", r"(?:which|what|the|your) ticket", r"ticket")),
     Slot("vin", (r"vin(?: number)?", r"vehicle identification(?: number)?", r"chassis number"), value=r"\b[A-HJ-NPR-Z0-9]{17}\b"),
@@ -81,7 +81,10 @@ ENGINE_SLOTS: tuple[Slot, ...] = (
                             r"original packaging", r"(?:been )?installed", r"(?:state|shape) (?:it(?:'s| is)|the \w+ is) in")),
     Slot("incident_date", (r"(?:date|day) of (?:the )?(?:accident|incident|loss|collision|crash)",
                            r"when (?:did|was) (?:it|this|that|the (?:accident|incident|collision|crash|damage|loss))(?: happen| occur|take place)?",
-                           r"(?:what|which) (?:day|date) (?:did|was) (?:it|this|the (?:accident|incident|collision|crash))(?: happen| on| occur)?"),
+                           r"(?:what|which) (?:day|date) (?:did|was) (?:it|this) (?:happen|occur)",
+                           r"(?:what|which) (?:day|date) (?:did|was) the (?:accident|incident|collision|crash)(?: happen| on| occur)?",
+                           r"when (?:it|this|the (?:accident|incident|collision|crash)) happened",
+                           r"(?:on )?what day did the (?:accident|incident|collision|crash) (?:happen|occur)"),
          value=_DATE, date_like=True),
     Slot("incident_place", (r"where (?:did|was) (?:it|this|the (?:accident|incident|collision|crash))(?: happen| occur| take place)?",
                             r"location of (?:the )?(?:accident|incident|collision)", r"(?:the )?location")),
@@ -94,7 +97,7 @@ ENGINE_SLOTS: tuple[Slot, ...] = (
                       r"medical (?:attention|treatment|care)", r"hospital")),
     Slot("drivable", (r"(?:is|was|can|could) (?:the|your|it) (?:car|vehicle|truck) (?:still )?(?:be )?(?:drivable|driveable|driven|drive)",
                       r"(?:can|could) (?:the|your) (?:car|vehicle|truck) (?:still )?be driven", r"(?:can|could) you (?:still )?drive (?:it|the (?:car|vehicle))",
-                      r"drivable|driveable", r"be driven", r"(?:towed|tow)", r"still drive")),
+                      r"drivable|driveable", r"(?:the|your) (?:car|vehicle|truck) can (?:still )?be driven", r"be driven", r"(?:towed|tow)", r"still drive")),
     Slot("coverage", (r"(?:level of |type of |kind of )?coverage(?: level| type)?", r"liability(?: only)?", r"full coverage", r"comprehensive", r"collision coverage")),
     Slot("purchase_date", (r"when did you (?:buy|purchase|get|order|receive) (?:it|this|that|the \w+(?: \w+)?)", r"(?:date|day) of purchase",
                            r"purchase date", r"when (?:was|were) (?:it|they|the \w+) (?:bought|purchased)", r"(?:bought|purchased)"), value=_DATE, date_like=True),
@@ -115,7 +118,7 @@ ENGINE_SLOTS: tuple[Slot, ...] = (
     Slot("replacement", (r"(?:which|what) (?:colou?r|variant|model|size|version|finish)", r"colou?r", r"variant", r"instead",
                          r"(?:replacement|exchange)(?: item| product)?", r"exchange (?:it )?for")),
     Slot("resolution", (r"how (?:would|do) you (?:like|want) (?:this|it|us|me) (?:to be )?(?:resolved|handled|to handle)",
-                        r"what would you like (?:us|me) to do(?! (?:anything|something) else)", r"keep (?:it|the (?:item|product))", r"resolution")),
+                        r"what would you like (?:us|me) to do(?! (?:anything|something) else| for you| today)(?: (?:about|with) (?:it|this|the \\w+))?", r"keep (?:it|the \w+(?: \w+)?)", r"resolution")),
 )
 
 GENERIC_DATE = re.compile(r"(?<![\w-])(?:when|what (?:day|date)|which (?:day|date)|(?:the )?date)(?![\w-])", re.IGNORECASE)
@@ -228,5 +231,5 @@ def infer_value(fact: Fact, slot: str) -> str | None:
         pattern = _DATE if slot.endswith("_date") else None
     if pattern is None:
         return None
-    m = re.search(pattern, fact.text)
+    m = re.search(pattern, fact.text, re.IGNORECASE if pattern == _DATE else 0)
     return m.group(0) if m else None
