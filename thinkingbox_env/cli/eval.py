@@ -13,6 +13,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ...users import PERSONAS
 from .common import console
 
 
@@ -63,6 +64,7 @@ def eval_config(args: argparse.Namespace) -> Any:
         user=args.user,
         user_endpoint=_endpoint(args.user_model, args.user_base_url, args.user_api_key, args.timeout, args.max_retries),
         user_temperature=args.user_temperature,
+        persona=args.persona,
         judge_endpoint=judge,
         max_actions=args.max_actions,
         seed=args.seed,
@@ -166,6 +168,7 @@ def _add_eval(sub: Any) -> None:
     p.add_argument("--user-base-url")
     p.add_argument("--user-api-key")
     p.add_argument("--user-temperature", type=float, default=0.3)
+    p.add_argument("--persona", choices=PERSONAS, default="plain", help="how the simulated user behaves (default plain)")
     p.add_argument("--judge-model")
     p.add_argument("--judge-base-url")
     p.add_argument("--judge-api-key")

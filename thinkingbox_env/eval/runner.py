@@ -65,6 +65,7 @@ class EvalConfig:
     user: str = "scripted"
     user_endpoint: EndpointConfig = field(default_factory=EndpointConfig)
     user_temperature: float = 0.3
+    persona: str = "plain"
     judge_endpoint: EndpointConfig | None = None
     max_actions: int = 50
     seed: int = 0
@@ -82,7 +83,7 @@ class EvalConfig:
             agent.update(model=self.agent_endpoint.model, sampling=asdict(self.sampling))
         if self.protocol != "chat":
             agent.update(protocol=self.protocol, include_policy=self.include_policy)
-        user: dict[str, Any] = {"kind": self.user}
+        user: dict[str, Any] = {"kind": self.user, "persona": self.persona}
         if self.user == "llm":
             user.update(self.user_endpoint.public(), temperature=self.user_temperature)
         judge = self.judge_endpoint.public() if self.judge_endpoint else None
@@ -112,6 +113,10 @@ class _GuardedUser:
     def __init__(self, user: Any):
         self.user = user
         self.deterministic = getattr(user, "deterministic", False)
+
+    def bind_domain(self, domain: Any) -> None:
+        if hasattr(self.user, "bind_domain"):
+            self.user.bind_domain(domain)
 
     def reset(self, spec: Any, seed: int | None) -> None:
         self.user.reset(spec, seed)
@@ -183,10 +188,10 @@ def _build_model_agent(config: EvalConfig, seed: int) -> Any:
 
 def build_user(config: EvalConfig) -> Any:
     if config.user == "scripted":
-        return ScriptedUser()
+        return ScriptedUser(persona=config.persona)
     if config.user == "llm":
         ep = config.user_endpoint
-        return LLMUser(model=ep.model, base_url=ep.base_url, api_key=ep.api_key, temperature=config.user_temperature,
+        return LLMUser(model=ep.model, base_url=ep.base_url, api_key=ep.api_key, temperature=config.user_temperature, persona=config.persona,
                        timeout=ep.timeout, max_retries=ep.max_retries)
     raise ValueError(f"unknown user '{config.user}'; choose from {', '.join(USER_KINDS)}")
 
@@ -233,7 +238,8 @@ def run_trial(config: EvalConfig, task_id: str, trial: int) -> dict[str, Any]:
     spec = load_task(task_id)
     agent = build_agent(config, seed)
     judge = build_judge(config)
-    env = make(task_id, user=_GuardedUser(build_user(config)), judge=judge, max_actions=config.max_actions)
+    user = build_user(config)
+    env = make(task_id, user=_GuardedUser(user), judge=judge, max_actions=config.max_actions)
     base = env.unwrapped
     info: dict[str, Any] | None = None
     system_error: dict[str, Any] | None = None
@@ -292,6 +298,7 @@ def run_trial(config: EvalConfig, task_id: str, trial: int) -> dict[str, Any]:
         "package_version": __version__,
         "task_hash": spec.content_key(),
         "config": config.public(),
+        "user": user.describe() if hasattr(user, "describe") else {"kind": config.user},
     }
     return row
 

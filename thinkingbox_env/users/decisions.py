@@ -89,10 +89,7 @@ def _unasked_destructive(proposal: str, spec: UserSpec) -> bool:
     goal = (spec.opening + " " + spec.intent + " " + (spec.change.to if spec.change else "")).lower()
     if _GOAL_ENDS_SOMETHING.search(goal):
         return False
-    for pattern in _DESTRUCTIVE.values():
-        if re.search(pattern, proposal, re.IGNORECASE) and not re.search(pattern, goal):
-            return True
-    return False
+    return any(re.search(pattern, proposal, re.IGNORECASE) and not re.search(pattern, goal) for pattern in _DESTRUCTIVE.values())
 
 
 def answer_proposal(proposal: str, spec: UserSpec, decisions: list[Decision]) -> Answer:

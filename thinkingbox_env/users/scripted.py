@@ -66,7 +66,7 @@ def _same_shape(value: str, message: str) -> bool:
         return bool(dates_in(message))
     shape = re.sub(r"\d+", r"\\d+", re.escape(re.sub(r"\d", "0", value)))
     return re.search(r"(?<![\w-])" + shape.replace("0", r"\d") + r"(?![\w-])", message) is not None or (
-        value.isdigit() and re.search(r"\b\d{%d}\b" % len(value), message) is not None)
+        value.isdigit() and re.search(rf"\b\d{{{len(value)}}}\b", message) is not None)
 
 
 def _first_lower(text: str) -> str:
@@ -129,11 +129,11 @@ class ScriptedUser:
         reading = read_agent_message(last, self.vocabulary)
         turn = Turn(reading)
         self.last = turn
-        if self.persona == "impatient" and self.hurried_at is not None and self.turns == self.hurried_at + 1:
-            if not (reading.has("proposal") or reading.has("closing") or _ACKNOWLEDGES_HURRY.search(last)):
-                self.ended = True
-                turn.answer = "left"
-                return GOODBYE
+        ignored = not (reading.has("proposal") or reading.has("closing") or _ACKNOWLEDGES_HURRY.search(last))
+        if self.persona == "impatient" and self.hurried_at is not None and self.turns == self.hurried_at + 1 and ignored:
+            self.ended = True
+            turn.answer = "left"
+            return GOODBYE
         parts = self._respond(last, reading, turn)
         text = " ".join(p for p in parts if p).strip()
         return self._persona_wrap(text, reading, turn)

@@ -118,7 +118,7 @@ ENGINE_SLOTS: tuple[Slot, ...] = (
     Slot("replacement", (r"(?:which|what) (?:colou?r|variant|model|size|version|finish)", r"colou?r", r"variant", r"instead",
                          r"(?:replacement|exchange)(?: item| product)?", r"exchange (?:it )?for")),
     Slot("resolution", (r"how (?:would|do) you (?:like|want) (?:this|it|us|me) (?:to be )?(?:resolved|handled|to handle)",
-                        r"what would you like (?:us|me) to do(?! (?:anything|something) else| for you| today)(?: (?:about|with) (?:it|this|the \\w+))?", r"keep (?:it|the \w+(?: \w+)?)", r"resolution")),
+                        r"what would you like (?:us|me) to do(?! (?:anything|something) else| for you| today)(?: (?:about|with) (?:it|this|the \w+))?", r"keep (?:it|the \w+(?: \w+)?)", r"resolution")),
 )
 
 GENERIC_DATE = re.compile(r"(?<![\w-])(?:when|what (?:day|date)|which (?:day|date)|(?:the )?date)(?![\w-])", re.IGNORECASE)
