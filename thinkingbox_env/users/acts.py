@@ -65,7 +65,7 @@ _REQUEST = _rx(
     r"|\b(?:do|did) you (?:have|know|remember|recall)\b|\bany idea\b"
 )
 _PROPOSAL = _rx(
-    r"^\s*(?:so,?\s+|ok(?:ay)?,?\s+|then,?\s+|great,?\s+|now,?\s+)?(?:shall|should) (?:i|we)\b"
+    r"^\s*(?:so,?\s+|ok(?:ay)?,?\s+|then,?\s+|great,?\s+|now,?\s+)?(?:shall|should) (?:i|we)\b|[:,]\s*(?:shall|should) (?:i|we)\b"
     r"|\b(?:would|do|did) you (?:like|want|wish) (?:me|us) to\b(?! do (?:for you|today))|\bwould you like (?:to (?:proceed|go ahead|continue|accept|confirm|do that|go with|take)|that)\b"
     r"|\bdo you want (?:to (?:proceed|go ahead|continue|accept|do that|go with|take)|that|this)\b"
     r"|\b(?:is|would|will|does|do|did) (?:that|this|it|these|those) (?:be )?(?:ok|okay|alright|all right|fine|acceptable|work|suit|sound|agreeable|good)\b"
@@ -192,9 +192,10 @@ def read_agent_message(text: str, vocabulary: Vocabulary) -> Reading:
                 if s not in reading.confirm_slots:
                     reading.confirm_slots.append(s)
             continue
-        if options and not hit_slots:
+        if options:
             reading.acts.append("choice")
             reading.options = options
+            slots += hit_slots
             continue
         wh_question = re.match(r"^\s*(?:what|which|when|where|who|how)\b", sentence, _I) is not None
         if proposal and not (hit_slots and (wh_question or (_REQUEST.search(sentence) and not _PROPOSAL_ACTION.search(sentence)))):

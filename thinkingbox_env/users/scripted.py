@@ -190,7 +190,7 @@ class ScriptedUser:
             else:
                 turn.answer = answer.kind
                 parts.append(answer.text)
-        elif reading.has("choice"):
+        elif reading.has("choice") and not released_texts:
             answer = self._choice(reading.options)
             turn.answer = answer.kind
             parts.append(answer.text)

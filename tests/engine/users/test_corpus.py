@@ -76,7 +76,7 @@ def test_corpus_is_large_and_covers_both_domains():
     assert len(CASES) >= 300
     assert {t.split("/")[0] for t, *_ in CASES} == {"retail", "insurance"}
     kinds = {e.split(" ")[0] for _, e, *_ in CASES}
-    assert {"release", "agree", "refuse", "pick", "ask", "confirmed", "correct", "goal", "nothing_else", "nothing", "too_many"} <= kinds
+    assert {"release", "agree", "refuse", "ask", "confirmed", "correct", "goal", "nothing_else", "nothing", "too_many"} <= kinds
 
 
 def test_corpus_accuracy_and_every_exploit_refused():
