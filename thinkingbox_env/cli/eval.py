@@ -13,7 +13,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ...users import PERSONAS
+from ..users import PERSONAS
 from .common import console
 
 
