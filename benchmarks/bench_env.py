@@ -17,6 +17,21 @@ with ``thinkingbox_env.make(task_id)``:
    the VmRSS increase over a warm baseline (one episode per task played first,
    so per-process domain and task templates are not counted).
 
+Over a fixed task list of both domains (``episode_task_list``: the write-heaviest
+tasks of each domain plus tasks spread over the rest):
+
+6. CPU per oracle episode (``time.process_time``, one sample per episode:
+   ``make`` + ``run_episode(env, OracleAgent())`` + ``close``), median and p95,
+   with a per-phase breakdown (make, reset, read steps, write steps, verdict);
+7. the first episode of a freshly generated training variant in a warm process
+   (the task template, the golden replay and the episode itself; generating the
+   spec is timed separately);
+8. GRPO-shaped throughput: groups of 8 oracle episodes of one fresh variant;
+9. RSS per live episode with N of them held, over that task list.
+
+CPU time rather than wall time is the headline figure because the machine may be
+shared: other processes stretch wall time but not this process's CPU time.
+
 Run: ``python benchmarks/bench_env.py [--json results.json]``.
 """
 
@@ -43,7 +58,14 @@ TARGETS: list[tuple[str, str, str, float]] = [
     ("verdict_ms_median", "verdict step (median)", "ms", 10.0),
     ("oracle_cpu_ms_per_episode", "oracle episode CPU time", "ms", 50.0),
     ("live_episodes_rss_increase_mib", "RSS increase, live episodes", "MiB", 2048.0),
+    ("episode_cpu_ms_median", "CPU per oracle episode (median)", "ms", 6.0),
+    ("episode_cpu_ms_p95", "CPU per oracle episode (p95)", "ms", 9.0),
+    ("fresh_variant_first_episode_ms_median", "first episode, fresh variant", "ms", 15.0),
+    ("live_episode_kib", "RSS per live episode", "KiB", 200.0),
 ]
+
+GRPO_GROUP = 8  # rollouts per prompt in the GRPO-shaped measurement
+
 
 
 # --------------------------------------------------------------------------- helpers
@@ -305,6 +327,174 @@ def bench_memory(tasks: list[Task], n: int) -> dict[str, Any]:
     return out
 
 
+# --------------------------------------------------------------------------- episode CPU, fresh variants, GRPO
+
+
+def episode_task_list(per_domain_heavy: int = 5, per_domain_spread: int = 5) -> list[str]:
+    """The fixed task list: per domain, the write-heaviest tasks and tasks spread over the rest.
+
+    Write-heaviest means the most golden write calls (ties broken by id), because an
+    episode's cost grows with its writes and an average over light tasks would hide that.
+    """
+    import thinkingbox_env
+    from thinkingbox_env.domain import load_domain
+
+    out: list[str] = []
+    for domain in ("retail", "insurance"):
+        ids = thinkingbox_env.list_tasks(domain)
+        box = load_domain(domain).toolbox
+        writes = {t: sum(1 for c in thinkingbox_env.load_task(t).golden if c.name in box and box[c.name].writes) for t in ids}
+        heavy = sorted(ids, key=lambda t: (-writes[t], t))[:per_domain_heavy]
+        rest = [t for t in ids if t not in heavy]
+        step = max(1, len(rest) // per_domain_spread)
+        out += heavy + rest[::step][:per_domain_spread]
+    return out
+
+
+def task_of(task_id_or_spec: Any) -> Task:
+    """The golden calls and closing message of a task id or a generated spec."""
+    import thinkingbox_env
+    from thinkingbox_env.domain import load_domain
+    from thinkingbox_env.users import DONE_MARKER
+
+    spec = thinkingbox_env.load_task(task_id_or_spec) if isinstance(task_id_or_spec, str) else task_id_or_spec
+    box = load_domain(spec.domain).toolbox
+    return Task(
+        task_id=task_id_or_spec if isinstance(task_id_or_spec, str) else spec.full_id,
+        calls=[{"name": c.name, "arguments": dict(c.arguments)} for c in spec.golden],
+        writes=[bool(c.name in box and box[c.name].writes) for c in spec.golden],
+        closing=f"{spec.golden_reply} {DONE_MARKER}",
+    )
+
+
+def bench_episode_cpu(task_ids: list[str], rounds: int) -> dict[str, Any]:
+    """CPU per whole oracle episode (make + run_episode + close), and per phase, interleaved over the tasks."""
+    import thinkingbox_env
+
+    clock = time.process_time
+    tasks = [task_of(t) for t in task_ids]
+    for t in task_ids:  # warm: task templates and golden outcomes built once per process
+        env = thinkingbox_env.make(t)
+        thinkingbox_env.run_episode(env, thinkingbox_env.OracleAgent(), seed=0)
+        env.close()
+    episodes: list[float] = []
+    per_task: dict[str, list[float]] = {t: [] for t in task_ids}
+    phases: dict[str, list[float]] = {"make": [], "reset": [], "read_step": [], "write_step": [], "verdict": [], "close": []}
+    failures = 0
+    gc.collect()
+    for r in range(rounds):
+        for task in tasks:
+            c0 = clock()
+            env = thinkingbox_env.make(task.task_id)
+            info = thinkingbox_env.run_episode(env, thinkingbox_env.OracleAgent(), seed=r)
+            env.close()
+            dt = clock() - c0
+            episodes.append(dt)
+            per_task[task.task_id].append(dt)
+            failures += info.get("verdict") != 1.0
+            # the same episode again, phase by phase (golden calls and the closing message)
+            c0 = clock()
+            env = thinkingbox_env.make(task.task_id)
+            c1 = clock()
+            env.reset(seed=r)
+            phases["make"].append(c1 - c0)
+            phases["reset"].append(clock() - c1)
+            play_golden(env, task, clock, phases["read_step"], phases["write_step"])
+            c0 = clock()
+            _, reward, *_ = env.step(task.closing)
+            c1 = clock()
+            env.close()
+            phases["verdict"].append(c1 - c0)
+            phases["close"].append(clock() - c1)
+            failures += reward != 1.0
+    slowest = sorted(((percentile([x * 1000 for x in v], 50), t) for t, v in per_task.items()), reverse=True)[:5]
+    return {
+        "rounds": rounds,
+        "task_ids": task_ids,
+        "episode": summarize(episodes),
+        "phases": {k: summarize(v) for k, v in phases.items()},
+        "slowest_tasks_median_ms": [[t, ms] for ms, t in slowest],
+        "oracle_failures": failures,
+    }
+
+
+def _fresh_variants(n: int, seed_base: int) -> list[tuple[str, str, int]]:
+    """(domain, family, seed) triples, round-robin over every family of both domains, never drawn before."""
+    from thinkingbox_env.domain import load_domain
+
+    fams = [(d, code) for d in ("retail", "insurance") for code in load_domain(d).families]
+    return [(fams[i % len(fams)][0], fams[i % len(fams)][1], seed_base + i) for i in range(n)]
+
+
+def bench_fresh_variants(n: int) -> dict[str, Any]:
+    """First oracle episode of a freshly generated variant in a warm process.
+
+    Every family is drawn once first (imports, domain templates, the test-task
+    guard), then ``n`` new variants: generating the spec and playing the first
+    episode (task template, golden replay, the episode) are timed apart.
+    """
+    import thinkingbox_env
+
+    clock = time.process_time
+    from thinkingbox_env.domain import load_domain
+
+    n_families = sum(len(load_domain(d).families) for d in ("retail", "insurance"))
+    for domain, family, seed in _fresh_variants(n_families, 7_000_000):
+        spec = thinkingbox_env.generate_variant(domain, family, seed)
+        env = thinkingbox_env.make(spec)
+        thinkingbox_env.run_episode(env, thinkingbox_env.OracleAgent(), seed=0)
+        env.close()
+    gen: list[float] = []
+    first: list[float] = []
+    failures = 0
+    gc.collect()
+    for domain, family, seed in _fresh_variants(n, 8_000_000):
+        c0 = clock()
+        spec = thinkingbox_env.generate_variant(domain, family, seed)
+        c1 = clock()
+        env = thinkingbox_env.make(spec)
+        info = thinkingbox_env.run_episode(env, thinkingbox_env.OracleAgent(), seed=0)
+        env.close()
+        c2 = clock()
+        gen.append(c1 - c0)
+        first.append(c2 - c1)
+        failures += info.get("verdict") != 1.0
+    return {"variants": n, "generate": summarize(gen), "first_episode": summarize(first), "oracle_failures": failures}
+
+
+def bench_grpo(groups: int) -> dict[str, Any]:
+    """Groups of GRPO_GROUP oracle episodes of one fresh variant each: generation, 8 envs, 8 episodes."""
+    import thinkingbox_env
+
+    clock = time.process_time
+    failures = 0
+    per_group: list[float] = []
+    gc.collect()
+    w0, c0 = time.perf_counter(), clock()
+    for domain, family, seed in _fresh_variants(groups, 9_000_000):
+        g0 = clock()
+        spec = thinkingbox_env.generate_variant(domain, family, seed)
+        envs = [thinkingbox_env.make(spec) for _ in range(GRPO_GROUP)]
+        for k, env in enumerate(envs):
+            info = thinkingbox_env.run_episode(env, thinkingbox_env.OracleAgent(), seed=k)
+            failures += info.get("verdict") != 1.0
+        for env in envs:
+            env.close()
+        per_group.append(clock() - g0)
+    wall, cpu = time.perf_counter() - w0, clock() - c0
+    return {
+        "groups": groups,
+        "group_size": GRPO_GROUP,
+        "cpu_s": cpu,
+        "wall_s": wall,
+        "group": summarize(per_group),
+        "cpu_ms_per_episode": 1000.0 * cpu / (groups * GRPO_GROUP),
+        "groups_per_cpu_s": groups / cpu if cpu > 0 else float("inf"),
+        "episodes_per_cpu_s": groups * GRPO_GROUP / cpu if cpu > 0 else float("inf"),
+        "oracle_failures": failures,
+    }
+
+
 # --------------------------------------------------------------------------- report
 
 
@@ -326,7 +516,7 @@ def fmt(v: float | None, digits: int = 2) -> str:
 def print_report(res: dict[str, Any]) -> None:
     env = res["environment"]
     print()
-    print(f"thinkingbox_env benchmark: domain '{res['domain']}', {res['tasks']} tasks")
+    print(f"thinkingbox_env benchmark: domain '{res['domain']}', {res.get('tasks', 0)} tasks in sections 1-4")
     print(f"python {env['python']} | duckdb {env['duckdb']} | gymnasium {env['gymnasium']} | "
           f"thinkingbox_env {env['thinkingbox_env']}")
     print(f"platform.processor() = {env['processor']!r} | CPU model: {env['cpu_model']} | "
@@ -352,6 +542,31 @@ def print_report(res: dict[str, Any]) -> None:
         print(f"  episodes per second      {th['episodes_per_s']:.1f}")
         print(f"  wall time per episode    {th['wall_ms_per_episode']:.2f} ms")
         print(f"  CPU time per episode     {th['cpu_ms_per_episode']:.2f} ms")
+        print()
+    if "episode_cpu" in res:
+        ec = res["episode_cpu"]
+        print(f"CPU per oracle episode ({ec['rounds']} rounds over {len(ec['task_ids'])} tasks, time.process_time)")
+        print(f"  tasks: {', '.join(ec['task_ids'])}")
+        print(f"  {'phase':<22}{'n':>7}{'median ms':>12}{'p95 ms':>10}{'mean ms':>10}{'max ms':>10}")
+        rows = [("whole episode", ec["episode"])] + [(k, v) for k, v in ec["phases"].items()]
+        for label, s in rows:
+            print(f"  {label:<22}{s['n']:>7}{fmt(s['median_ms'], 3):>12}{fmt(s['p95_ms'], 3):>10}"
+                  f"{fmt(s['mean_ms'], 3):>10}{fmt(s['max_ms'], 3):>10}")
+        print("  slowest tasks (median ms): " + ", ".join(f"{t} {ms:.2f}" for t, ms in ec["slowest_tasks_median_ms"]))
+        print()
+    if "fresh_variants" in res:
+        fv = res["fresh_variants"]
+        print(f"Fresh training variants ({fv['variants']}, warm process, time.process_time)")
+        for key, label in (("generate", "generate the spec"), ("first_episode", "first episode")):
+            s = fv[key]
+            print(f"  {label:<22}median {fmt(s['median_ms'], 2)} ms   p95 {fmt(s['p95_ms'], 2)} ms   max {fmt(s['max_ms'], 2)} ms")
+        print()
+    if "grpo" in res:
+        g = res["grpo"]
+        print(f"GRPO-shaped groups ({g['groups']} groups of {g['group_size']} episodes of one fresh variant)")
+        print(f"  CPU per group            median {fmt(g['group']['median_ms'], 1)} ms, p95 {fmt(g['group']['p95_ms'], 1)} ms")
+        print(f"  CPU per episode          {fmt(g['cpu_ms_per_episode'], 2)} ms (spec generation included)")
+        print(f"  episodes per CPU second  {fmt(g['episodes_per_cpu_s'], 1)}")
         print()
     if "memory" in res:
         mem = res["memory"]
@@ -379,66 +594,95 @@ def print_report(res: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        description="Benchmark reset, tool-step and verdict latency, oracle-episode throughput and "
-                    "the memory of live episodes over the frozen tasks of a domain.")
-    ap.add_argument("--domain", default="retail", help="domain whose frozen tasks are used (default: retail)")
+        description="Benchmark reset, tool-step and verdict latency, oracle-episode CPU and throughput, "
+                    "fresh training variants, GRPO-shaped groups and the memory of live episodes.")
+    ap.add_argument("--domain", default="retail", help="domain whose frozen tasks are used for the latency "
+                    "and throughput sections (default: retail)")
     ap.add_argument("--rounds", type=int, default=20,
                     help="passes over all tasks for the latency measurements (default: 20)")
     ap.add_argument("--episodes", type=int, default=200,
                     help="oracle episodes for the throughput measurement (default: 200)")
+    ap.add_argument("--episode-rounds", type=int, default=10,
+                    help="passes over the fixed task list for CPU per episode (default: 10)")
+    ap.add_argument("--variants", type=int, default=56,
+                    help="fresh training variants for the first-episode measurement (default: 56)")
+    ap.add_argument("--groups", type=int, default=28,
+                    help="GRPO-shaped groups of 8 episodes of one fresh variant (default: 28)")
     ap.add_argument("--live", type=int, default=1000,
                     help="live episodes for the memory measurement; 0 skips it (default: 1000)")
     ap.add_argument("--max-tasks", type=int, default=None, help="use only the first N tasks (quick runs)")
+    ap.add_argument("--skip-domain-sections", action="store_true",
+                    help="skip the per-domain latency and throughput sections (1-4)")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     ap.add_argument("--strict", action="store_true", help="exit with status 1 if any target is missed")
     args = ap.parse_args(argv)
-    if args.rounds < 1 or args.episodes < 1 or args.live < 0:
-        ap.error("--rounds and --episodes must be >= 1, --live >= 0")
+    if min(args.rounds, args.episodes, args.episode_rounds) < 1 or min(args.live, args.variants, args.groups) < 0:
+        ap.error("--rounds, --episodes and --episode-rounds must be >= 1; --live, --variants, --groups >= 0")
 
     t_start = time.perf_counter()
     import thinkingbox_env  # noqa: F401  (imported here so --help stays fast)
 
-    tasks = load_tasks(args.domain, args.max_tasks)
     res: dict[str, Any] = {
         "domain": args.domain,
-        "tasks": len(tasks),
-        "task_ids": [t.task_id for t in tasks],
         "environment": versions(),
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    print(f"warming up: one oracle episode on each of {len(tasks)} tasks ...", file=sys.stderr, flush=True)
-    warm = warm_up(tasks)
-    gc.collect()
-    res["warmup"] = {"seconds": warm["seconds"], "rss_mib": rss_mib(), "oracle_failures": warm["oracle_failures"]}
-    envs = warm["envs"]
+    failures = 0
+    values: dict[str, float | None] = {}
+    if not args.skip_domain_sections:
+        tasks = load_tasks(args.domain, args.max_tasks)
+        res["tasks"] = len(tasks)
+        res["task_ids"] = [t.task_id for t in tasks]
+        print(f"warming up: one oracle episode on each of {len(tasks)} tasks ...", file=sys.stderr, flush=True)
+        warm = warm_up(tasks)
+        gc.collect()
+        res["warmup"] = {"seconds": warm["seconds"], "rss_mib": rss_mib(), "oracle_failures": warm["oracle_failures"]}
+        envs = warm["envs"]
+        print(f"latency: {args.rounds} rounds ...", file=sys.stderr, flush=True)
+        res["latency"] = bench_latency(tasks, envs, args.rounds)
+        cold_rounds = max(2, args.rounds // 4)
+        print(f"latency, cold read cache: {cold_rounds} rounds ...", file=sys.stderr, flush=True)
+        res["latency_cold"] = bench_latency(tasks, envs, cold_rounds, cold=True)
+        print(f"throughput: {args.episodes} oracle episodes ...", file=sys.stderr, flush=True)
+        res["throughput"] = bench_throughput(tasks, envs, args.episodes)
+        for env in envs.values():
+            env.close()
+        lat, th = res["latency"], res["throughput"]
+        values.update({
+            "reset_ms_median": lat["reset"]["median_ms"],
+            "tool_step_ms_median": lat["tool_step"]["median_ms"],
+            "read_step_ms_median": lat["read_step"]["median_ms"] if lat["read_step"]["n"] else None,
+            "cold_read_step_ms_median": res["latency_cold"]["read_step"]["median_ms"],
+            "write_step_ms_median": lat["write_step"]["median_ms"] if lat["write_step"]["n"] else None,
+            "verdict_ms_median": lat["verdict"]["median_ms"],
+            "oracle_cpu_ms_per_episode": th["cpu_ms_per_episode"],
+        })
+        failures += len(warm["oracle_failures"]) + lat["oracle_failures"] + th["oracle_failures"]
 
-    print(f"latency: {args.rounds} rounds ...", file=sys.stderr, flush=True)
-    res["latency"] = bench_latency(tasks, envs, args.rounds)
-    cold_rounds = max(2, args.rounds // 4)
-    print(f"latency, cold read cache: {cold_rounds} rounds ...", file=sys.stderr, flush=True)
-    res["latency_cold"] = bench_latency(tasks, envs, cold_rounds, cold=True)
-    print(f"throughput: {args.episodes} oracle episodes ...", file=sys.stderr, flush=True)
-    res["throughput"] = bench_throughput(tasks, envs, args.episodes)
+    episode_ids = episode_task_list()
+    print(f"CPU per oracle episode: {args.episode_rounds} rounds over {len(episode_ids)} tasks ...", file=sys.stderr, flush=True)
+    res["episode_cpu"] = bench_episode_cpu(episode_ids, args.episode_rounds)
+    failures += res["episode_cpu"]["oracle_failures"]
+    values["episode_cpu_ms_median"] = res["episode_cpu"]["episode"]["median_ms"]
+    values["episode_cpu_ms_p95"] = res["episode_cpu"]["episode"]["p95_ms"]
     if args.live:
         print(f"memory: {args.live} live episodes ...", file=sys.stderr, flush=True)
-        res["memory"] = bench_memory(tasks, args.live)
-    for env in envs.values():
-        env.close()
+        res["memory"] = bench_memory([task_of(t) for t in episode_ids], args.live)
+        values["live_episodes_rss_increase_mib"] = res["memory"]["rss_increase_mib"]
+        values["live_episode_kib"] = res["memory"]["kib_per_episode"]
+    if args.variants:
+        print(f"fresh variants: {args.variants} ...", file=sys.stderr, flush=True)
+        res["fresh_variants"] = bench_fresh_variants(args.variants)
+        failures += res["fresh_variants"]["oracle_failures"]
+        values["fresh_variant_first_episode_ms_median"] = res["fresh_variants"]["first_episode"]["median_ms"]
+    if args.groups:
+        print(f"GRPO-shaped groups: {args.groups} x {GRPO_GROUP} ...", file=sys.stderr, flush=True)
+        res["grpo"] = bench_grpo(args.groups)
+        failures += res["grpo"]["oracle_failures"]
 
-    lat, th, mem = res["latency"], res["throughput"], res.get("memory", {})
-    values = {
-        "reset_ms_median": lat["reset"]["median_ms"],
-        "tool_step_ms_median": lat["tool_step"]["median_ms"],
-        "read_step_ms_median": lat["read_step"]["median_ms"] if lat["read_step"]["n"] else None,
-        "cold_read_step_ms_median": res["latency_cold"]["read_step"]["median_ms"],
-        "write_step_ms_median": lat["write_step"]["median_ms"] if lat["write_step"]["n"] else None,
-        "verdict_ms_median": lat["verdict"]["median_ms"],
-        "oracle_cpu_ms_per_episode": th["cpu_ms_per_episode"],
-        "live_episodes_rss_increase_mib": mem.get("rss_increase_mib"),
-    }
     res["targets"] = evaluate_targets(values)
     res["all_targets_met"] = all(r["pass"] is not False for r in res["targets"])
-    res["oracle_failures"] = len(warm["oracle_failures"]) + lat["oracle_failures"] + th["oracle_failures"]
+    res["oracle_failures"] = failures
     res["total_s"] = time.perf_counter() - t_start
     res["loadavg_at_end"] = load_average()
 
@@ -449,7 +693,6 @@ def main(argv: list[str] | None = None) -> int:
             fh.write("\n")
         print(f"results written to {args.json}")
     return 1 if (args.strict and not res["all_targets_met"]) else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
