@@ -102,13 +102,29 @@ def compute_diff(state: EpisodeState) -> StateDiff:
     final_rows: dict[str, list[dict[str, Any]]] = {}
     for table in state.changed_tables():
         info = infos[table]
+        cols = info.compared_columns
+        td = TableDiff()
+        tracked = state.final_rows(table)  # from the writes' returned rows: no read of the table
+        if tracked is not None:
+            final_rows[table] = tracked
+            base = state.base_index(table)
+            overlay = state.overlay.get(table, {})
+            for k in sorted(overlay):
+                row, old = overlay[k], base.get(k)
+                if row is None:
+                    if old is not None:
+                        td.deleted.append(old)
+                elif old is None:
+                    td.inserted.append(row)
+                elif any(old[c] != row[c] for c in cols):
+                    td.updated.append((dict(zip(info.primary_key, k)), old, row))
+            tables[table] = td
+            continue
         before = {_key(info, r): r for r in state.rows(table, base=True)}
         final_rows[table] = state.rows(table)
         after = {_key(info, r): r for r in final_rows[table]}
         if len(after) != len(final_rows[table]):
             raise StateError(f"table '{table}' holds duplicate primary keys after the episode: a domain tool inserted a row twice")
-        td = TableDiff()
-        cols = info.compared_columns
         for k, row in after.items():
             if k not in before:
                 td.inserted.append(row)

@@ -12,6 +12,14 @@ An episode cursor resolves unqualified table names through ``search_path =
 e_<n>, t_<n>, d_<domain>``. Before the first write to a table the table is
 copied into the episode schema (copy-on-write), so reset costs a schema and a
 cursor, and only written tables are ever copied or diffed.
+
+Every write statement also returns the rows it touched (``RETURNING *``), and the
+episode keeps them as a per-table overlay: primary key -> final row, or None for
+a deleted row. The side effects and the final contents of a written table then
+follow from the template's rows and that overlay, without reading the table back.
+A statement whose effect cannot be told from its returned rows (a RETURNING list
+of its own, a primary key changed or inserted twice) marks its table for a full
+scan instead, which is what every table got before.
 """
 
 from __future__ import annotations
@@ -34,6 +42,8 @@ log = logging.getLogger(__name__)
 
 _WRITE_RE = re.compile(r"^\s*(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM)\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 _READ_RE = re.compile(r"^\s*(?:SELECT|WITH)\b", re.IGNORECASE)
+_RETURNING_RE = re.compile(r"\bRETURNING\b(.*)$", re.IGNORECASE | re.DOTALL)
+_SET_RE = re.compile(r"\bSET\b(.*?)(?:\bWHERE\b|\bFROM\b|$)", re.IGNORECASE | re.DOTALL)
 
 
 class StateError(RuntimeError):
@@ -300,8 +310,29 @@ class TaskTemplate:
     tables: frozenset[str]
     sequence_starts: dict[str, int]
 
+    _base_rows: dict[str, dict[tuple, dict[str, Any]]] = field(default_factory=dict, repr=False)
+
     def base_schema(self, table: str) -> str:
         return self.schema if table in self.tables else self.domain.schema
+
+    def base_rows(self, table: str, cursor: duckdb.DuckDBPyConnection) -> dict[tuple, dict[str, Any]]:
+        """The table's initial rows by primary key, in key order; read once per template.
+
+        Templates never change once built, so every episode of the task diffs its
+        writes against the same dictionary instead of reading the table again.
+        """
+        index = self._base_rows.get(table)
+        if index is None:
+            info = self.domain.tables[table]
+            order = ", ".join(_quote(c) for c in info.primary_key)
+            cur = cursor.execute(f"SELECT * FROM {self.base_schema(table)}.{_quote(table)} ORDER BY {order}")
+            names = tuple(d[0] for d in cur.description)
+            index = {}
+            for values in cur.fetchall():
+                row = dict(zip(names, values))
+                index[tuple(row[c] for c in info.primary_key)] = row
+            self._base_rows[table] = index
+        return index
 
     def new_episode(self) -> EpisodeState:
         return EpisodeState(self)
@@ -323,6 +354,8 @@ class EpisodeState:
     materialized: set[str] = field(default_factory=set)
     sequences: dict[str, int] = field(default_factory=dict)
     write_log: list[str] = field(default_factory=list)
+    overlay: dict[str, dict[tuple, dict[str, Any] | None]] = field(default_factory=dict)
+    untracked: set[str] = field(default_factory=set)  # written tables whose overlay is incomplete: scanned
     _pending_begin: bool = False
     _in_txn: bool = False
 
@@ -330,8 +363,10 @@ class EpisodeState:
         self.schema = _Process.next_name("e_")
         con = _Process.connection()
         self.cursor = con.cursor()
-        self.cursor.execute(f"CREATE SCHEMA {self.schema}")
-        self.cursor.execute(f"SET search_path = '{self.schema},{self.template.schema},{self.template.domain.schema}'")
+        self.cursor.execute(
+            f"CREATE SCHEMA {self.schema}; "
+            f"SET search_path = '{self.schema},{self.template.schema},{self.template.domain.schema}'"
+        )
         self.sequences = dict(self.template.sequence_starts)
 
     # ------------------------------------------------------------------ clock & ids
@@ -415,12 +450,50 @@ class EpisodeState:
             self.materialized.add(table)
         elif begin:
             self._cur().execute(begin)
-        cur = self._cur().execute(sql, list(params))
+        returning = _RETURNING_RE.search(sql)
+        tracked = returning is None or returning.group(1).strip().rstrip(";").strip() == "*"
+        run = sql if returning is not None else sql.rstrip().rstrip(";") + " RETURNING *"
+        cur = self._cur().execute(run, list(params))
         self.write_log.append(table)
         if cur.description is None:
+            if tracked:
+                self.untracked.add(table)
             return []
         names = [d[0] for d in cur.description]
-        return [dict(zip(names, row)) for row in cur.fetchall()]
+        rows = [dict(zip(names, row)) for row in cur.fetchall()]
+        if tracked:
+            self._track(table, sql, tuple(names), rows)
+        else:
+            self.untracked.add(table)
+        return rows if returning is not None else []
+
+    def _track(self, table: str, sql: str, names: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
+        """Fold a write's returned rows into the overlay, or give the table up to a scan."""
+        if table in self.untracked:
+            return
+        info = self.tables[table]
+        if names != info.columns:
+            self.untracked.add(table)
+            return
+        kind = sql.lstrip()[:6].upper()
+        pk = info.primary_key
+        if kind == "UPDATE":
+            sets = _SET_RE.search(sql)
+            if sets is None or any(re.search(rf"\b{re.escape(c)}\b\s*=", sets.group(1), re.IGNORECASE) for c in pk):
+                self.untracked.add(table)  # a key may have moved: only a scan can tell
+                return
+        overlay = self.overlay.setdefault(table, {})
+        base = self.template.base_rows(table, self._cur())
+        for row in rows:
+            key = tuple(row[c] for c in pk)
+            if kind == "DELETE":
+                overlay[key] = None
+                continue
+            live = overlay[key] is not None if key in overlay else key in base
+            if kind == "INSERT" and live or kind == "UPDATE" and not live:
+                self.untracked.add(table)  # a duplicate key, or a row this overlay never saw
+                return
+            overlay[key] = dict(row)  # the tool gets the returned dict and may edit it
 
     def materialize(self, table: str) -> None:
         """Copy a table into the episode schema (done automatically before its first write)."""
@@ -438,24 +511,27 @@ class EpisodeState:
 
     # ------------------------------------------------------------------ transactions
 
-    def begin(self) -> tuple[frozenset[str], dict[str, int], int]:
+    def begin(self) -> tuple[Any, ...]:
         """Open a write scope; the transaction itself starts at the first write statement."""
         self._pending_begin, self._in_txn = True, False
-        return frozenset(self.materialized), dict(self.sequences), len(self.write_log)
+        overlay = {t: dict(rows) for t, rows in self.overlay.items()}
+        return frozenset(self.materialized), dict(self.sequences), len(self.write_log), overlay, frozenset(self.untracked)
 
     def commit(self) -> None:
         if self._in_txn:
             self._cur().execute("COMMIT")
         self._pending_begin = self._in_txn = False
 
-    def rollback(self, saved: tuple[frozenset[str], dict[str, int], int]) -> None:
+    def rollback(self, saved: tuple[Any, ...]) -> None:
         if self._in_txn:
             self._cur().execute("ROLLBACK")
         self._pending_begin = self._in_txn = False
-        materialized, sequences, n_writes = saved
+        materialized, sequences, n_writes, overlay, untracked = saved
         self.materialized = set(materialized)
         self.sequences = sequences
         del self.write_log[n_writes:]
+        self.overlay = overlay
+        self.untracked = set(untracked)
 
     # ------------------------------------------------------------------ snapshots
 
@@ -479,6 +555,22 @@ class EpisodeState:
 
     def changed_tables(self) -> list[str]:
         return sorted(self.materialized)
+
+    def base_index(self, table: str) -> dict[tuple, dict[str, Any]]:
+        """The table's initial rows by primary key (shared with every episode of the task: read only)."""
+        return self.template.base_rows(table, self._cur())
+
+    def final_rows(self, table: str) -> list[dict[str, Any]] | None:
+        """The table's rows now, in key order, from the template and the overlay; None if it must be scanned."""
+        if table in self.untracked or table not in self.materialized:
+            return None
+        base = self.base_index(table)
+        overlay = self.overlay.get(table)
+        if not overlay:
+            return list(base.values())
+        merged = dict(base)
+        merged.update(overlay)
+        return [merged[k] for k in sorted(merged) if merged[k] is not None]
 
     def close(self) -> None:
         if self.cursor is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import threading
 
+import pytest
 from helpers import call, state_hash
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -102,8 +103,6 @@ def test_volatile_columns_do_not_change_the_hash(st030):
 
 
 def test_state_refuses_non_parameterised_misuse(st030):
-    import pytest
-
     from thinkingbox_env.state import StateError
 
     st030.reset(seed=0)
@@ -199,3 +198,81 @@ def test_property_sweep_covers_both_outcomes():
     assert all(a == b for a, b in outcomes)
     passes = sum(1 for a, _ in outcomes if a)
     assert 0 < passes < len(outcomes)  # both equal and different states were produced
+
+
+# ---------------------------------------------------------------- the diff kept from the writes
+
+
+def _scanned(state):
+    """The same episode diffed the old way: every written table read back and compared."""
+    saved = set(state.untracked)
+    state.untracked |= set(state.materialized)
+    try:
+        diff = compute_diff(state)
+        return diff, canonical_hash(state, diff)
+    finally:
+        state.untracked = saved
+
+
+@pytest.mark.parametrize("domain", ["retail", "insurance"])
+def test_the_diff_kept_from_the_writes_equals_a_scan_of_the_tables(domain):
+    """Golden runs and random tool calls (failed writes rolled back included) on every task of a domain."""
+    compared = tracked_tables = 0
+    for i, task_id in enumerate(tb.list_tasks(domain)):
+        env = tb.make(task_id, max_actions=200)
+        env.reset(seed=0)
+        env.action_space.seed(i)
+        spec = env.task
+        for c in spec.golden:
+            if c.name != "end_conversation":
+                env.step({"name": c.name, "arguments": c.arguments})
+        for _ in range(8):
+            action = env.action_space._call()
+            if action["name"] != "end_conversation":
+                env.step(action)
+        state = env.state
+        diff = compute_diff(state)
+        scanned, scanned_hash = _scanned(state)
+        assert diff.effects == scanned.effects, task_id
+        assert diff.to_json(state.tables) == scanned.to_json(state.tables), task_id
+        assert canonical_hash(state, diff) == scanned_hash, task_id
+        compared += 1
+        tracked_tables += len(set(state.materialized) - state.untracked)
+        env.close()
+    assert compared and tracked_tables  # the overlay path was exercised, not only the scan
+
+
+def test_writes_the_overlay_cannot_follow_fall_back_to_a_scan(st030):
+    st030.reset(seed=0)
+    state = st030.state
+    state.execute("UPDATE tickets SET status = 'open' WHERE id = 50001 RETURNING id")
+    assert "tickets" in state.untracked
+    state.execute("UPDATE customers SET id = 'CUS-9' WHERE id = 'CUS-3000001'")
+    assert "customers" in state.untracked
+    diff = compute_diff(state).to_json(state.tables)
+    assert diff["customers"]["inserted"][0]["id"] == "CUS-9"
+    assert diff["customers"]["deleted"] == [{"id": "CUS-3000001"}]
+
+
+def test_a_duplicate_key_is_still_caught(st030):
+    from thinkingbox_env.state import StateError
+
+    st030.reset(seed=0)
+    state = st030.state
+    row = state.query_one("SELECT * FROM tracking_events WHERE shipment_id = ? AND seq = ?", ["SHP-40001", 1])
+    names = list(row)
+    state.execute(f"INSERT INTO tracking_events ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})", list(row.values()))
+    assert "tracking_events" in state.untracked
+    with pytest.raises(StateError, match="duplicate primary keys"):
+        compute_diff(state)
+
+
+def test_a_rolled_back_write_leaves_no_trace_in_the_diff(st030):
+    st030.reset(seed=0)
+    state = st030.state
+    saved = state.begin()
+    state.execute("UPDATE tickets SET status = 'open' WHERE id = 50001")
+    assert state.overlay["tickets"]
+    state.rollback(saved)
+    assert compute_diff(state).empty
+    assert not state.overlay.get("tickets")
