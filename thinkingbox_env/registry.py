@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import difflib
 import logging
+import os
 import threading
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
-from .domain import domain_dirs, load_domain, task_spec_dir
+from .domain import PATH_VARIABLE, data_roots, domain_dirs, load_domain, task_spec_dir
 from .env import ThinkingboxEnv
 from .spec import TaskSpec, load_task_file
 
@@ -31,8 +32,40 @@ class UnknownTaskError(KeyError):
         return str(self.args[0])
 
 
+_INDEX: tuple[tuple, dict[str, Path]] | None = None
+
+
+def _index_stamp() -> tuple:
+    """What the task-file index depends on: the search path and the folders' modification times.
+
+    Adding, removing or renaming a task file or a domain folder changes the
+    modification time of the folder that holds it, so a changed stamp means a
+    rescan and an unchanged one means the index is still right.
+    """
+    stamp: list[object] = [os.environ.get(PATH_VARIABLE, "")]
+    for root in data_roots():
+        for sub in ("domains", "task_specs"):
+            base = root / sub
+            try:
+                stamp.append((str(base), os.stat(base).st_mtime_ns))
+                if sub == "task_specs":
+                    stamp.extend((e.name, e.stat().st_mtime_ns) for e in os.scandir(base) if e.is_dir())
+            except OSError:
+                stamp.append((str(base), None))
+    return tuple(stamp)
+
+
 def task_files() -> dict[str, Path]:
-    """``{"retail/ST030_001": path}`` for every frozen task, without parsing any YAML."""
+    """``{"retail/ST030_001": path}`` for every frozen task, without parsing any YAML.
+
+    Built once and reused while the folders are unchanged: ``make()`` asks for it
+    on every call, and a scan sorts every task file of every domain.
+    """
+    global _INDEX
+    stamp = _index_stamp()
+    index = _INDEX
+    if index is not None and index[0] == stamp:
+        return dict(index[1])
     out: dict[str, Path] = {}
     for domain in domain_dirs():
         d = task_spec_dir(domain)
@@ -40,7 +73,8 @@ def task_files() -> dict[str, Path]:
             continue
         for p in sorted(d.glob("*.yaml")):
             out[f"{domain}/{p.stem}"] = p
-    return out
+    _INDEX = (stamp, out)
+    return dict(out)
 
 
 def load_task(task_id: str) -> TaskSpec:
@@ -135,7 +169,14 @@ def _gym_entry(task_id: str, **kwargs: Any) -> ThinkingboxEnv:
     return ThinkingboxEnv(load_task(task_id), **kwargs)
 
 
+_REGISTERED_FOR: tuple | None = None
+
+
 def register_gym_envs() -> None:
+    global _REGISTERED_FOR
+    stamp = _index_stamp()
+    if stamp == _REGISTERED_FOR:
+        return
     registered = gym.registry
     for task_id in task_files():
         gid = gym_id(task_id)
@@ -148,3 +189,4 @@ def register_gym_envs() -> None:
             disable_env_checker=False,
             order_enforce=True,
         )
+    _REGISTERED_FOR = stamp
