@@ -192,6 +192,7 @@ class DomainDatabase:
                         raise StateError(f"domain '{spec.name}': seed file {csv}: {exc}") from exc
             cur.close()
         self.read_cache = ReadCache()
+        self._domain_starts: dict[str, int] | None = None
 
     def _introspect(self, cur: duckdb.DuckDBPyConnection) -> dict[str, TableInfo]:
         rows = cur.execute(
@@ -275,7 +276,7 @@ class DomainDatabase:
                 if isinstance(exc, StateError):
                     raise
                 raise StateError(f"task '{task_label}': patch cannot be applied: {exc}") from exc
-            sequences = self._sequence_starts(cur)
+            sequences = self._sequence_starts(cur, frozenset(patch.tables()))
             cur.close()
         return TaskTemplate(self, schema, frozenset(patch.tables()), sequences)
 
@@ -284,11 +285,23 @@ class DomainDatabase:
             raise StateError(f"task '{task_label}': patch names unknown table '{table}'")
         return self.tables[table]
 
-    def _sequence_starts(self, cur: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    def _sequence_starts(self, cur: duckdb.DuckDBPyConnection, patched: frozenset[str]) -> dict[str, int]:
+        """The next id of every sequence; tables the patch leaves alone keep the domain template's.
+
+        The domain template never changes, so its starts are read once; a new
+        variant only scans the tables its patch touched.
+        """
+        if self._domain_starts is None:
+            self._domain_starts = self._scan_sequence_starts(cur, frozenset(self.tables))
+        starts = dict(self._domain_starts)
+        starts.update(self._scan_sequence_starts(cur, patched))
+        return starts
+
+    def _scan_sequence_starts(self, cur: duckdb.DuckDBPyConnection, tables: frozenset[str]) -> dict[str, int]:
         starts = {}
         for name, info in self.tables.items():
             seq = info.meta.sequence
-            if seq is None:
+            if seq is None or name not in tables:
                 continue
             values = [r[0] for r in cur.execute(f"SELECT CAST({_quote(seq.column)} AS VARCHAR) FROM {_quote(name)}").fetchall()]
             numbers = [int(m.group()) for v in values if v is not None for m in [re.search(r"\d+$", v)] if m]
