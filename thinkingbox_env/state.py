@@ -292,18 +292,20 @@ class DomainDatabase:
         variant only scans the tables its patch touched.
         """
         if self._domain_starts is None:
-            self._domain_starts = self._scan_sequence_starts(cur, frozenset(self.tables))
+            self._domain_starts = self._scan_sequence_starts(cur, frozenset(self.tables), self.schema)
         starts = dict(self._domain_starts)
-        starts.update(self._scan_sequence_starts(cur, patched))
+        starts.update(self._scan_sequence_starts(cur, patched, None))
         return starts
 
-    def _scan_sequence_starts(self, cur: duckdb.DuckDBPyConnection, tables: frozenset[str]) -> dict[str, int]:
+    def _scan_sequence_starts(self, cur: duckdb.DuckDBPyConnection, tables: frozenset[str], schema: str | None) -> dict[str, int]:
+        """Scan the named tables: in ``schema``, or where the cursor's search path finds them."""
+        prefix = f"{_quote(schema)}." if schema else ""
         starts = {}
         for name, info in self.tables.items():
             seq = info.meta.sequence
             if seq is None or name not in tables:
                 continue
-            values = [r[0] for r in cur.execute(f"SELECT CAST({_quote(seq.column)} AS VARCHAR) FROM {_quote(name)}").fetchall()]
+            values = [r[0] for r in cur.execute(f"SELECT CAST({_quote(seq.column)} AS VARCHAR) FROM {prefix}{_quote(name)}").fetchall()]
             numbers = [int(m.group()) for v in values if v is not None for m in [re.search(r"\d+$", v)] if m]
             starts[name] = max([seq.start - 1, *numbers]) + 1
         return starts
