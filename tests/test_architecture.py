@@ -2,8 +2,8 @@
 
 The engine (the modules at the package root and its sub-packages ``checks`` and ``users``)
 knows no other part; agents and serving build on the engine; evaluation on the engine and
-agents; integrations on those three; the command line on everything; domains on the engine
-only. Imports made only for type checking count for the arrows but not for cycles.
+agents; integrations on those three; the external-benchmark adapter ``tbbench`` on the engine;
+the command line on everything; domains on the engine only. Imports made only for type checking count for the arrows but not for cycles.
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ PARTS_ALLOWED: dict[str, set[str]] = {
     "serving": {"engine", "serving"},
     "eval": {"engine", "agents", "eval"},
     "integrations": {"engine", "agents", "eval", "integrations"},
-    "cli": {"engine", "agents", "eval", "serving", "integrations", "cli"},
+    "tbbench": {"engine", "tbbench"},
+    "cli": {"engine", "agents", "eval", "serving", "integrations", "tbbench", "cli"},
     "facade": {"engine", "agents"},
     "domain": {"engine", "domain"},
 }
-SUBPACKAGE_PARTS = {"agents", "eval", "serving", "integrations", "cli"}
+SUBPACKAGE_PARTS = {"agents", "eval", "serving", "integrations", "tbbench", "cli"}
 
 
 @dataclass(frozen=True)
@@ -188,6 +189,7 @@ def test_no_import_cycle_between_modules():
     ("env.py", "from .eval import runner", "engine -> eval"),
     ("serving/server.py", "from ..agents import baselines", "serving -> agents"),
     ("agents/baselines.py", "from ..serving import server", "agents -> serving"),
+    ("registry.py", "from .tbbench import source", "engine -> tbbench"),
 ])
 def test_an_added_forbidden_import_is_caught(tmp_path, module, line, expected):
     copy = tmp_path / PACKAGE

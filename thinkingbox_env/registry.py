@@ -12,7 +12,7 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import gymnasium as gym
 
@@ -23,8 +23,11 @@ from .spec import TaskSpec, load_task_file
 log = logging.getLogger(__name__)
 
 GYM_NAMESPACE = "thinkingbox"
+TASK_SOURCE_GROUP = "thinkingbox_env.task_sources"
 _LOCK = threading.Lock()
 _SPECS: dict[str, TaskSpec] = {}
+_SOURCES: dict[str, Any] = {}
+_SOURCE_ENTRY_POINTS: dict[str, Any] | None = None
 
 
 class UnknownTaskError(KeyError):
@@ -138,8 +141,63 @@ def generate_variant(domain: str, family: str, seed: int, max_redraws: int = 100
     raise RuntimeError(f"family {domain}/{family} keeps reproducing test tasks from seed {seed}")
 
 
+class TaskSource(Protocol):
+    """Tasks provided outside the engine under a namespace of their own (``<namespace>/<name>``)."""
+
+    def make(self, name: str, **kwargs: Any) -> gym.Env: ...
+
+    def suites(self) -> list[str]: ...
+
+    def suite_tasks(self, suite: str, **options: Any) -> list[str]: ...
+
+
+def register_task_source(namespace: str, source: TaskSource) -> None:
+    """Serve ``make("<namespace>/...")`` from ``source``; installed packages use the entry-point group instead."""
+    if "/" in namespace or not namespace:
+        raise ValueError(f"a task namespace is one non-empty path segment, got {namespace!r}")
+    with _LOCK:
+        _SOURCES[namespace] = source
+
+
+def task_source(namespace: str) -> TaskSource | None:
+    """The source registered for a namespace, loading its ``thinkingbox_env.task_sources`` entry point on first use."""
+    global _SOURCE_ENTRY_POINTS
+    with _LOCK:
+        if namespace in _SOURCES:
+            return _SOURCES[namespace]
+        if _SOURCE_ENTRY_POINTS is None:
+            from importlib.metadata import entry_points
+
+            _SOURCE_ENTRY_POINTS = {ep.name: ep for ep in entry_points(group=TASK_SOURCE_GROUP)}
+        ep = _SOURCE_ENTRY_POINTS.get(namespace)
+    if ep is None:
+        return None
+    loaded = ep.load()
+    source = loaded() if not hasattr(loaded, "make") else loaded
+    register_task_source(namespace, source)
+    return source
+
+
+def suite_tasks(suite: str, **options: Any) -> list[str]:
+    """Task ids of a named suite offered by any task source (e.g. ``tbbench-v1``)."""
+    task_source("")  # loads the entry-point names
+    names = sorted(set(_SOURCES) | set(_SOURCE_ENTRY_POINTS or {}))
+    offered = []
+    for ns in names:
+        source = task_source(ns)
+        if source is not None and suite in source.suites():
+            return source.suite_tasks(suite, **options)
+        offered += source.suites() if source is not None else []
+    raise UnknownTaskError(f"unknown suite '{suite}'; suites offered: {', '.join(offered) or 'none'}")
+
+
 def make(task: str | TaskSpec, **kwargs: Any) -> ThinkingboxEnv:
     """Build the environment of a task: ``make("retail/ST030_001", user=..., judge=..., max_actions=...)``."""
+    if isinstance(task, str) and "/" in task:
+        namespace, name = task.split("/", 1)
+        source = task_source(namespace)
+        if source is not None:
+            return source.make(name, **kwargs)
     spec = task if isinstance(task, TaskSpec) else load_task(task)
     env = ThinkingboxEnv(spec, **kwargs)
     if spec.split == "test" and not isinstance(task, TaskSpec):

@@ -1,0 +1,106 @@
+"""A blocking MCP client for one benchmark server process spoken to over stdio.
+
+The benchmark's isolation model is one server process per episode: the process
+holds the episode's database in memory and computes its hashes. The MCP client
+is asynchronous and the Gymnasium API is not, so each connection owns an event
+loop on a background thread and every call is handed to it and waited for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .format import ServerCommand
+
+log = logging.getLogger(__name__)
+
+
+class TBBenchServerError(RuntimeError):
+    """A benchmark server could not be started, or refused a reserved call."""
+
+
+def result_payload(result: Any) -> tuple[Any, bool]:
+    """(JSON value, is_error) of an MCP tool result: structured content first, then the text as JSON."""
+    structured = getattr(result, "structured_content", None)
+    text = "".join(getattr(block, "text", "") for block in result.content or [])
+    if isinstance(structured, dict) and not text:
+        return structured, bool(result.is_error)
+    try:
+        return json.loads(text), bool(result.is_error)
+    except json.JSONDecodeError:
+        return (structured if isinstance(structured, dict) else text), bool(result.is_error)
+
+
+class StdioServer:
+    """One spawned server and its MCP session, usable from synchronous code."""
+
+    def __init__(self, server: ServerCommand, timeout: float = 60.0, cwd: str | None = None):
+        self.server, self.cwd = server, cwd
+        self.timeout = timeout
+        self.tools: list[Any] = []
+        self._loop = asyncio.new_event_loop()
+        self._queue: asyncio.Queue | None = None
+        self._thread = threading.Thread(target=self._loop.run_until_complete, args=(self._main(),),
+                                        name=f"tbbench-{server.name}", daemon=True)
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+        self._thread.start()
+        if not self._ready.wait(timeout) or self._failure is not None:
+            reason = self._failure if self._failure is not None else f"no answer within {timeout:.0f}s"
+            self.close()
+            raise TBBenchServerError(f"server '{server.name}' ({' '.join(server.command)}) could not be started: {reason}")
+
+    async def _main(self) -> None:
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+
+        params = StdioServerParameters(command=self.server.command[0], args=list(self.server.command[1:]),
+                                       env={**os.environ, **dict(self.server.env)}, cwd=self.cwd)
+        self._queue = asyncio.Queue()
+        try:
+            async with Client(params, mode="legacy", read_timeout_seconds=self.timeout) as client:
+                self.tools = list((await client.list_tools()).tools)
+                self._ready.set()
+                while True:
+                    item = await self._queue.get()
+                    if item is None:
+                        return
+                    job, future = item
+                    try:
+                        future.set_result(await job(client))
+                    except Exception as exc:  # noqa: BLE001 - handed back to the caller
+                        future.set_exception(exc)
+        except BaseException as exc:  # noqa: BLE001 - reported by the constructor or the next call
+            self._failure = exc
+            self._ready.set()
+
+    def _run(self, job: Callable[[Any], Awaitable[Any]]) -> Any:
+        if self._queue is None or not self._thread.is_alive():
+            raise TBBenchServerError(f"server '{self.server.name}' is not running ({self._failure or 'closed'})")
+
+        async def submit() -> Any:
+            future = self._loop.create_future()
+            await self._queue.put((job, future))  # type: ignore[union-attr]
+            return await future
+
+        return asyncio.run_coroutine_threadsafe(submit(), self._loop).result(self.timeout)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> tuple[Any, bool]:
+        """(JSON result, is_error) of one tool call."""
+        async def job(client: Any) -> Any:
+            return await client.call_tool(name, arguments)
+
+        return result_payload(self._run(job))
+
+    def close(self) -> None:
+        if self._thread.is_alive() and self._queue is not None:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
+            self._thread.join(self.timeout)
+        if not self._thread.is_alive() and not self._loop.is_closed():
+            self._loop.close()

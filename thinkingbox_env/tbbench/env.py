@@ -1,0 +1,301 @@
+"""A benchmark task as a Gymnasium environment, with the reference harness's verdict.
+
+``TBBenchEnv`` is the engine's ``ThinkingboxEnv`` with another episode backend:
+the actions, observations, simulated user, ``<DONE>`` marker, user-turn cap and
+``info`` fields are the engine's, so the eval harness, metrics and reports work
+unchanged. What differs is where the state lives (one benchmark server process
+per server per episode, their isolation model) and how the verdict is reached:
+result hash equal to golden hash on every server, and every rubric question
+answered yes by the judge about the last assistant message.
+
+``search_policy`` is served here, over the scenario's ``sources``, with BM25:
+the reference answers it from a Typesense server, which is not available
+offline. The ``sources`` are therefore stripped from the server's init.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import gymnasium as gym
+from rank_bm25 import BM25Plus
+
+from ..checks import CheckResult, Judge
+from ..env import ThinkingboxEnv
+from ..kb import tokenize
+from ..spaces import AgentAction, ChatObservation
+from ..tools import ToolResult
+from ..users import ScriptedUser, SimulatedUser
+from .client import StdioServer, TBBenchServerError
+from .format import RESERVED_PREFIX, SEARCH_TOOL, TBBench, TBTask
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SEARCH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "description": "what to look for in the policy documents"},
+        "top_k": {"type": "integer", "minimum": 1, "maximum": 10, "description": "how many snippets to return (default 3)"},
+    },
+    "required": ["query"],
+}
+
+
+class PolicySearch:
+    """BM25 over a task's KB documents, answering in the reference's snippet format.
+
+    BM25+ rather than Okapi: a scenario has only a handful of documents, and
+    Okapi's inverse document frequency is zero or negative for a term found in
+    half of them or more, which would leave every score at zero.
+    """
+
+    def __init__(self, documents: list[dict[str, str]]):
+        self.documents = documents
+        self._bm25 = BM25Plus([tokenize(d["text"]) for d in documents]) if documents else None
+
+    def __call__(self, arguments: Any) -> ToolResult:
+        args = arguments
+        if isinstance(args, str):
+            try:
+                args = json.loads(args or "{}")
+            except json.JSONDecodeError as exc:
+                return ToolResult(SEARCH_TOOL, {"error": f"tool '{SEARCH_TOOL}': arguments are not valid JSON: {exc}"},
+                                  False, False, "arguments")
+        query = args.get("query") if isinstance(args, dict) else None
+        if not isinstance(query, str) or not query.strip():
+            return ToolResult(SEARCH_TOOL, {"error": f"tool '{SEARCH_TOOL}': argument 'query' (a non-empty string) is required"},
+                              False, False, "arguments")
+        top_k = args.get("top_k", args.get("limit", 3))
+        if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 10:
+            return ToolResult(SEARCH_TOOL, {"error": f"tool '{SEARCH_TOOL}': argument 'top_k' must be an integer from 1 to 10"},
+                              False, False, "arguments")
+        return ToolResult(SEARCH_TOOL, {"snippets": self.search(query, top_k)}, True, False)
+
+    def search(self, query: str, top_k: int = 3) -> list[dict[str, Any]]:
+        terms = tokenize(query)
+        if self._bm25 is None or not terms:
+            return []
+        scores = self._bm25.get_scores(terms)
+        ranked = sorted(range(len(self.documents)), key=lambda i: (-scores[i], i))
+        out = []
+        for i in ranked:
+            if len(out) == top_k:
+                break
+            if not set(terms) & set(tokenize(self.documents[i]["text"])):
+                continue
+            # no vector index offline: vector_distance stays null, score is the BM25 score
+            out.append({"source": self.documents[i]["source"], "score": round(float(scores[i]), 4),
+                        "vector_distance": None, "text": self.documents[i]["text"]})
+        return out
+
+
+def _reserved_ok(answer: Any) -> bool:
+    if answer in ({}, None, "", "ok"):
+        return True
+    return isinstance(answer, dict) and str(answer.get("status", "")).lower() == "ok"
+
+
+class ServerEpisode:
+    """The episode backend: the task's server processes, started, initialised and torn down together."""
+
+    def __init__(self, bench: TBBench, task: TBTask, routes: dict[str, str], search: PolicySearch, timeout: float):
+        self.bench, self.task, self.routes, self.search, self.timeout = bench, task, routes, search, timeout
+        self.servers: dict[str, StdioServer] = {}
+        self.env: Any = None
+
+    def start(self, env: Any) -> None:
+        self.env = env
+        try:
+            for name in self.task.servers:
+                server = StdioServer(self.bench.servers[name], self.timeout, cwd=str(self.bench.data_dir))
+                self.servers[name] = server
+                answer, is_error = server.call("__reserved__init", {"config": self.task.server_config(name)})
+                if is_error or not _reserved_ok(answer):
+                    raise TBBenchServerError(f"{self.task.full_id}: server '{name}' refused __reserved__init: {answer!r}")
+        except BaseException:
+            self.close()
+            raise
+
+    def call(self, name: Any, arguments: Any) -> ToolResult:
+        shown = name if isinstance(name, str) else str(name)
+        if shown == SEARCH_TOOL:
+            return self.search(arguments)
+        server = self.routes.get(shown)
+        if server is None:
+            return ToolResult(shown, {"error": f"unknown tool '{shown}'; available: {', '.join(sorted([*self.routes, SEARCH_TOOL]))}"},
+                              False, False, "unknown_tool")
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments or "{}")
+            except json.JSONDecodeError as exc:
+                return ToolResult(shown, {"error": f"tool '{shown}': arguments are not valid JSON: {exc}"}, False, False, "arguments")
+        if not isinstance(arguments, dict):
+            return ToolResult(shown, {"error": f"tool '{shown}': arguments must be a JSON object"}, False, False, "arguments")
+        content, is_error = self.servers[server].call(shown, arguments)
+        if is_error and not (isinstance(content, dict) and "error" in content):
+            content = {"error": content}
+        read_only = self.env.read_only_tools if self.env is not None else set()
+        return ToolResult(shown, content, not is_error, shown not in read_only, "internal" if is_error else None)
+
+    def effects(self) -> dict[str, dict[str, Any]]:
+        out = {}
+        for name, server in self.servers.items():
+            answer, is_error = server.call("__reserved__geteffects", {})
+            if is_error or not isinstance(answer, dict):
+                raise TBBenchServerError(f"{self.task.full_id}: server '{name}' failed __reserved__geteffects: {answer!r}")
+            out[name] = answer
+        return out
+
+    def close(self) -> None:
+        servers, self.servers = self.servers, {}
+        for name, server in servers.items():
+            try:
+                server.call("__reserved__teardown", {})
+            except Exception as exc:  # noqa: BLE001 - the process goes away regardless
+                log.info("%s: teardown of server '%s' failed: %s", self.task.full_id, name, exc)
+            server.close()
+
+
+def list_server_tools(bench: TBBench, server: str, timeout: float) -> list[dict[str, Any]]:
+    """The agent-facing tools of a server (reserved ones removed), listed once per clone and server."""
+    if server not in bench.tool_listings:
+        proc = StdioServer(bench.servers[server], timeout, cwd=str(bench.data_dir))
+        try:
+            tools = []
+            for t in proc.tools:
+                if t.name.startswith(RESERVED_PREFIX):
+                    continue
+                annotations = getattr(t, "annotations", None)
+                tools.append({"name": t.name, "description": t.description or "",
+                              "parameters": t.input_schema or {"type": "object", "properties": {}},
+                              "read_only": bool(annotations is not None and annotations.read_only_hint)})
+            bench.tool_listings[server] = tools
+        finally:
+            proc.close()
+    return bench.tool_listings[server]
+
+
+class TBBenchEnv(ThinkingboxEnv):
+    """One benchmark task; ``reset()`` starts its server processes, ``close()`` ends them."""
+
+    def __init__(self, task: TBTask, bench: TBBench, user: SimulatedUser | None = None, judge: Judge | None = None,
+                 max_actions: int = 50, max_user_turns: int = 10, render_mode: str | None = None,
+                 timeout: float = 60.0):
+        # ThinkingboxEnv.__init__ builds a DuckDB runtime for a domain; here the state lives in the servers.
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        if max_actions < 1 or max_user_turns < 0:
+            raise ValueError("max_actions must be >= 1 and max_user_turns >= 0")
+        self.task, self.bench, self.timeout = task, bench, timeout
+        self.user = user if user is not None else ScriptedUser()
+        self.judge = judge
+        self.max_actions, self.max_user_turns, self.render_mode = max_actions, max_user_turns, render_mode
+        self.routes: dict[str, str] = {}
+        self.read_only_tools: set[str] = {SEARCH_TOOL}
+        self.tool_schemas = self._agent_tools()
+        self._tool_schemas_json = json.dumps(self.tool_schemas)
+        self.search = PolicySearch(task.sources())
+        self.observation_space = ChatObservation()
+        self.action_space = AgentAction(self.tool_schemas)
+        self.tool_backend: Any = None
+        self.state: ServerEpisode | None = None
+        self.messages, self.trace = [], []
+        self._done, self._actions, self._user_turns, self._call_counter = True, 0, 0, 0
+        self.final_info = None
+
+    def _agent_tools(self) -> list[dict[str, Any]]:
+        listed: dict[str, dict[str, Any]] = {}
+        for server in self.task.servers:
+            for t in list_server_tools(self.bench, server, self.timeout):
+                if t["name"] in listed and t["name"] != SEARCH_TOOL:
+                    raise TBBenchServerError(f"{self.task.full_id}: tool '{t['name']}' is offered by servers "
+                                             f"'{self.routes[t['name']]}' and '{server}'")
+                listed[t["name"]] = t
+                if t["name"] != SEARCH_TOOL:
+                    self.routes[t["name"]] = server
+                if t["read_only"]:
+                    self.read_only_tools.add(t["name"])
+        if SEARCH_TOOL not in listed and (self.task.sources() or (self.task.tools and SEARCH_TOOL in self.task.tools)):
+            listed[SEARCH_TOOL] = {"name": SEARCH_TOOL, "description": "Search the company policy documents.",
+                                   "parameters": DEFAULT_SEARCH_SCHEMA}
+        names = list(listed)
+        if self.task.tools is not None:
+            unknown = [n for n in self.task.tools if n not in listed]
+            if unknown:
+                raise TBBenchServerError(f"{self.task.full_id}: scenario '{self.task.scenario}' lists tool '{unknown[0]}', "
+                                         f"which no server offers (offered: {', '.join(names)})")
+            names = [n for n in names if n in self.task.tools]
+            self.routes = {n: s for n, s in self.routes.items() if n in self.task.tools}
+        return [{"type": "function", "function": {"name": n, "description": listed[n]["description"],
+                                                  "parameters": listed[n]["parameters"]}} for n in names]
+
+    @property
+    def policy_text(self) -> str:
+        return self.task.policy
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        gym.Env.reset(self, seed=seed)
+        if options:
+            unknown = set(options) - {"max_actions"}
+            if unknown:
+                raise ValueError(f"unknown reset options {sorted(unknown)}; supported: max_actions")
+            self.max_actions = int(options.get("max_actions", self.max_actions))
+        if self.state is not None:
+            self.state.close()
+            self.state = None
+        episode = ServerEpisode(self.bench, self.task, self.routes, self.search, self.timeout)
+        episode.start(self)
+        self.state = self.tool_backend = episode
+        self.user.reset(self.task.user, seed)
+        self.messages, self.trace = [], []
+        self._done, self._actions, self._user_turns, self._call_counter = False, 0, 0, 0
+        self.final_info = None
+        out: list[dict[str, Any]] = []
+        self._emit({"role": "system", "content": self.task.system_prompt}, out, "env")
+        self._emit({"role": "system", "content": self.policy_text}, out, "env")
+        self._emit({"role": "user", "content": self.task.query}, out, "task")
+        obs = {"messages": [dict(m) for m in out], "tools": json.loads(self._tool_schemas_json)}
+        return obs, {"task_id": self.task.full_id, "split": self.task.split, "family": self.task.family}
+
+    def evaluate(self) -> dict[str, Any]:
+        """The reference verdict as checks: one hash check per server, one rubric check per question."""
+        if self.state is None:
+            raise RuntimeError("call reset() before evaluate()")
+        effects = self.state.effects()
+        results: list[CheckResult] = []
+        rubrics: list[str] = []
+        for server, e in effects.items():
+            got, want = e.get("result_db_hash"), e.get("golden_db_hash")
+            same = isinstance(got, str) and bool(got) and got == want
+            detail = "result hash equals golden hash" if same else f"result hash {got!r} != golden hash {want!r}"
+            results.append(CheckResult(f"db_hash:{server}", "effect", same, detail))
+            rubrics += [str(q) for q in (e.get("rubrics_yesno") or [])]
+        if not any(e.get("rubrics_yesno") for e in effects.values()):
+            rubrics = self.task.rubrics()
+        final = self.final_message()
+        for i, question in enumerate(rubrics):
+            name = f"rubric:{i + 1}"
+            if self.judge is None:
+                results.append(CheckResult(name, "rubric", None, f"not evaluated: no judge configured ({question})"))
+                continue
+            try:
+                answer, reason = self.judge(question, f"ASSISTANT: {final}")
+                results.append(CheckResult(name, "rubric", bool(answer), f"{question} -> {reason}"))
+            except Exception as exc:  # noqa: BLE001 - an unavailable judge leaves the check unevaluated
+                results.append(CheckResult(name, "rubric", None, f"not evaluated: judge failed ({type(exc).__name__}: {exc})"))
+        hashes = {s: e.get("result_db_hash") for s, e in effects.items()}
+        return {
+            "results": results,
+            "diff": {s: e.get("diff") for s, e in effects.items()},
+            "state_hash": next(iter(hashes.values())) if len(hashes) == 1 else json.dumps(hashes, sort_keys=True),
+            "golden_has_effects": bool(self.task.golden),
+        }
+
+    def close(self) -> None:
+        if self.state is not None:
+            self.state.close()
+            self.state = None
+        self.tool_backend = None
+        self._done = True
