@@ -75,12 +75,18 @@ def eval_config(args: argparse.Namespace) -> Any:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from ..eval.runner import RowWriter, RunFileError, plan_trials, prepare_resume, run_local, run_ray
+    from . import tbbench
 
-    tasks = _select(args)
+    options = tbbench.task_options(args)
+    suite = tbbench.select(args, options)
+    tasks = suite if suite is not None else _select(args)
     if not tasks:
         console.print("[red]error:[/] no tasks selected")
         return 2
+    if args.reference_check:
+        return tbbench.reference_check(args, tasks, options)
     config = eval_config(args)
+    config.task_options = options
     if config.agent == "transformers":
         import importlib.util
 
@@ -180,6 +186,9 @@ def _add_eval(sub: Any) -> None:
     p.add_argument("--resume", action="store_true", help="complete an interrupted run; system-error rows are retried")
     p.add_argument("--ray", action="store_true", help="run trials as Ray tasks (local Ray unless --ray-address)")
     p.add_argument("--ray-address", help="address of an existing Ray cluster, e.g. ray://head:10001 or auto")
+    from .tbbench import add_arguments
+
+    add_arguments(p)
     p.set_defaults(func=cmd_eval)
 
 

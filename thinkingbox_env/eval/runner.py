@@ -30,7 +30,7 @@ from ..agents.customer_tool import CustomerToolAgent
 from ..agents.openai_chat import ModelCallError, OpenAIChatAgent, SamplingConfig
 from ..judge import RubricJudge, parse_verdict
 from ..llm import sum_usage
-from ..registry import load_task, make
+from ..registry import make
 from ..users import LLMUser, ScriptedUser
 
 ROW_SCHEMA_VERSION = 1
@@ -72,6 +72,8 @@ class EvalConfig:
     # "chat": the environment's own protocol; "customer-tool": the one TRL training uses (see customer_tool.py)
     protocol: str = "chat"
     include_policy: bool = True
+    # keyword arguments for make(), per task namespace (e.g. {"tbbench": {"data_dir": ...}})
+    task_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def public(self) -> dict[str, Any]:
         """The configuration as recorded in every row (keys left out)."""
@@ -87,7 +89,10 @@ class EvalConfig:
         if self.user == "llm":
             user.update(self.user_endpoint.public(), temperature=self.user_temperature)
         judge = self.judge_endpoint.public() if self.judge_endpoint else None
-        return {"agent": agent, "user": user, "judge": judge, "max_actions": self.max_actions, "seed": self.seed}
+        out = {"agent": agent, "user": user, "judge": judge, "max_actions": self.max_actions, "seed": self.seed}
+        if self.task_options:
+            out["task_options"] = self.task_options
+        return out
 
 
 def trial_seed(base_seed: int, trial: int) -> int:
@@ -235,12 +240,13 @@ def run_trial(config: EvalConfig, task_id: str, trial: int) -> dict[str, Any]:
     seed = trial_seed(config.seed, trial)
     started_at = time.time()
     t0 = time.perf_counter()
-    spec = load_task(task_id)
     agent = build_agent(config, seed)
     judge = build_judge(config)
     user = build_user(config)
-    env = make(task_id, user=_GuardedUser(user), judge=judge, max_actions=config.max_actions)
+    options = config.task_options.get(task_id.split("/", 1)[0], {})
+    env = make(task_id, **options, user=_GuardedUser(user), judge=judge, max_actions=config.max_actions)
     base = env.unwrapped
+    spec = base.task  # the engine's TaskSpec, or the task of an external source (same domain/family/content_key)
     info: dict[str, Any] | None = None
     system_error: dict[str, Any] | None = None
     try:

@@ -1,0 +1,76 @@
+"""``thinkingbox eval`` options for Thinkingbox-bench v1.0: ``--suite``, ``--data-dir``, ``--server-python``, ``--reference-check``."""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+from pathlib import Path
+from typing import Any
+
+from .common import console
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--suite", help="a named suite of an external task source, e.g. tbbench-v1 (the published "
+                                    "Thinkingbox-bench release list); task arguments then filter it")
+    p.add_argument("--data-dir", help="tbbench: the folder of your thinkingbox-data clone (or THINKINGBOX_TBBENCH_DIR)")
+    p.add_argument("--server-python", help="tbbench: the python of the virtualenv the benchmark's tool servers are "
+                                           "installed in (or THINKINGBOX_TBBENCH_PYTHON)")
+    p.add_argument("--reference-check", action="store_true",
+                   help="tbbench: replay each task's golden tool calls and report how many reproduce the golden hash "
+                        "(rows go to --output)")
+
+
+def uses_tbbench(args: argparse.Namespace) -> bool:
+    patterns = list(args.tasks or []) + list(args.task_patterns or [])
+    return bool(args.suite or args.data_dir or args.server_python or args.reference_check
+                or any(p.startswith("tbbench/") for p in patterns))
+
+
+def task_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """What every tbbench ``make()`` call of the run receives."""
+    if not uses_tbbench(args):
+        return {}
+    from ..tbbench import register_source
+    from ..tbbench.source import DATA_DIR_VARIABLE, PYTHON_VARIABLE
+
+    register_source()  # an install whose entry points predate tbbench still finds the namespace
+    import os
+
+    data_dir = args.data_dir or os.environ.get(DATA_DIR_VARIABLE)
+    python = args.server_python or os.environ.get(PYTHON_VARIABLE)
+    return {"tbbench": {"data_dir": str(Path(data_dir).resolve()) if data_dir else None, "server_python": python}}
+
+
+def select(args: argparse.Namespace, options: dict[str, dict[str, Any]]) -> list[str] | None:
+    """The suite's task ids filtered by the task arguments; None when no suite was asked for."""
+    if not args.suite:
+        return None
+    from ..registry import suite_tasks
+
+    every = suite_tasks(args.suite, **options.get(args.suite.split("-", 1)[0], {}))
+    patterns = list(args.tasks or []) + list(args.task_patterns or [])
+    if not patterns:
+        return every
+    return [t for t in every if any(fnmatch.fnmatch(t, p) or t == p for p in patterns)]
+
+
+def reference_check(args: argparse.Namespace, tasks: list[str], options: dict[str, dict[str, Any]]) -> int:
+    from ..tbbench import reference_check as check
+
+    opts = options.get("tbbench", {})
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with out.open("w", encoding="utf-8") as fh:
+        for task_id in tasks:
+            row = check([task_id], **opts)[0]
+            rows.append(row)
+            fh.write(json.dumps(row, default=str) + "\n")
+            fh.flush()
+            mark = "[green]ok[/]" if row["reproduced"] else f"[red]differs[/] {row.get('error') or row.get('hashes')}"
+            console.print(f"{row['task_id']}: {mark}")
+    good = sum(1 for r in rows if r["reproduced"])
+    console.print(f"{good} of {len(rows)} golden replays reproduce the golden hash -> {out}")
+    return 0 if good == len(rows) else 1
