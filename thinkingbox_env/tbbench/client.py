@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import os
+import tempfile
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -42,6 +43,8 @@ class StdioServer:
 
     def __init__(self, server: ServerCommand, timeout: float = 60.0, cwd: str | None = None):
         self.server, self.cwd = server, cwd
+        # the server's stderr, kept so that a failed start can say why (and never tied to our own stderr)
+        self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115 - closed in close()
         self.timeout = timeout
         self.tools: list[Any] = []
         self._loop = asyncio.new_event_loop()
@@ -53,18 +56,22 @@ class StdioServer:
         self._thread.start()
         if not self._ready.wait(timeout) or self._failure is not None:
             reason = self._failure if self._failure is not None else f"no answer within {timeout:.0f}s"
+            stderr = self.stderr_tail()
             self.close()
+            if stderr:
+                reason = f"{reason}; server stderr: {stderr}"
             raise TBBenchServerError(f"server '{server.name}' ({' '.join(server.command)}) could not be started: {reason}")
 
     async def _main(self) -> None:
         from mcp import Client
-        from mcp.client.stdio import StdioServerParameters
+        from mcp.client.stdio import StdioServerParameters, stdio_client
 
         params = StdioServerParameters(command=self.server.command[0], args=list(self.server.command[1:]),
                                        env={**os.environ, **dict(self.server.env)}, cwd=self.cwd)
         self._queue = asyncio.Queue()
         try:
-            async with Client(params, mode="legacy", read_timeout_seconds=self.timeout) as client:
+            transport = stdio_client(params, errlog=self._errlog)
+            async with Client(transport, mode="legacy", read_timeout_seconds=self.timeout) as client:
                 self.tools = list((await client.list_tools()).tools)
                 self._ready.set()
                 while True:
@@ -98,9 +105,18 @@ class StdioServer:
 
         return result_payload(self._run(job))
 
+    def stderr_tail(self, limit: int = 2000) -> str:
+        try:
+            self._errlog.flush()
+            self._errlog.seek(0)
+            return self._errlog.read()[-limit:].strip()
+        except (OSError, ValueError):
+            return ""
+
     def close(self) -> None:
         if self._thread.is_alive() and self._queue is not None:
             self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
             self._thread.join(self.timeout)
         if not self._thread.is_alive() and not self._loop.is_closed():
             self._loop.close()
+        self._errlog.close()

@@ -94,12 +94,12 @@ def reference_check(task_ids: list[str], data_dir: str | Path | None = None, ser
             failed = []
             for i, call in enumerate(env.task.golden):
                 env.step({"name": call.name, "arguments": dict(call.arguments)})
-                event = env.trace[-1]
+                event = next(e for e in reversed(env.trace) if e.get("type") == "tool_call")
                 if not event.get("ok"):
                     failed.append({"index": i, "name": call.name, "result": event.get("result")})
             effects = env.state.effects()
             row.update(
-                reproduced=all(e.get("result_db_hash") and e.get("result_db_hash") == e.get("golden_db_hash")
+                reproduced=all(bool(e.get("result_db_hash")) and e.get("result_db_hash") == e.get("golden_db_hash")
                                for e in effects.values()),
                 hashes={s: {"result": e.get("result_db_hash"), "golden": e.get("golden_db_hash")} for s, e in effects.items()},
                 golden_calls=len(env.task.golden),
