@@ -44,6 +44,10 @@ def test_reference_check_reports_a_task_that_cannot_start_and_filters_the_suite(
     assert row["reproduced"] is False
     assert "server 'shop' refused __reserved__init" in row["error"] and "no order O9" in row["error"]
     assert "0 of 1 golden replays reproduce the golden hash" in capsys.readouterr().out
+    # an explicit task id needs no --suite
+    out = tmp_path / "explicit.jsonl"
+    assert main(["eval", CANCEL, *bench[2:], "-o", str(out)]) == 0
+    assert [json.loads(line)["task_id"] for line in out.read_text().splitlines()] == [CANCEL]
 
 
 def test_eval_rows_are_namespaced_and_agg_reads_them(tmp_path, capsys):

@@ -44,13 +44,14 @@ def task_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
 
 def select(args: argparse.Namespace, options: dict[str, dict[str, Any]]) -> list[str] | None:
-    """The suite's task ids filtered by the task arguments; None when no suite was asked for."""
+    """The suite's task ids filtered by the task arguments; explicit ``tbbench/`` ids; otherwise None."""
+    patterns = list(args.tasks or []) + list(args.task_patterns or [])
     if not args.suite:
-        return None
+        explicit = [p for p in patterns if p.startswith("tbbench/") and not any(ch in p for ch in "*?[")]
+        return explicit if explicit and len(explicit) == len(patterns) else None
     from ..registry import suite_tasks
 
     every = suite_tasks(args.suite, **options.get(args.suite.split("-", 1)[0], {}))
-    patterns = list(args.tasks or []) + list(args.task_patterns or [])
     if not patterns:
         return every
     return [t for t in every if any(fnmatch.fnmatch(t, p) or t == p for p in patterns)]

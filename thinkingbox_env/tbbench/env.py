@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from typing import Any
 
 import gymnasium as gym
@@ -158,8 +159,16 @@ class ServerEpisode:
             server.close()
 
 
+_LISTING_LOCK = threading.Lock()
+
+
 def list_server_tools(bench: TBBench, server: str, timeout: float) -> list[dict[str, Any]]:
     """The agent-facing tools of a server (reserved ones removed), listed once per clone and server."""
+    with _LISTING_LOCK:
+        return _list_server_tools(bench, server, timeout)
+
+
+def _list_server_tools(bench: TBBench, server: str, timeout: float) -> list[dict[str, Any]]:
     if server not in bench.tool_listings:
         proc = StdioServer(bench.servers[server], timeout, cwd=str(bench.data_dir))
         try:
