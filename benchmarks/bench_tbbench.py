@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from thinkingbox_env.tbbench import register_source  # noqa: E402
 from thinkingbox_env.tbbench.source import task_source  # noqa: E402
 
-TASK = "dataset/tests/test_toy_shop.py:test_cancel_pending"
+TASK = "dataset/tests/toy_shop_tasks.py:test_cancel_pending"
 
 
 def main() -> None:

@@ -13,8 +13,8 @@ from thinkingbox_env.cli import main
 from thinkingbox_env.eval.runner import read_rows
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "tbbench"
-CANCEL = "tbbench/dataset/tests/test_toy_shop.py:test_cancel_pending"
-LOOKUP = "tbbench/dataset/tests/test_toy_shop.py:test_lookup_shipped"
+CANCEL = "tbbench/dataset/tests/toy_shop_tasks.py:test_cancel_pending"
+LOOKUP = "tbbench/dataset/tests/toy_shop_tasks.py:test_lookup_shipped"
 BENCH = ["--data-dir", str(DATA), "--server-python", sys.executable]
 
 
@@ -31,7 +31,7 @@ def test_reference_check_reports_reproduced_golden_hashes(tmp_path, capsys):
 def test_reference_check_reports_a_task_that_cannot_start_and_filters_the_suite(tmp_path, capsys):
     clone = tmp_path / "clone"
     shutil.copytree(DATA, clone, ignore=shutil.ignore_patterns("__pycache__"))
-    task_file = clone / "dataset/tests/test_toy_shop.py"
+    task_file = clone / "dataset/tests/toy_shop_tasks.py"
     # the lookup task's golden call now names an order the server does not hold: its init is refused
     task_file.write_text(task_file.read_text().replace("arguments: {order_id: O2}", "arguments: {order_id: O9}"))
     bench = ["--suite", "tbbench-v1", "--data-dir", str(clone), "--server-python", sys.executable, "--reference-check"]

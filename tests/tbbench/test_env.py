@@ -15,8 +15,8 @@ from thinkingbox_env.judge import RubricJudge
 from thinkingbox_env.tbbench import TBBenchFormatError, register_source
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "tbbench"
-CANCEL = "tbbench/dataset/tests/test_toy_shop.py:test_cancel_pending"
-LOOKUP = "tbbench/dataset/tests/test_toy_shop.py:test_lookup_shipped"
+CANCEL = "tbbench/dataset/tests/toy_shop_tasks.py:test_cancel_pending"
+LOOKUP = "tbbench/dataset/tests/toy_shop_tasks.py:test_lookup_shipped"
 
 
 @pytest.fixture(autouse=True)

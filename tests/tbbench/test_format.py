@@ -10,7 +10,7 @@ import pytest
 from thinkingbox_env.tbbench import TBBench, TBBenchFormatError, merge_init, parse_task_module
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "tbbench"
-TASK_FILE = "dataset/tests/test_toy_shop.py"
+TASK_FILE = "dataset/tests/toy_shop_tasks.py"
 
 
 @pytest.fixture
@@ -77,7 +77,7 @@ def _rewrite(path: Path, old: str, new: str) -> None:
 
 @pytest.mark.parametrize(("edit", "task", "expected"), [
     ((TASK_FILE, "query: Please cancel", "quer: Please cancel"), "test_cancel_pending",
-     ["test_toy_shop.py", "task 'test_cancel_pending'", "field 'query'"]),
+     ["toy_shop_tasks.py", "task 'test_cancel_pending'", "field 'query'"]),
     ((TASK_FILE, "      shop:\n        data_patch", "      warehouse:\n        data_patch"), "test_cancel_pending",
      ["task 'test_cancel_pending'", "field 'init.warehouse'", "no such server"]),
     ((TASK_FILE, "- name: get_order\n              arguments: {order_id: O1}", "- arguments: {order_id: O1}"),
@@ -89,7 +89,7 @@ def _rewrite(path: Path, old: str, new: str) -> None:
     (("servers/servers.yaml", "shop:", "store:"), "test_lookup_shipped",
      ["toy_shop.yaml", "field 'world_state.shop'", "servers.yaml"]),
     ((TASK_FILE, "    query: Where is", "    query: [Where is"), "test_lookup_shipped",
-     ["test_toy_shop.py", "task 'test_lookup_shipped'", "not valid"]),
+     ["toy_shop_tasks.py", "task 'test_lookup_shipped'", "not valid"]),
 ])
 def test_broken_input_names_file_task_and_field(clone, edit, task, expected):
     rel, old, new = edit
@@ -105,7 +105,7 @@ def test_unknown_test_and_malformed_ids_are_named():
     with pytest.raises(TBBenchFormatError, match="'test_nope'.*found: test_cancel_pending, test_lookup_shipped"):
         bench.task(f"{TASK_FILE}:test_nope")
     with pytest.raises(TBBenchFormatError, match="expected 'file.py:test_name'"):
-        bench.task("dataset/tests/test_toy_shop:test_cancel_pending")
+        bench.task("dataset/tests/toy_shop_tasks:test_cancel_pending")
     with pytest.raises(TBBenchFormatError, match="inside"):
         bench.task("../../conftest.py:st030")
 

@@ -2,6 +2,8 @@
 scenario: toy_shop
 """
 
+# Named unlike a pytest module on purpose: these functions are task specs, not tests of this project.
+
 
 def test_cancel_pending():
     """!
