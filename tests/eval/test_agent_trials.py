@@ -181,7 +181,6 @@ def test_a_trial_with_a_judge_records_the_judge_tokens_apart_from_the_agents(mon
     import thinkingbox_env.eval.runner as runner
 
     spec = _rubric_task()  # no frozen task has rubric questions yet: the trial runs this one
-    monkeypatch.setattr(runner, "load_task", lambda task_id: spec)
     monkeypatch.setattr(runner, "make", lambda task_id, **kw: tb.ThinkingboxEnv(spec, **kw))
     with ScriptedModel(golden_script(TASK)) as agent, FakeOpenAI(lambda body: "VERDICT: YES\nREASON: fine.") as judge:
         config = _config(agent, judge_endpoint=EndpointConfig(model="judge", base_url=judge.base_url, api_key="k", max_retries=0))
