@@ -3,7 +3,8 @@
 The engine (the modules at the package root and its sub-packages ``checks`` and ``users``)
 knows no other part; agents and serving build on the engine; evaluation on the engine and
 agents; integrations on those three; the external-benchmark adapter ``tbbench`` on the engine;
-the command line on everything; domains on the engine only. Imports made only for type checking count for the arrows but not for cycles.
+the command line on everything; domains on the engine only. Imports made only for type
+checking count for the arrows but not for cycles.
 """
 
 from __future__ import annotations
