@@ -9,13 +9,15 @@ checks judge whether it should have been asked.
 
 from __future__ import annotations
 
-from datetime import date, timedelta
-from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Literal
+from datetime import date
+from decimal import Decimal
+from typing import Literal
 
 from thinkingbox_env.filters import search_rows
 from thinkingbox_env.kb import search_documents
 from thinkingbox_env.tools import ToolError, tool
+
+from .rules import installer_works_on, to_money, years_after
 
 TicketStatus = Literal["open", "pending", "hold", "solved", "closed"]
 Category = Literal["membership", "order", "delivery", "payment", "general"]
@@ -28,17 +30,6 @@ _TICKET_TABLES = {
         ("id", "requester_id", "subject", "description", "category", "priority", "status", "order_id", "created_at", "updated_at"),
     ),
 }
-
-
-def _money(value: Any) -> Decimal:
-    return Decimal(str(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-
-
-def _one_year_after(day: date) -> date:
-    try:
-        return day.replace(year=day.year + 1)
-    except ValueError:  # 29 February
-        return day + timedelta(days=365)
 
 
 # --------------------------------------------------------------------------- ticketing
@@ -223,7 +214,7 @@ def update_membership(db, customer_id: str, action: Literal["upgrade", "cancel"]
         if active is not None:
             raise ToolError(f"customer {customer_id} already has an active membership {active['id']}")
         mid = db.next_id("memberships")
-        end = _one_year_after(today)
+        end = years_after(today)
         db.execute("INSERT INTO memberships VALUES (?, ?, 'plus', 'active', ?, ?, 59.00, TRUE)", [mid, customer_id, today, end])
         db.execute("UPDATE customers SET tier = 'plus' WHERE id = ?", [customer_id])
         return {"customer_id": customer_id, "membership_id": mid, "tier": "plus", "start_date": today, "end_date": end, "annual_fee": 59.00}
@@ -336,11 +327,11 @@ def issue_refund(
     pay = db.query_one("SELECT * FROM payments WHERE id = ?", [payment_id])
     if pay is None:
         raise ToolError(f"payment {payment_id} not found")
-    amt = _money(amount)
+    amt = to_money(amount)
     if amt <= 0:
         raise ToolError("amount must be positive")
-    refunded = _money(db.query_one("SELECT coalesce(sum(amount), 0) AS s FROM refunds WHERE payment_id = ?", [payment_id])["s"])
-    left = _money(pay["amount"]) - refunded
+    refunded = to_money(db.query_one("SELECT coalesce(sum(amount), 0) AS s FROM refunds WHERE payment_id = ?", [payment_id])["s"])
+    left = to_money(pay["amount"]) - refunded
     if amt > left:
         raise ToolError(f"payment {payment_id} has only {left} left to refund")
     rid = db.next_id("refunds")
@@ -372,7 +363,7 @@ def issue_store_credit(db, customer_id: str, amount: float, reason: Literal["del
     """
     if db.query_one("SELECT id FROM customers WHERE id = ?", [customer_id]) is None:
         raise ToolError(f"customer {customer_id} not found")
-    amt = _money(amount)
+    amt = to_money(amount)
     if amt <= 0:
         raise ToolError("amount must be positive")
     if order_id is not None and db.query_one("SELECT id FROM orders WHERE id = ? AND customer_id = ?", [order_id, customer_id]) is None:
@@ -427,8 +418,8 @@ def _refund_order(db, order_id: str, amount: Decimal, reason: str) -> list[str]:
     left_total = Decimal("0")
     plan: list[tuple[dict, Decimal]] = []
     for pay in db.query("SELECT * FROM payments WHERE order_id = ? ORDER BY captured_at, id", [order_id]):
-        refunded = _money(db.query_one("SELECT coalesce(sum(amount), 0) AS s FROM refunds WHERE payment_id = ?", [pay["id"]])["s"])
-        left = _money(pay["amount"]) - refunded
+        refunded = to_money(db.query_one("SELECT coalesce(sum(amount), 0) AS s FROM refunds WHERE payment_id = ?", [pay["id"]])["s"])
+        left = to_money(pay["amount"]) - refunded
         if left > 0:
             plan.append((pay, left))
             left_total += left
@@ -509,7 +500,7 @@ def change_shipping_speed(db, order_id: str, shipping_speed: Literal["standard",
         raise ToolError(f"order {order_id} has left the warehouse; its shipping speed can no longer be changed")
     if order["shipping_speed"] == shipping_speed:
         raise ToolError(f"order {order_id} already ships {shipping_speed}")
-    fee = _money(upgrade_fee)
+    fee = to_money(upgrade_fee)
     if fee < 0:
         raise ToolError("upgrade_fee must not be negative")
     db.execute("UPDATE orders SET shipping_speed = ? WHERE id = ?", [shipping_speed, order_id])
@@ -587,8 +578,8 @@ def create_return(
     for line in lines:
         if line["line_no"] in already:
             raise ToolError(f"line {line['line_no']} of order {order_id} is already being returned")
-    item_total = sum((_money(line["unit_price"]) * line["quantity"] for line in lines), Decimal("0"))
-    fees = [_money(restocking_fee), _money(return_shipping_fee), _money(removal_fee)]
+    item_total = sum((to_money(line["unit_price"]) * line["quantity"] for line in lines), Decimal("0"))
+    fees = [to_money(restocking_fee), to_money(return_shipping_fee), to_money(removal_fee)]
     if any(f < 0 for f in fees):
         raise ToolError("fees must not be negative")
     refund = item_total - sum(fees)
@@ -626,12 +617,12 @@ def create_exchange(db, order_id: str, line_no: int, new_sku: str) -> dict:
     old, new = _product(db, line["sku"]), _product(db, new_sku)
     if new_sku == line["sku"] or old["variant_group"] != new["variant_group"]:
         raise ToolError(f"{new_sku} is not another variant of {line['sku']}")
-    if _money(new["price"]) != _money(line["unit_price"]):
+    if to_money(new["price"]) != to_money(line["unit_price"]):
         raise ToolError("an exchange needs a variant at the same price; return the item and place a new order instead")
     if (new["on_hand"] or 0) < 1:
         raise ToolError(f"{new_sku} is out of stock")
     rid = db.next_id("returns")
-    price = _money(line["unit_price"])
+    price = to_money(line["unit_price"])
     db.execute("INSERT INTO returns VALUES (?, ?, 'exchange', 'wrong_variant', 'approved', ?, 0, 0, 0, 0, ?)", [rid, order_id, price, db.now])
     db.execute("INSERT INTO return_items VALUES (?, ?, ?, FALSE)", [rid, line_no, line["sku"]])
     rpl = db.next_id("replacement_orders")
@@ -686,7 +677,7 @@ def create_replacement_order(
         raise ToolError(f"order {order_id} is cancelled")
     line = _line(db, order_id, line_no)
     product = _product(db, line["sku"])
-    fee = _money(reship_fee)
+    fee = to_money(reship_fee)
     if fee < 0:
         raise ToolError("reship_fee must not be negative")
     address = (shipping_address or order["shipping_address"]).strip()
@@ -736,7 +727,7 @@ def refund_order_amount(
         reason: price_adjustment, item_not_received, damaged_item or installation_cancelled.
     """
     _order(db, order_id)
-    amt = _money(amount)
+    amt = to_money(amount)
     if amt <= 0:
         raise ToolError("amount must be positive")
     return {"order_id": order_id, "amount": amt, "refund_ids": _refund_order(db, order_id, amt, reason)}
@@ -826,7 +817,7 @@ def reschedule_installation(db, installation_id: str, new_date: str) -> dict:
         raise ToolError("new_date must be YYYY-MM-DD") from exc
     if day <= db.now.date():
         raise ToolError("new_date must be after today")
-    if day.weekday() == 6:
+    if not installer_works_on(day):
         raise ToolError("installers do not work on Sundays")
     if day == job["scheduled_date"]:
         raise ToolError(f"installation {installation_id} is already on {new_date}")
@@ -844,7 +835,7 @@ def cancel_installation(db, installation_id: str, late_cancellation_charge: floa
     job = _installation(db, installation_id)
     if job["status"] != "scheduled":
         raise ToolError(f"installation {installation_id} is {job['status']} and cannot be cancelled")
-    fee = _money(late_cancellation_charge)
+    fee = to_money(late_cancellation_charge)
     if fee < 0:
         raise ToolError("late_cancellation_charge must not be negative")
     db.execute("UPDATE installations SET status = 'cancelled' WHERE id = ?", [installation_id])
@@ -870,7 +861,7 @@ def schedule_revisit(db, installation_id: str, visit_date: str) -> dict:
         day = date.fromisoformat(visit_date)
     except ValueError as exc:
         raise ToolError("visit_date must be YYYY-MM-DD") from exc
-    if day <= db.now.date() or day.weekday() == 6:
+    if day <= db.now.date() or not installer_works_on(day):
         raise ToolError("visit_date must be a future day from Monday to Saturday")
     new_id = db.next_id("installations")
     return db.execute(
@@ -920,7 +911,7 @@ def apply_promotion_adjustment(db, order_id: str, code: str, amount: float) -> d
         raise ToolError(f"promotion {code} not found")
     if db.query_one("SELECT id FROM discount_applications WHERE order_id = ? AND code = ?", [order_id, promo["code"]]):
         raise ToolError(f"promotion {promo['code']} is already applied to order {order_id}")
-    amt = _money(amount)
+    amt = to_money(amount)
     if amt <= 0:
         raise ToolError("amount must be positive")
     did = db.next_id("discount_applications")
@@ -976,10 +967,10 @@ def refund_membership_fee(db, membership_id: str, amount: float) -> dict:
     mem = db.query_one("SELECT * FROM memberships WHERE id = ?", [membership_id])
     if mem is None:
         raise ToolError(f"membership {membership_id} not found")
-    amt = _money(amount)
-    done = _money(db.query_one("SELECT coalesce(sum(amount), 0) AS s FROM membership_refunds WHERE membership_id = ?", [membership_id])["s"])
-    if amt <= 0 or amt > _money(mem["annual_fee"]) - done:
-        raise ToolError(f"amount must be positive and at most {_money(mem['annual_fee']) - done}")
+    amt = to_money(amount)
+    done = to_money(db.query_one("SELECT coalesce(sum(amount), 0) AS s FROM membership_refunds WHERE membership_id = ?", [membership_id])["s"])
+    if amt <= 0 or amt > to_money(mem["annual_fee"]) - done:
+        raise ToolError(f"amount must be positive and at most {to_money(mem['annual_fee']) - done}")
     rid = db.next_id("membership_refunds")
     db.execute("INSERT INTO membership_refunds VALUES (?, ?, ?, ?)", [rid, membership_id, amt, db.now])
     return {"refund_id": rid, "membership_id": membership_id, "amount": amt}
