@@ -18,7 +18,7 @@ import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 import duckdb
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -124,7 +124,7 @@ def tool(fn: Callable[..., Any] | None = None, *, writes: bool = False, name: st
         if not summary:
             raise TypeError(f"tool '{func.__name__}' needs a docstring: it is the description the agent reads")
         sig = inspect.signature(func)
-        hints = typing.get_type_hints(func)
+        hints = typing.get_type_hints(func, include_extras=True)  # keep Annotated limits: the agent reads them in the schema
         params = list(sig.parameters.values())
         if not params:
             raise TypeError(f"tool '{func.__name__}' must take the episode state as its first parameter")
@@ -133,7 +133,8 @@ def tool(fn: Callable[..., Any] | None = None, *, writes: bool = False, name: st
             if p.name not in hints:
                 raise TypeError(f"tool '{func.__name__}': parameter '{p.name}' has no type annotation")
             default = ... if p.default is inspect.Parameter.empty else p.default
-            fields[p.name] = (hints[p.name], Field(default, description=docs.get(p.name)))
+            # the docstring's description joins any Field(...) limits of an Annotated hint rather than replacing them
+            fields[p.name] = (Annotated[hints[p.name], Field(description=docs.get(p.name))], default)
         model = create_model(
             f"{func.__name__}_arguments",
             __config__=ConfigDict(extra="forbid"),
