@@ -101,6 +101,10 @@ class Domain:
     def tools_module(self) -> ModuleType:
         return _import_domain_module(self.name, self.path, "tools")
 
+    def module(self, name: str) -> ModuleType:
+        """One of the domain's own modules (``rules``, ``tools``, ``families``), imported once."""
+        return _import_domain_module(self.name, self.path, name)
+
     @cached_property
     def toolbox(self) -> Toolbox:
         return Toolbox.from_module(self.tools_module)

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from thinkingbox_env.filters import search_rows
-from thinkingbox_env.kb import search_documents
+from thinkingbox_env.kb import search_knowledge_base
+from thinkingbox_env.state import EpisodeState
 from thinkingbox_env.tools import ToolError, tool
 
 from .rules import DOCS_BASE_URL, HOLIDAYS, cancellation_refund, decode_vin, installment_quote, is_business_day, money
@@ -43,32 +46,32 @@ def _date(value: str, name: str) -> date:
         raise ToolError(f"{name} must be a date written YYYY-MM-DD, got {value!r}") from exc
 
 
-def _today(db) -> date:
+def _today(db: EpisodeState) -> date:
     return db.now.date()
 
 
-def _policy(db, policy_id: str) -> dict[str, Any]:
+def _policy(db: EpisodeState, policy_id: str) -> dict[str, Any]:
     row = db.query_one("SELECT * FROM policies WHERE id = ?", [policy_id])
     if row is None:
         raise ToolError(f"policy {policy_id} not found")
     return row
 
 
-def _customer(db, customer_id: str) -> dict[str, Any]:
+def _customer(db: EpisodeState, customer_id: str) -> dict[str, Any]:
     row = db.query_one("SELECT * FROM customers WHERE id = ?", [customer_id])
     if row is None:
         raise ToolError(f"customer {customer_id} not found")
     return row
 
 
-def _billing(db, billing_account_id: str) -> dict[str, Any]:
+def _billing(db: EpisodeState, billing_account_id: str) -> dict[str, Any]:
     row = db.query_one("SELECT * FROM billing_accounts WHERE id = ?", [billing_account_id])
     if row is None:
         raise ToolError(f"billing account {billing_account_id} not found")
     return row
 
 
-def _endorse(db, policy_id: str, change_type: str, effective: date, driver_id: str | None = None, vehicle_id: str | None = None) -> str:
+def _endorse(db: EpisodeState, policy_id: str, change_type: str, effective: date, driver_id: str | None = None, vehicle_id: str | None = None) -> str:
     eid = db.next_id("endorsements")
     db.execute("INSERT INTO endorsements VALUES (?, ?, ?, ?, ?, ?, ?)", [eid, policy_id, change_type, driver_id, vehicle_id, effective, db.now])
     return eid
@@ -90,7 +93,7 @@ _PROFILE_COLUMNS = "id, name, email, phone, tier, mailing_state, customer_since,
 
 @tool
 def search_tickets(
-    db,
+    db: EpisodeState,
     table: Literal["users", "tickets"],
     filter: str | None = None,
     order_by: str | None = None,
@@ -111,7 +114,7 @@ def search_tickets(
 
 
 @tool
-def get_ticket(db, ticket_id: int) -> dict:
+def get_ticket(db: EpisodeState, ticket_id: int) -> dict:
     """Read one ticket.
 
     Args:
@@ -124,7 +127,7 @@ def get_ticket(db, ticket_id: int) -> dict:
 
 
 @tool(writes=True)
-def create_ticket_user(db, name: str, email: str) -> dict:
+def create_ticket_user(db: EpisodeState, name: str, email: str) -> dict:
     """Register a customer in the ticketing system (needed before their first ticket).
 
     Args:
@@ -139,7 +142,7 @@ def create_ticket_user(db, name: str, email: str) -> dict:
 
 @tool(writes=True)
 def create_ticket(
-    db,
+    db: EpisodeState,
     requester_id: int,
     subject: str,
     category: Category,
@@ -174,7 +177,7 @@ def create_ticket(
 
 @tool(writes=True)
 def update_ticket(
-    db,
+    db: EpisodeState,
     ticket_id: int,
     status: TicketStatus | None = None,
     priority: Priority | None = None,
@@ -224,7 +227,7 @@ def update_ticket(
 
 
 @tool
-def find_customer(db, email: str | None = None, phone: str | None = None, policy_number: str | None = None) -> dict:
+def find_customer(db: EpisodeState, email: str | None = None, phone: str | None = None, policy_number: str | None = None) -> dict:
     """Find a customer by email, phone number or policy number. Returns the customer id and name only.
 
     Args:
@@ -249,7 +252,7 @@ def find_customer(db, email: str | None = None, phone: str | None = None, policy
 
 
 @tool
-def get_customer_profile(db, customer_id: str) -> dict:
+def get_customer_profile(db: EpisodeState, customer_id: str) -> dict:
     """Read a customer record: contact details, tier, which verification factors are on file, fraud flag, policies.
 
     Date of birth, security answer and SSN digits are never shown; check them with verify_identity.
@@ -270,7 +273,7 @@ _LEVELS = {"none": 0, "partial": 1, "full": 2}
 
 @tool(writes=True)
 def verify_identity(
-    db,
+    db: EpisodeState,
     customer_id: str,
     date_of_birth: str,
     policy_number: str | None = None,
@@ -323,7 +326,7 @@ def verify_identity(
 
 
 @tool
-def get_verification_status(db, customer_id: str) -> dict:
+def get_verification_status(db: EpisodeState, customer_id: str) -> dict:
     """The identity verification level recorded for a customer in this conversation (none if never checked).
 
     Args:
@@ -338,7 +341,7 @@ def get_verification_status(db, customer_id: str) -> dict:
 
 
 @tool
-def list_customer_policies(db, customer_id: str) -> dict:
+def list_customer_policies(db: EpisodeState, customer_id: str) -> dict:
     """List a customer's policies with status and term.
 
     Args:
@@ -350,7 +353,7 @@ def list_customer_policies(db, customer_id: str) -> dict:
 
 
 @tool
-def get_policy(db, policy_id: str) -> dict:
+def get_policy(db: EpisodeState, policy_id: str) -> dict:
     """Read a policy: state, status, term, premium, grace period, lapse and cancellation dates, reinstatements.
 
     Args:
@@ -362,7 +365,7 @@ def get_policy(db, policy_id: str) -> dict:
 
 
 @tool
-def get_endorsements(db, policy_id: str) -> dict:
+def get_endorsements(db: EpisodeState, policy_id: str) -> dict:
     """The policy's change history: drivers and vehicles added, removed or excluded, coverage changes.
 
     Args:
@@ -376,7 +379,7 @@ def get_endorsements(db, policy_id: str) -> dict:
 
 
 @tool
-def list_drivers(db, policy_id: str) -> dict:
+def list_drivers(db: EpisodeState, policy_id: str) -> dict:
     """Drivers on a policy: listed, excluded and removed, with their relationship to the named insured.
 
     Args:
@@ -392,7 +395,7 @@ def list_drivers(db, policy_id: str) -> dict:
 
 
 @tool
-def check_driver_record(db, license_number: str, license_state: str) -> dict:
+def check_driver_record(db: EpisodeState, license_number: str, license_state: str) -> dict:
     """Motor-vehicle record of a licence: status, violations and at-fault accidents in the last three years.
 
     Args:
@@ -410,7 +413,7 @@ def check_driver_record(db, license_number: str, license_state: str) -> dict:
 
 @tool(writes=True)
 def add_driver(
-    db,
+    db: EpisodeState,
     policy_id: str,
     full_name: str,
     date_of_birth: str,
@@ -451,7 +454,7 @@ def add_driver(
 
 @tool(writes=True)
 def remove_driver(
-    db,
+    db: EpisodeState,
     driver_id: str,
     effective_date: str,
     reason: Literal["left_household", "own_policy", "license_surrendered", "other"] = "other",
@@ -475,7 +478,7 @@ def remove_driver(
 
 
 @tool(writes=True)
-def update_driver_status(db, driver_id: str, status: Literal["listed", "excluded"], effective_date: str) -> dict:
+def update_driver_status(db: EpisodeState, driver_id: str, status: Literal["listed", "excluded"], effective_date: str) -> dict:
     """Exclude a driver from coverage, or list an excluded driver again, from the effective date given.
 
     Args:
@@ -500,7 +503,7 @@ def update_driver_status(db, driver_id: str, status: Literal["listed", "excluded
 
 
 @tool
-def list_vehicles(db, policy_id: str) -> dict:
+def list_vehicles(db: EpisodeState, policy_id: str) -> dict:
     """Vehicles on a policy (active and removed) with VIN, coverage, lienholder and dates.
 
     Args:
@@ -511,7 +514,7 @@ def list_vehicles(db, policy_id: str) -> dict:
 
 
 @tool
-def validate_vin(db, vin: str) -> dict:
+def validate_vin(db: EpisodeState, vin: str) -> dict:
     """Check a VIN (length, allowed characters, check digit) and decode its make and model year.
 
     Args:
@@ -522,7 +525,7 @@ def validate_vin(db, vin: str) -> dict:
 
 @tool(writes=True)
 def add_vehicle(
-    db,
+    db: EpisodeState,
     policy_id: str,
     vin: str,
     model: str,
@@ -564,7 +567,7 @@ def add_vehicle(
 
 @tool(writes=True)
 def remove_vehicle(
-    db,
+    db: EpisodeState,
     vehicle_id: str,
     effective_date: str,
     reason: Literal["sold", "traded_in", "totaled", "other"] = "other",
@@ -588,7 +591,7 @@ def remove_vehicle(
 
 
 @tool(writes=True)
-def update_vehicle_coverage(db, vehicle_id: str, coverage: Literal["liability", "full"], effective_date: str) -> dict:
+def update_vehicle_coverage(db: EpisodeState, vehicle_id: str, coverage: Literal["liability", "full"], effective_date: str) -> dict:
     """Change a vehicle's coverage (liability only, or full) from the effective date given.
 
     Args:
@@ -613,7 +616,7 @@ def update_vehicle_coverage(db, vehicle_id: str, coverage: Literal["liability", 
 
 
 @tool
-def get_billing_account(db, policy_id: str) -> dict:
+def get_billing_account(db: EpisodeState, policy_id: str) -> dict:
     """The billing account of a policy: pay plan, autopay, status, due date, amounts due and past due.
 
     Args:
@@ -627,7 +630,7 @@ def get_billing_account(db, policy_id: str) -> dict:
 
 
 @tool
-def get_arrangement_history(db, billing_account_id: str) -> dict:
+def get_arrangement_history(db: EpisodeState, billing_account_id: str) -> dict:
     """Every payment arrangement (due-date extensions and installment-plan changes) made on a billing account, newest first.
 
     Args:
@@ -639,7 +642,7 @@ def get_arrangement_history(db, billing_account_id: str) -> dict:
 
 
 @tool
-def get_payment_history(db, billing_account_id: str) -> dict:
+def get_payment_history(db: EpisodeState, billing_account_id: str) -> dict:
     """Payments received on a billing account, newest first.
 
     Args:
@@ -651,7 +654,7 @@ def get_payment_history(db, billing_account_id: str) -> dict:
 
 
 @tool
-def list_company_holidays(db, year: int = 2026) -> dict:
+def list_company_holidays(db: EpisodeState, year: int = 2026) -> dict:
     """Ashgrove Mutual's company holidays (not business days) for a year.
 
     Args:
@@ -664,7 +667,7 @@ def list_company_holidays(db, year: int = 2026) -> dict:
 
 
 @tool(writes=True)
-def grant_extension(db, billing_account_id: str, new_due_date: str) -> dict:
+def grant_extension(db: EpisodeState, billing_account_id: str, new_due_date: str) -> dict:
     """Move the current due date of a billing account to a later business day (a payment arrangement).
 
     Args:
@@ -690,7 +693,7 @@ def grant_extension(db, billing_account_id: str, new_due_date: str) -> dict:
 
 
 @tool(writes=True)
-def set_installment_plan(db, billing_account_id: str, plan: PlanName, autopay: bool | None = None) -> dict:
+def set_installment_plan(db: EpisodeState, billing_account_id: str, plan: PlanName, autopay: bool | None = None) -> dict:
     """Change the pay plan of a billing account (a payment arrangement); installments are recalculated from the next due date.
 
     Args:
@@ -721,7 +724,7 @@ def set_installment_plan(db, billing_account_id: str, plan: PlanName, autopay: b
 
 @tool(writes=True)
 def record_payment(
-    db,
+    db: EpisodeState,
     billing_account_id: str,
     amount: float,
     method: Literal["card_on_file", "bank_account_on_file"],
@@ -752,7 +755,7 @@ def record_payment(
 
 
 @tool(writes=True)
-def reset_billing_status(db, billing_account_id: str) -> dict:
+def reset_billing_status(db: EpisodeState, billing_account_id: str) -> dict:
     """Recompute a billing account's status from its balance: current when nothing is past due, past_due otherwise.
 
     Args:
@@ -771,7 +774,7 @@ def reset_billing_status(db, billing_account_id: str) -> dict:
 
 
 @tool
-def get_claim(db, claim_id: str) -> dict:
+def get_claim(db: EpisodeState, claim_id: str) -> dict:
     """Read one claim.
 
     Args:
@@ -784,7 +787,7 @@ def get_claim(db, claim_id: str) -> dict:
 
 
 @tool
-def get_claims_by_policy(db, policy_id: str, status: Literal["open", "closed"] | None = None) -> dict:
+def get_claims_by_policy(db: EpisodeState, policy_id: str, status: Literal["open", "closed"] | None = None) -> dict:
     """Claims on a policy, newest loss first, optionally only open or closed ones.
 
     Args:
@@ -797,7 +800,7 @@ def get_claims_by_policy(db, policy_id: str, status: Literal["open", "closed"] |
 
 
 @tool
-def get_claims_by_driver(db, driver_id: str) -> dict:
+def get_claims_by_driver(db: EpisodeState, driver_id: str) -> dict:
     """Claims in which a driver was at the wheel.
 
     Args:
@@ -807,7 +810,7 @@ def get_claims_by_driver(db, driver_id: str) -> dict:
 
 
 @tool
-def get_claims_by_vehicle(db, vehicle_id: str) -> dict:
+def get_claims_by_vehicle(db: EpisodeState, vehicle_id: str) -> dict:
     """Claims involving a vehicle.
 
     Args:
@@ -818,7 +821,7 @@ def get_claims_by_vehicle(db, vehicle_id: str) -> dict:
 
 @tool(writes=True)
 def file_claim(
-    db,
+    db: EpisodeState,
     policy_id: str,
     vehicle_id: str,
     date_of_loss: str,
@@ -863,7 +866,7 @@ def file_claim(
 
 
 @tool
-def list_documents(db, policy_id: str) -> dict:
+def list_documents(db: EpisodeState, policy_id: str) -> dict:
     """Documents issued for a policy (ID cards and declarations pages) with their links.
 
     Args:
@@ -874,7 +877,7 @@ def list_documents(db, policy_id: str) -> dict:
 
 
 @tool(writes=True)
-def issue_document(db, policy_id: str, doc_type: Literal["id_card", "declarations_page"], vehicle_id: str | None = None) -> dict:
+def issue_document(db: EpisodeState, policy_id: str, doc_type: Literal["id_card", "declarations_page"], vehicle_id: str | None = None) -> dict:
     """Issue a proof-of-insurance document and return its download link. An ID card is for one vehicle.
 
     Args:
@@ -900,7 +903,7 @@ def issue_document(db, policy_id: str, doc_type: Literal["id_card", "declaration
 
 
 @tool
-def get_cancellations(db, policy_id: str) -> dict:
+def get_cancellations(db: EpisodeState, policy_id: str) -> dict:
     """Cancellations requested on a policy (scheduled, completed or withdrawn).
 
     Args:
@@ -910,7 +913,7 @@ def get_cancellations(db, policy_id: str) -> dict:
     return {"policy_id": policy_id, "cancellations": db.query("SELECT * FROM cancellations WHERE policy_id = ? ORDER BY requested_at, id", [policy_id])}
 
 
-def _refund(db, pol: dict[str, Any], cancel_on: date) -> Decimal:
+def _refund(db: EpisodeState, pol: dict[str, Any], cancel_on: date) -> Decimal:
     acct = db.query_one("SELECT * FROM billing_accounts WHERE policy_id = ?", [pol["id"]])
     paid = acct["paid_to_date"] if acct else 0
     past_due = acct["past_due_amount"] if acct else 0
@@ -918,7 +921,7 @@ def _refund(db, pol: dict[str, Any], cancel_on: date) -> Decimal:
 
 
 @tool
-def quote_cancellation(db, policy_id: str, effective_date: str) -> dict:
+def quote_cancellation(db: EpisodeState, policy_id: str, effective_date: str) -> dict:
     """The refund a cancellation on a given date would produce (pro-rata, never below zero). Changes nothing.
 
     Args:
@@ -932,7 +935,7 @@ def quote_cancellation(db, policy_id: str, effective_date: str) -> dict:
 
 @tool(writes=True)
 def schedule_cancellation(
-    db,
+    db: EpisodeState,
     policy_id: str,
     effective_date: str,
     reason: Literal["sold_vehicle", "switched_insurer", "moving_out_of_state", "other"],
@@ -960,7 +963,7 @@ def schedule_cancellation(
 
 
 @tool(writes=True)
-def withdraw_cancellation(db, cancellation_id: str) -> dict:
+def withdraw_cancellation(db: EpisodeState, cancellation_id: str) -> dict:
     """Withdraw a scheduled cancellation before it takes effect; the policy becomes active again.
 
     Args:
@@ -977,7 +980,7 @@ def withdraw_cancellation(db, cancellation_id: str) -> dict:
 
 
 @tool(writes=True)
-def reinstate_policy(db, policy_id: str, effective_date: str) -> dict:
+def reinstate_policy(db: EpisodeState, policy_id: str, effective_date: str) -> dict:
     """Reinstate a policy that is not in force, from the effective date given.
 
     Args:
@@ -1000,13 +1003,11 @@ def reinstate_policy(db, policy_id: str, effective_date: str) -> dict:
 
 
 @tool
-def search_policy(db, query: str, top_k: int = 3) -> dict:
+def search_policy(db: EpisodeState, query: Annotated[str, Field(min_length=1)], top_k: Annotated[int, Field(ge=1, le=5)] = 3) -> dict:
     """Search the customer-service knowledge base (verification, billing, documents, drivers, vehicles, claims, cancellation).
 
     Args:
         query: What to look for, in plain words.
         top_k: Number of documents to return (1-5).
     """
-    if not 1 <= top_k <= 5:
-        raise ToolError("top_k must be between 1 and 5")
-    return {"results": search_documents("insurance", query, top_k)}
+    return {"results": search_knowledge_base(db, query, top_k)}

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import Field
 
 from thinkingbox_env.filters import search_rows
-from thinkingbox_env.kb import search_documents
+from thinkingbox_env.kb import search_knowledge_base
+from thinkingbox_env.state import EpisodeState
 from thinkingbox_env.tools import ToolError, tool
 
 from .rules import installer_works_on, to_money, years_after
@@ -37,7 +40,7 @@ _TICKET_TABLES = {
 
 @tool
 def search_tickets(
-    db,
+    db: EpisodeState,
     table: Literal["users", "tickets"],
     filter: str | None = None,
     order_by: str | None = None,
@@ -58,7 +61,7 @@ def search_tickets(
 
 
 @tool
-def get_ticket(db, ticket_id: int) -> dict:
+def get_ticket(db: EpisodeState, ticket_id: int) -> dict:
     """Read one ticket.
 
     Args:
@@ -71,7 +74,7 @@ def get_ticket(db, ticket_id: int) -> dict:
 
 
 @tool(writes=True)
-def create_ticket_user(db, name: str, email: str) -> dict:
+def create_ticket_user(db: EpisodeState, name: str, email: str) -> dict:
     """Register a customer in the ticketing system (needed before their first ticket).
 
     Args:
@@ -86,7 +89,7 @@ def create_ticket_user(db, name: str, email: str) -> dict:
 
 @tool(writes=True)
 def create_ticket(
-    db,
+    db: EpisodeState,
     requester_id: int,
     subject: str,
     category: Category,
@@ -119,7 +122,7 @@ def create_ticket(
 
 @tool(writes=True)
 def update_ticket(
-    db,
+    db: EpisodeState,
     ticket_id: int,
     status: TicketStatus | None = None,
     priority: Priority | None = None,
@@ -165,7 +168,7 @@ def update_ticket(
 
 
 @tool
-def get_customer_profile(db, customer_id: str | None = None, email: str | None = None) -> dict:
+def get_customer_profile(db: EpisodeState, customer_id: str | None = None, email: str | None = None) -> dict:
     """Look up a customer profile by customer id or by email.
 
     Args:
@@ -184,7 +187,7 @@ def get_customer_profile(db, customer_id: str | None = None, email: str | None =
 
 
 @tool
-def get_membership(db, customer_id: str) -> dict:
+def get_membership(db: EpisodeState, customer_id: str) -> dict:
     """Show a customer's Brightwell Plus memberships, newest first.
 
     Args:
@@ -198,7 +201,7 @@ def get_membership(db, customer_id: str) -> dict:
 
 
 @tool(writes=True)
-def update_membership(db, customer_id: str, action: Literal["upgrade", "cancel"]) -> dict:
+def update_membership(db: EpisodeState, customer_id: str, action: Literal["upgrade", "cancel"]) -> dict:
     """Upgrade a customer to Brightwell Plus, or cancel their active membership.
 
     Args:
@@ -229,7 +232,7 @@ def update_membership(db, customer_id: str, action: Literal["upgrade", "cancel"]
 
 
 @tool
-def get_order(db, order_id: str) -> dict:
+def get_order(db: EpisodeState, order_id: str) -> dict:
     """Read an order with its line items.
 
     Args:
@@ -243,7 +246,7 @@ def get_order(db, order_id: str) -> dict:
 
 
 @tool
-def list_customer_orders(db, customer_id: str) -> dict:
+def list_customer_orders(db: EpisodeState, customer_id: str) -> dict:
     """List a customer's orders, newest first.
 
     Args:
@@ -254,7 +257,7 @@ def list_customer_orders(db, customer_id: str) -> dict:
 
 
 @tool(writes=True)
-def cancel_order(db, order_id: str, reason: Literal["customer_request", "payment_issue", "out_of_stock"]) -> dict:
+def cancel_order(db: EpisodeState, order_id: str, reason: Literal["customer_request", "payment_issue", "out_of_stock"]) -> dict:
     """Cancel an order that has not shipped yet. Refunds are issued separately.
 
     Args:
@@ -274,7 +277,7 @@ def cancel_order(db, order_id: str, reason: Literal["customer_request", "payment
 
 
 @tool
-def get_shipment(db, order_id: str) -> dict:
+def get_shipment(db: EpisodeState, order_id: str) -> dict:
     """Shipment status and tracking events for an order.
 
     Args:
@@ -295,7 +298,7 @@ def get_shipment(db, order_id: str) -> dict:
 
 
 @tool
-def get_payments(db, order_id: str) -> dict:
+def get_payments(db: EpisodeState, order_id: str) -> dict:
     """Payments captured for an order and the refunds issued against them.
 
     Args:
@@ -312,7 +315,7 @@ def get_payments(db, order_id: str) -> dict:
 
 @tool(writes=True)
 def issue_refund(
-    db,
+    db: EpisodeState,
     payment_id: str,
     amount: float,
     reason: Literal["order_cancelled", "duplicate_charge", "damaged_item", "goodwill"],
@@ -342,7 +345,7 @@ def issue_refund(
 
 
 @tool
-def get_store_credits(db, customer_id: str) -> dict:
+def get_store_credits(db: EpisodeState, customer_id: str) -> dict:
     """Store credit issued to a customer.
 
     Args:
@@ -352,7 +355,7 @@ def get_store_credits(db, customer_id: str) -> dict:
 
 
 @tool(writes=True)
-def issue_store_credit(db, customer_id: str, amount: float, reason: Literal["delivery_delay", "goodwill"], order_id: str | None = None) -> dict:
+def issue_store_credit(db: EpisodeState, customer_id: str, amount: float, reason: Literal["delivery_delay", "goodwill"], order_id: str | None = None) -> dict:
     """Add store credit to a customer's account.
 
     Args:
@@ -377,16 +380,14 @@ def issue_store_credit(db, customer_id: str, amount: float, reason: Literal["del
 
 
 @tool
-def search_policy(db, query: str, top_k: int = 3) -> dict:
+def search_policy(db: EpisodeState, query: Annotated[str, Field(min_length=1)], top_k: Annotated[int, Field(ge=1, le=5)] = 3) -> dict:
     """Search the support knowledge base (fees, windows, thresholds, procedures).
 
     Args:
         query: What to look for, in plain words.
         top_k: Number of documents to return (1-5).
     """
-    if not 1 <= top_k <= 5:
-        raise ToolError("top_k must be between 1 and 5")
-    return {"results": search_documents("retail", query, top_k)}
+    return {"results": search_knowledge_base(db, query, top_k)}
 
 
 # --------------------------------------------------------------------------- shared helpers of the order-care tools
@@ -395,21 +396,21 @@ def search_policy(db, query: str, top_k: int = 3) -> dict:
 ReturnReason = Literal["changed_mind", "defective", "wrong_item"]
 
 
-def _order(db, order_id: str) -> dict:
+def _order(db: EpisodeState, order_id: str) -> dict:
     order = db.query_one("SELECT * FROM orders WHERE id = ?", [order_id])
     if order is None:
         raise ToolError(f"order {order_id} not found")
     return order
 
 
-def _line(db, order_id: str, line_no: int) -> dict:
+def _line(db: EpisodeState, order_id: str, line_no: int) -> dict:
     line = db.query_one("SELECT * FROM order_items WHERE order_id = ? AND line_no = ?", [order_id, line_no])
     if line is None:
         raise ToolError(f"order {order_id} has no line {line_no}")
     return line
 
 
-def _refund_order(db, order_id: str, amount: Decimal, reason: str) -> list[str]:
+def _refund_order(db: EpisodeState, order_id: str, amount: Decimal, reason: str) -> list[str]:
     """Refund an amount against an order's payments, oldest payment first.
 
     Return, adjustment and cancellation refunds are not tied to one payment by
@@ -439,7 +440,7 @@ def _refund_order(db, order_id: str, amount: Decimal, reason: str) -> list[str]:
     return ids
 
 
-def _product(db, sku: str) -> dict:
+def _product(db: EpisodeState, sku: str) -> dict:
     row = db.query_one("SELECT p.*, i.on_hand, i.restock_date FROM products p LEFT JOIN inventory i ON i.sku = p.sku WHERE p.sku = ?", [sku])
     if row is None:
         raise ToolError(f"product {sku} not found")
@@ -450,7 +451,7 @@ def _product(db, sku: str) -> dict:
 
 
 @tool
-def get_product(db, sku: str) -> dict:
+def get_product(db: EpisodeState, sku: str) -> dict:
     """A catalog product with its category, price, variants, stock on hand and restock date.
 
     Args:
@@ -469,7 +470,7 @@ def get_product(db, sku: str) -> dict:
 
 
 @tool(writes=True)
-def update_shipping_address(db, order_id: str, shipping_address: str) -> dict:
+def update_shipping_address(db: EpisodeState, order_id: str, shipping_address: str) -> dict:
     """Change the delivery address of an order that has not been handed to a carrier.
 
     Args:
@@ -487,7 +488,7 @@ def update_shipping_address(db, order_id: str, shipping_address: str) -> dict:
 
 
 @tool(writes=True)
-def change_shipping_speed(db, order_id: str, shipping_speed: Literal["standard", "express"], upgrade_fee: float = 0.0) -> dict:
+def change_shipping_speed(db: EpisodeState, order_id: str, shipping_speed: Literal["standard", "express"], upgrade_fee: float = 0.0) -> dict:
     """Change the shipping speed of an order that has not been handed to a carrier; an upgrade fee is charged to the customer.
 
     Args:
@@ -512,7 +513,7 @@ def change_shipping_speed(db, order_id: str, shipping_speed: Literal["standard",
 
 
 @tool
-def get_charges(db, order_id: str) -> dict:
+def get_charges(db: EpisodeState, order_id: str) -> dict:
     """Charges made on an order after checkout (express upgrades, reship fees, late cancellation charges).
 
     Args:
@@ -526,7 +527,7 @@ def get_charges(db, order_id: str) -> dict:
 
 
 @tool
-def list_returns(db, order_id: str) -> dict:
+def list_returns(db: EpisodeState, order_id: str) -> dict:
     """Returns and exchanges (RMAs) opened for an order, with their items and amounts.
 
     Args:
@@ -541,7 +542,7 @@ def list_returns(db, order_id: str) -> dict:
 
 @tool(writes=True)
 def create_return(
-    db,
+    db: EpisodeState,
     order_id: str,
     line_nos: list[int],
     reason: ReturnReason,
@@ -597,7 +598,7 @@ def create_return(
 
 
 @tool(writes=True)
-def create_exchange(db, order_id: str, line_no: int, new_sku: str) -> dict:
+def create_exchange(db: EpisodeState, order_id: str, line_no: int, new_sku: str) -> dict:
     """Exchange a delivered item for another variant of the same product at the same price; the new item ships free.
 
     Args:
@@ -635,7 +636,7 @@ def create_exchange(db, order_id: str, line_no: int, new_sku: str) -> dict:
 
 
 @tool
-def get_replacements(db, order_id: str) -> dict:
+def get_replacements(db: EpisodeState, order_id: str) -> dict:
     """Replacement and reship orders for an order, and open carrier investigations of its shipment.
 
     Args:
@@ -653,7 +654,7 @@ def get_replacements(db, order_id: str) -> dict:
 
 @tool(writes=True)
 def create_replacement_order(
-    db,
+    db: EpisodeState,
     order_id: str,
     line_no: int,
     reason: Literal["missing", "damaged_in_transit", "returned_to_sender"],
@@ -695,7 +696,7 @@ def create_replacement_order(
 
 
 @tool(writes=True)
-def open_carrier_investigation(db, order_id: str, reason: Literal["missing", "damaged"]) -> dict:
+def open_carrier_investigation(db: EpisodeState, order_id: str, reason: Literal["missing", "damaged"]) -> dict:
     """Ask the carrier to investigate a parcel that was scanned as delivered but not received, or arrived damaged.
 
     Args:
@@ -714,7 +715,7 @@ def open_carrier_investigation(db, order_id: str, reason: Literal["missing", "da
 
 @tool(writes=True)
 def refund_order_amount(
-    db,
+    db: EpisodeState,
     order_id: str,
     amount: float,
     reason: Literal["price_adjustment", "item_not_received", "damaged_item", "installation_cancelled"],
@@ -737,7 +738,7 @@ def refund_order_amount(
 
 
 @tool
-def get_warranty(db, order_id: str) -> dict:
+def get_warranty(db: EpisodeState, order_id: str) -> dict:
     """Warranty contracts (manufacturer warranty, protection plans) of an order's items and their claims.
 
     Args:
@@ -752,7 +753,7 @@ def get_warranty(db, order_id: str) -> dict:
 
 @tool(writes=True)
 def file_warranty_claim(
-    db,
+    db: EpisodeState,
     contract_id: str,
     issue: Literal["defect", "accidental_damage"],
     resolution: Literal["repair", "replace"],
@@ -783,7 +784,7 @@ def file_warranty_claim(
 
 
 @tool
-def get_installations(db, order_id: str) -> dict:
+def get_installations(db: EpisodeState, order_id: str) -> dict:
     """Installation jobs of an order (first installs and revisits).
 
     Args:
@@ -793,7 +794,7 @@ def get_installations(db, order_id: str) -> dict:
     return {"order_id": order_id, "installations": db.query("SELECT * FROM installations WHERE order_id = ? ORDER BY scheduled_date, id", [order_id])}
 
 
-def _installation(db, installation_id: str) -> dict:
+def _installation(db: EpisodeState, installation_id: str) -> dict:
     job = db.query_one("SELECT * FROM installations WHERE id = ?", [installation_id])
     if job is None:
         raise ToolError(f"installation {installation_id} not found")
@@ -801,7 +802,7 @@ def _installation(db, installation_id: str) -> dict:
 
 
 @tool(writes=True)
-def reschedule_installation(db, installation_id: str, new_date: str) -> dict:
+def reschedule_installation(db: EpisodeState, installation_id: str, new_date: str) -> dict:
     """Move a scheduled installation to another day (installers work Monday to Saturday).
 
     Args:
@@ -825,7 +826,7 @@ def reschedule_installation(db, installation_id: str, new_date: str) -> dict:
 
 
 @tool(writes=True)
-def cancel_installation(db, installation_id: str, late_cancellation_charge: float = 0.0) -> dict:
+def cancel_installation(db: EpisodeState, installation_id: str, late_cancellation_charge: float = 0.0) -> dict:
     """Cancel a scheduled installation. The installation fee is refunded separately; a late-cancellation charge, when due, is kept from it.
 
     Args:
@@ -847,7 +848,7 @@ def cancel_installation(db, installation_id: str, late_cancellation_charge: floa
 
 
 @tool(writes=True)
-def schedule_revisit(db, installation_id: str, visit_date: str) -> dict:
+def schedule_revisit(db: EpisodeState, installation_id: str, visit_date: str) -> dict:
     """Book a free revisit by the installer to fix a problem with a completed installation.
 
     Args:
@@ -873,7 +874,7 @@ def schedule_revisit(db, installation_id: str, visit_date: str) -> dict:
 
 
 @tool
-def get_promotion(db, code: str) -> dict:
+def get_promotion(db: EpisodeState, code: str) -> dict:
     """A promotion code's terms: discount, minimum subtotal, validity dates, stacking and membership rules.
 
     Args:
@@ -886,7 +887,7 @@ def get_promotion(db, code: str) -> dict:
 
 
 @tool
-def get_order_discounts(db, order_id: str) -> dict:
+def get_order_discounts(db: EpisodeState, order_id: str) -> dict:
     """Promotion discounts applied to an order, at checkout or as later adjustments.
 
     Args:
@@ -897,7 +898,7 @@ def get_order_discounts(db, order_id: str) -> dict:
 
 
 @tool(writes=True)
-def apply_promotion_adjustment(db, order_id: str, code: str, amount: float) -> dict:
+def apply_promotion_adjustment(db: EpisodeState, order_id: str, code: str, amount: float) -> dict:
     """Apply a promotion the checkout failed to apply: record the discount and refund it to the order's payments.
 
     Args:
@@ -924,7 +925,7 @@ def apply_promotion_adjustment(db, order_id: str, code: str, amount: float) -> d
 
 
 @tool
-def get_reward_points(db, customer_id: str) -> dict:
+def get_reward_points(db: EpisodeState, customer_id: str) -> dict:
     """A customer's reward-points ledger and balance.
 
     Args:
@@ -937,7 +938,7 @@ def get_reward_points(db, customer_id: str) -> dict:
 
 
 @tool(writes=True)
-def adjust_reward_points(db, customer_id: str, points: int, order_id: str | None = None) -> dict:
+def adjust_reward_points(db: EpisodeState, customer_id: str, points: int, order_id: str | None = None) -> dict:
     """Add (or, with a negative number, remove) reward points by hand, e.g. for a purchase that was never credited.
 
     Args:
@@ -957,7 +958,7 @@ def adjust_reward_points(db, customer_id: str, points: int, order_id: str | None
 
 
 @tool(writes=True)
-def refund_membership_fee(db, membership_id: str, amount: float) -> dict:
+def refund_membership_fee(db: EpisodeState, membership_id: str, amount: float) -> dict:
     """Refund (part of) the annual fee of a Brightwell Plus membership.
 
     Args:
