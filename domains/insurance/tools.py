@@ -20,19 +20,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from thinkingbox_env.filters import search_rows
 from thinkingbox_env.kb import search_knowledge_base
 from thinkingbox_env.state import EpisodeState
+from thinkingbox_env.ticketing import Ticketing
 from thinkingbox_env.tools import ToolError, tool
 
 from .rules import DOCS_BASE_URL, HOLIDAYS, cancellation_refund, decode_vin, installment_quote, is_business_day, money
 
 # --------------------------------------------------------------------------- shared rules
 PlanName = Literal["full", "semiannual", "quarterly", "monthly"]
-TicketStatus = Literal["open", "pending", "solved", "closed"]
-Category = Literal["billing", "documents", "policy_change", "claims", "cancellation", "reinstatement", "general"]
-Priority = Literal["low", "normal", "high", "urgent"]
-Team = Literal["billing", "underwriting", "claims", "special_investigations"]
 Relationship = Literal["self", "spouse", "child", "parent", "sibling", "other_household"]
 
 
@@ -77,150 +73,19 @@ def _endorse(db: EpisodeState, policy_id: str, change_type: str, effective: date
     return eid
 
 
-_TICKET_TABLES = {
-    "users": ("ticket_users", ("id", "name", "email", "created_at")),
-    "tickets": (
-        "tickets",
-        ("id", "requester_id", "subject", "description", "category", "priority", "status", "assigned_team", "policy_id", "created_at", "updated_at"),
-    ),
-}
-
 _PROFILE_COLUMNS = "id, name, email, phone, tier, mailing_state, customer_since, security_question, ssn_last4 IS NOT NULL AS ssn_on_file, fraud_flag"
 
 
-# --------------------------------------------------------------------------- ticketing
+# --------------------------------------------------------------------------- ticketing (the engine's kit)
 
-
-@tool
-def search_tickets(
-    db: EpisodeState,
-    table: Literal["users", "tickets"],
-    filter: str | None = None,
-    order_by: str | None = None,
-    limit: int = 20,
-    offset: int = 0,
-) -> dict:
-    """Search the ticketing system's users or tickets.
-
-    Args:
-        table: "users" (people who contacted customer service) or "tickets".
-        filter: Filter expression, e.g. "email eq 'a@example.com'" or "requester_id eq 30004 and status ne 'solved'". Operators: eq ne gt ge lt le, and/or/not, contains(field, 'text').
-        order_by: Comma-separated fields with optional asc/desc, e.g. "created_at desc".
-        limit: Maximum number of items (1-100).
-        offset: Number of items to skip.
-    """
-    sql_table, columns = _TICKET_TABLES[table]
-    return search_rows(db, sql_table, columns, filter, order_by, limit, offset)
-
-
-@tool
-def get_ticket(db: EpisodeState, ticket_id: int) -> dict:
-    """Read one ticket.
-
-    Args:
-        ticket_id: The ticket number.
-    """
-    row = db.query_one("SELECT * FROM tickets WHERE id = ?", [ticket_id])
-    if row is None:
-        raise ToolError(f"ticket {ticket_id} not found")
-    return row
-
-
-@tool(writes=True)
-def create_ticket_user(db: EpisodeState, name: str, email: str) -> dict:
-    """Register a customer in the ticketing system (needed before their first ticket).
-
-    Args:
-        name: The customer's full name, as in the customer record.
-        email: The customer's email address, as in the customer record.
-    """
-    if db.query_one("SELECT id FROM ticket_users WHERE lower(email) = lower(?)", [email.strip()]):
-        raise ToolError(f"a ticketing user with email {email} already exists")
-    new_id = db.next_id("ticket_users")
-    return db.execute("INSERT INTO ticket_users VALUES (?, ?, ?, ?) RETURNING *", [new_id, name, email.strip(), db.now])[0]
-
-
-@tool(writes=True)
-def create_ticket(
-    db: EpisodeState,
-    requester_id: int,
-    subject: str,
-    category: Category,
-    policy_id: str | None = None,
-    description: str = "",
-    priority: Priority = "normal",
-    status: TicketStatus = "open",
-    assigned_team: Team | None = None,
-) -> dict:
-    """Open a support ticket for a ticketing user.
-
-    Args:
-        requester_id: Ticketing user id of the customer.
-        subject: Short summary of the request.
-        category: billing, documents, policy_change, claims, cancellation, reinstatement or general.
-        policy_id: The policy the request is about.
-        description: What the customer asked, what was checked and what was done.
-        priority: low, normal, high or urgent.
-        status: open, pending, solved or closed.
-        assigned_team: Team the ticket is escalated to (billing, underwriting, claims, special_investigations), if any.
-    """
-    if db.query_one("SELECT id FROM ticket_users WHERE id = ?", [requester_id]) is None:
-        raise ToolError(f"ticketing user {requester_id} not found")
-    if policy_id is not None:
-        _policy(db, policy_id)
-    new_id = db.next_id("tickets")
-    return db.execute(
-        "INSERT INTO tickets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
-        [new_id, requester_id, subject, description, category, priority, status, assigned_team, policy_id, db.now, db.now],
-    )[0]
-
-
-@tool(writes=True)
-def update_ticket(
-    db: EpisodeState,
-    ticket_id: int,
-    status: TicketStatus | None = None,
-    priority: Priority | None = None,
-    category: Category | None = None,
-    assigned_team: Team | None = None,
-    policy_id: str | None = None,
-    note: str | None = None,
-) -> dict:
-    """Change a ticket's status, priority, category, team or policy, and/or append a note.
-
-    Args:
-        ticket_id: The ticket number.
-        status: New status.
-        priority: New priority.
-        category: New category.
-        assigned_team: Team to escalate the ticket to.
-        policy_id: Policy the ticket is about.
-        note: Text appended to the ticket description.
-    """
-    row = db.query_one("SELECT * FROM tickets WHERE id = ?", [ticket_id])
-    if row is None:
-        raise ToolError(f"ticket {ticket_id} not found")
-    if row["status"] == "closed":
-        raise ToolError(f"ticket {ticket_id} is closed and cannot be changed; open a new ticket instead")
-    if all(v is None for v in (status, priority, category, assigned_team, policy_id, note)):
-        raise ToolError("nothing to update: give at least one of status, priority, category, assigned_team, policy_id, note")
-    if policy_id is not None:
-        _policy(db, policy_id)
-    description = row["description"] + (f"\n{note}" if note else "")
-    return db.execute(
-        "UPDATE tickets SET status = ?, priority = ?, category = ?, assigned_team = ?, policy_id = ?, description = ?, updated_at = ? "
-        "WHERE id = ? RETURNING *",
-        [
-            status or row["status"],
-            priority or row["priority"],
-            category or row["category"],
-            assigned_team or row["assigned_team"],
-            policy_id or row["policy_id"],
-            description,
-            db.now,
-            ticket_id,
-        ],
-    )[0]
+TICKETING = Ticketing(
+    categories=("billing", "documents", "policy_change", "claims", "cancellation", "reinstatement", "general"),
+    statuses=("open", "pending", "solved", "closed"),
+    link_column="policy_id", link_table="policies", link_noun="policy",
+    teams=("billing", "underwriting", "claims", "special_investigations"),
+    contact="customer service", example_requester=30004, profile="customer record",
+)
+search_tickets, get_ticket, create_ticket_user, create_ticket, update_ticket = TICKETING.tools()
 
 
 # --------------------------------------------------------------------------- customers and identity

@@ -15,153 +15,21 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from thinkingbox_env.filters import search_rows
 from thinkingbox_env.kb import search_knowledge_base
 from thinkingbox_env.state import EpisodeState
+from thinkingbox_env.ticketing import Ticketing
 from thinkingbox_env.tools import ToolError, tool
 
 from .rules import installer_works_on, to_money, years_after
 
-TicketStatus = Literal["open", "pending", "hold", "solved", "closed"]
-Category = Literal["membership", "order", "delivery", "payment", "general"]
-Priority = Literal["low", "normal", "high", "urgent"]
+# --------------------------------------------------------------------------- ticketing (the engine's kit)
 
-_TICKET_TABLES = {
-    "users": ("ticket_users", ("id", "name", "email", "created_at")),
-    "tickets": (
-        "tickets",
-        ("id", "requester_id", "subject", "description", "category", "priority", "status", "order_id", "created_at", "updated_at"),
-    ),
-}
-
-
-# --------------------------------------------------------------------------- ticketing
-
-
-@tool
-def search_tickets(
-    db: EpisodeState,
-    table: Literal["users", "tickets"],
-    filter: str | None = None,
-    order_by: str | None = None,
-    limit: int = 20,
-    offset: int = 0,
-) -> dict:
-    """Search the ticketing system's users or tickets.
-
-    Args:
-        table: "users" (people who contacted support) or "tickets".
-        filter: Filter expression, e.g. "email eq 'a@example.com'" or "requester_id eq 10004 and status ne 'solved'". Operators: eq ne gt ge lt le, and/or/not, contains(field, 'text').
-        order_by: Comma-separated fields with optional asc/desc, e.g. "created_at desc".
-        limit: Maximum number of items (1-100).
-        offset: Number of items to skip.
-    """
-    sql_table, columns = _TICKET_TABLES[table]
-    return search_rows(db, sql_table, columns, filter, order_by, limit, offset)
-
-
-@tool
-def get_ticket(db: EpisodeState, ticket_id: int) -> dict:
-    """Read one ticket.
-
-    Args:
-        ticket_id: The ticket number.
-    """
-    row = db.query_one("SELECT * FROM tickets WHERE id = ?", [ticket_id])
-    if row is None:
-        raise ToolError(f"ticket {ticket_id} not found")
-    return row
-
-
-@tool(writes=True)
-def create_ticket_user(db: EpisodeState, name: str, email: str) -> dict:
-    """Register a customer in the ticketing system (needed before their first ticket).
-
-    Args:
-        name: The customer's full name, as in the customer profile.
-        email: The customer's email address, as in the customer profile.
-    """
-    if db.query_one("SELECT id FROM ticket_users WHERE lower(email) = lower(?)", [email]):
-        raise ToolError(f"a ticketing user with email {email} already exists")
-    new_id = db.next_id("ticket_users")
-    return db.execute("INSERT INTO ticket_users VALUES (?, ?, ?, ?) RETURNING *", [new_id, name, email, db.now])[0]
-
-
-@tool(writes=True)
-def create_ticket(
-    db: EpisodeState,
-    requester_id: int,
-    subject: str,
-    category: Category,
-    description: str = "",
-    priority: Priority = "normal",
-    status: TicketStatus = "open",
-    order_id: str | None = None,
-) -> dict:
-    """Open a new support ticket for a ticketing user.
-
-    Args:
-        requester_id: Ticketing user id of the customer.
-        subject: Short summary of the request.
-        category: membership, order, delivery, payment or general.
-        description: What the customer asked and what was done.
-        priority: low, normal, high or urgent.
-        status: Initial status (open, pending, hold, solved, closed).
-        order_id: The order the ticket is about, if any.
-    """
-    if db.query_one("SELECT id FROM ticket_users WHERE id = ?", [requester_id]) is None:
-        raise ToolError(f"ticketing user {requester_id} not found")
-    if order_id is not None and db.query_one("SELECT id FROM orders WHERE id = ?", [order_id]) is None:
-        raise ToolError(f"order {order_id} not found")
-    new_id = db.next_id("tickets")
-    return db.execute(
-        "INSERT INTO tickets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
-        [new_id, requester_id, subject, description, category, priority, status, order_id, db.now, db.now],
-    )[0]
-
-
-@tool(writes=True)
-def update_ticket(
-    db: EpisodeState,
-    ticket_id: int,
-    status: TicketStatus | None = None,
-    priority: Priority | None = None,
-    category: Category | None = None,
-    order_id: str | None = None,
-    note: str | None = None,
-) -> dict:
-    """Change a ticket's status, priority, category or order, and/or append a note.
-
-    Args:
-        ticket_id: The ticket number.
-        status: New status.
-        priority: New priority.
-        category: New category.
-        order_id: Order the ticket is about.
-        note: Text appended to the ticket description.
-    """
-    row = db.query_one("SELECT * FROM tickets WHERE id = ?", [ticket_id])
-    if row is None:
-        raise ToolError(f"ticket {ticket_id} not found")
-    if row["status"] == "closed":
-        raise ToolError(f"ticket {ticket_id} is closed and cannot be changed; open a new ticket instead")
-    if all(v is None for v in (status, priority, category, order_id, note)):
-        raise ToolError("nothing to update: give at least one of status, priority, category, order_id, note")
-    if order_id is not None and db.query_one("SELECT id FROM orders WHERE id = ?", [order_id]) is None:
-        raise ToolError(f"order {order_id} not found")
-    description = row["description"] + (f"\n{note}" if note else "")
-    return db.execute(
-        "UPDATE tickets SET status = ?, priority = ?, category = ?, order_id = ?, description = ?, updated_at = ? WHERE id = ? RETURNING *",
-        [
-            status or row["status"],
-            priority or row["priority"],
-            category or row["category"],
-            order_id if order_id is not None else row["order_id"],
-            description,
-            db.now,
-            ticket_id,
-        ],
-    )[0]
+TICKETING = Ticketing(
+    categories=("membership", "order", "delivery", "payment", "general"),
+    statuses=("open", "pending", "hold", "solved", "closed"),
+    link_column="order_id", link_table="orders", link_noun="order",
+)
+search_tickets, get_ticket, create_ticket_user, create_ticket, update_ticket = TICKETING.tools()
 
 
 # --------------------------------------------------------------------------- customers and membership
