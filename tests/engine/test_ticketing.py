@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from helpers import call
 
@@ -30,7 +32,8 @@ def test_a_ticket_links_only_to_an_existing_entity_and_the_error_names_it(st030)
 def test_update_names_the_fields_it_accepts_and_appends_notes():
     env = tb.make("insurance/IN001_001")
     env.reset(seed=0)
-    user, _ = call(env, "create_ticket_user", name="Test Person", email="  test.person@example.com ")
+    obs, *_ = env.step({"name": "create_ticket_user", "arguments": {"name": "Test Person", "email": "  test.person@example.com "}})
+    user = json.loads(obs["messages"][-1]["content"])
     assert user["email"] == "test.person@example.com"  # stored trimmed, so a later lookup by email finds it
     created, _ = call(env, "create_ticket", requester_id=user["id"], subject="s", category="billing", description="first")
     nothing, _ = call(env, "update_ticket", ticket_id=created["id"])
