@@ -154,3 +154,9 @@ def test_the_docs_page_has_the_standard_headings(domain):
     assert not missing, f"{page} lacks {missing}"
     positions = [text.index(f"\n{h}\n") for h in DOC_HEADINGS]
     assert positions == sorted(positions), f"{page}: the standard headings are out of order"
+
+
+def test_every_shipped_domain_has_tests_with_the_same_file_names():
+    names = {d: sorted(p.name for p in (ROOT / "tests" / "domains" / d).glob("test_*.py")) for d in SHIPPED}
+    expected = ["test_by_hand.py", "test_families.py", "test_rules.py", "test_tools.py"]
+    assert all(n == expected for n in names.values()), names
