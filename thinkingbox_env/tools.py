@@ -18,10 +18,11 @@ import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from typing import Annotated, Any
 
 import duckdb
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema, create_model
 
 from .diff import jsonable
 
@@ -29,6 +30,24 @@ log = logging.getLogger(__name__)
 
 MAX_ARGUMENT_BYTES = 32_768
 END_TOOL_NAME = "end_conversation"
+
+
+def _iso_date(value: Any) -> date:
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise ValueError(f"expected a date written YYYY-MM-DD, got {value!r}")
+
+
+IsoDate = Annotated[date, BeforeValidator(_iso_date), WithJsonSchema({"type": "string", "format": "date"})]
+"""A calendar-day tool argument: the agent sees ``format: date`` in the schema and the tool receives a ``date``.
+
+Only ``YYYY-MM-DD`` text is accepted (pydantic's own ``date`` would also take a
+number as a Unix timestamp, which no customer means)."""
 
 
 class ToolError(Exception):

@@ -23,7 +23,7 @@ from pydantic import Field
 from thinkingbox_env.kb import search_knowledge_base
 from thinkingbox_env.state import EpisodeState
 from thinkingbox_env.ticketing import Ticketing
-from thinkingbox_env.tools import ToolError, tool
+from thinkingbox_env.tools import IsoDate, ToolError, tool
 
 from .rules import DOCS_BASE_URL, HOLIDAYS, cancellation_refund, decode_vin, installment_quote, is_business_day, money
 
@@ -140,7 +140,7 @@ _LEVELS = {"none": 0, "partial": 1, "full": 2}
 def verify_identity(
     db: EpisodeState,
     customer_id: str,
-    date_of_birth: str,
+    date_of_birth: IsoDate,
     policy_number: str | None = None,
     security_answer: str | None = None,
     ssn_last4: str | None = None,
@@ -281,11 +281,11 @@ def add_driver(
     db: EpisodeState,
     policy_id: str,
     full_name: str,
-    date_of_birth: str,
+    date_of_birth: IsoDate,
     license_number: str,
     license_state: str,
     relationship: Relationship,
-    effective_date: str,
+    effective_date: IsoDate,
 ) -> dict:
     """Add a listed driver to a policy from the effective date given.
 
@@ -321,7 +321,7 @@ def add_driver(
 def remove_driver(
     db: EpisodeState,
     driver_id: str,
-    effective_date: str,
+    effective_date: IsoDate,
     reason: Literal["left_household", "own_policy", "license_surrendered", "other"] = "other",
 ) -> dict:
     """Remove a driver from their policy from the effective date given.
@@ -343,7 +343,7 @@ def remove_driver(
 
 
 @tool(writes=True)
-def update_driver_status(db: EpisodeState, driver_id: str, status: Literal["listed", "excluded"], effective_date: str) -> dict:
+def update_driver_status(db: EpisodeState, driver_id: str, status: Literal["listed", "excluded"], effective_date: IsoDate) -> dict:
     """Exclude a driver from coverage, or list an excluded driver again, from the effective date given.
 
     Args:
@@ -395,7 +395,7 @@ def add_vehicle(
     vin: str,
     model: str,
     coverage: Literal["liability", "full"],
-    effective_date: str,
+    effective_date: IsoDate,
     color: str | None = None,
     lienholder: str | None = None,
 ) -> dict:
@@ -434,7 +434,7 @@ def add_vehicle(
 def remove_vehicle(
     db: EpisodeState,
     vehicle_id: str,
-    effective_date: str,
+    effective_date: IsoDate,
     reason: Literal["sold", "traded_in", "totaled", "other"] = "other",
 ) -> dict:
     """Remove a vehicle from its policy from the effective date given.
@@ -456,7 +456,7 @@ def remove_vehicle(
 
 
 @tool(writes=True)
-def update_vehicle_coverage(db: EpisodeState, vehicle_id: str, coverage: Literal["liability", "full"], effective_date: str) -> dict:
+def update_vehicle_coverage(db: EpisodeState, vehicle_id: str, coverage: Literal["liability", "full"], effective_date: IsoDate) -> dict:
     """Change a vehicle's coverage (liability only, or full) from the effective date given.
 
     Args:
@@ -532,7 +532,7 @@ def list_company_holidays(db: EpisodeState, year: int = 2026) -> dict:
 
 
 @tool(writes=True)
-def grant_extension(db: EpisodeState, billing_account_id: str, new_due_date: str) -> dict:
+def grant_extension(db: EpisodeState, billing_account_id: str, new_due_date: IsoDate) -> dict:
     """Move the current due date of a billing account to a later business day (a payment arrangement).
 
     Args:
@@ -689,7 +689,7 @@ def file_claim(
     db: EpisodeState,
     policy_id: str,
     vehicle_id: str,
-    date_of_loss: str,
+    date_of_loss: IsoDate,
     loss_type: Literal["collision", "comprehensive", "glass"],
     severity: Literal["minor", "major"],
     injuries: bool,
@@ -786,7 +786,7 @@ def _refund(db: EpisodeState, pol: dict[str, Any], cancel_on: date) -> Decimal:
 
 
 @tool
-def quote_cancellation(db: EpisodeState, policy_id: str, effective_date: str) -> dict:
+def quote_cancellation(db: EpisodeState, policy_id: str, effective_date: IsoDate) -> dict:
     """The refund a cancellation on a given date would produce (pro-rata, never below zero). Changes nothing.
 
     Args:
@@ -802,7 +802,7 @@ def quote_cancellation(db: EpisodeState, policy_id: str, effective_date: str) ->
 def schedule_cancellation(
     db: EpisodeState,
     policy_id: str,
-    effective_date: str,
+    effective_date: IsoDate,
     reason: Literal["sold_vehicle", "switched_insurer", "moving_out_of_state", "other"],
 ) -> dict:
     """Schedule the cancellation of a policy on the effective date given; the refund is computed pro rata.
@@ -845,7 +845,7 @@ def withdraw_cancellation(db: EpisodeState, cancellation_id: str) -> dict:
 
 
 @tool(writes=True)
-def reinstate_policy(db: EpisodeState, policy_id: str, effective_date: str) -> dict:
+def reinstate_policy(db: EpisodeState, policy_id: str, effective_date: IsoDate) -> dict:
     """Reinstate a policy that is not in force, from the effective date given.
 
     Args:

@@ -9,7 +9,6 @@ checks judge whether it should have been asked.
 
 from __future__ import annotations
 
-from datetime import date
 from decimal import Decimal
 from typing import Annotated, Literal
 
@@ -18,7 +17,7 @@ from pydantic import Field
 from thinkingbox_env.kb import search_knowledge_base
 from thinkingbox_env.state import EpisodeState
 from thinkingbox_env.ticketing import Ticketing
-from thinkingbox_env.tools import ToolError, tool
+from thinkingbox_env.tools import IsoDate, ToolError, tool
 
 from .rules import installer_works_on, to_money, years_after
 
@@ -670,7 +669,7 @@ def _installation(db: EpisodeState, installation_id: str) -> dict:
 
 
 @tool(writes=True)
-def reschedule_installation(db: EpisodeState, installation_id: str, new_date: str) -> dict:
+def reschedule_installation(db: EpisodeState, installation_id: str, new_date: IsoDate) -> dict:
     """Move a scheduled installation to another day (installers work Monday to Saturday).
 
     Args:
@@ -680,10 +679,7 @@ def reschedule_installation(db: EpisodeState, installation_id: str, new_date: st
     job = _installation(db, installation_id)
     if job["status"] != "scheduled":
         raise ToolError(f"installation {installation_id} is {job['status']}")
-    try:
-        day = date.fromisoformat(new_date)
-    except ValueError as exc:
-        raise ToolError("new_date must be YYYY-MM-DD") from exc
+    day = new_date
     if day <= db.now.date():
         raise ToolError("new_date must be after today")
     if not installer_works_on(day):
@@ -716,7 +712,7 @@ def cancel_installation(db: EpisodeState, installation_id: str, late_cancellatio
 
 
 @tool(writes=True)
-def schedule_revisit(db: EpisodeState, installation_id: str, visit_date: str) -> dict:
+def schedule_revisit(db: EpisodeState, installation_id: str, visit_date: IsoDate) -> dict:
     """Book a free revisit by the installer to fix a problem with a completed installation.
 
     Args:
@@ -726,10 +722,7 @@ def schedule_revisit(db: EpisodeState, installation_id: str, visit_date: str) ->
     job = _installation(db, installation_id)
     if job["status"] != "completed":
         raise ToolError(f"installation {installation_id} is {job['status']}; only completed installations get a revisit")
-    try:
-        day = date.fromisoformat(visit_date)
-    except ValueError as exc:
-        raise ToolError("visit_date must be YYYY-MM-DD") from exc
+    day = visit_date
     if day <= db.now.date() or not installer_works_on(day):
         raise ToolError("visit_date must be a future day from Monday to Saturday")
     new_id = db.next_id("installations")
