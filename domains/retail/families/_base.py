@@ -26,18 +26,9 @@ LAST_NAMES = [
     "Ferreira", "Lindgren", "Mahajan", "Quiroga", "Brandt", "Asante", "Halvorsen", "Karimi", "Whitlock", "Zielinski",
     "Rinaldi", "Gallagher", "Dumitru", "Achterberg", "Byrne", "Sakamoto", "Novaes", "Pryce", "Kowalczyk", "Strand",
 ]
-PRODUCTS = [
-    ("BW-TV55-Q", "Lumora 55-inch QLED TV", "649.00"),
-    ("BW-SB200", "Lumora SB200 soundbar", "179.00"),
-    ("BW-DW45", "Kestrel 45 cm dishwasher", "529.00"),
-    ("BW-VAC-X2", "Nimbus X2 cordless vacuum", "289.00"),
-    ("BW-HP-NC7", "Tessellate NC7 headphones", "149.00"),
-    ("BW-KT-17", "Arden 1.7 L kettle", "39.00"),
-    ("BW-LAP-14", "Corvid 14 laptop", "999.00"),
-    ("BW-RTR-6", "Meshline AX6 router", "119.00"),
-    ("BW-MW-25", "Arden 25 L microwave", "129.00"),
-    ("BW-WM-8", "Kestrel 8 kg washing machine", "749.00"),
-    ("BW-CAB-H", "Braidline HDMI cable", "19.00"),
+# the products the first five families draw from (names and prices from the seed catalogue)
+PRODUCT_SKUS = [
+    "BW-TV55-Q", "BW-SB200", "BW-DW45", "BW-VAC-X2", "BW-HP-NC7", "BW-KT-17", "BW-LAP-14", "BW-RTR-6", "BW-MW-25", "BW-WM-8", "BW-CAB-H",
 ]
 STREETS = ["Alder Lane", "Quarry Road", "Linden Avenue", "Harbor Street", "Mill Race Way", "Orchard Court"]
 CITIES = [("Portland", "OR", "97205"), ("Tacoma", "WA", "98402"), ("Boise", "ID", "83702"), ("Eugene", "OR", "97401")]
@@ -64,6 +55,9 @@ def item(sku: str) -> tuple[str, str, str]:
     """The (sku, name, price) triple ``RetailFamily.order`` takes."""
     name, _, price, _ = CATALOG[sku]
     return sku, name, price
+
+
+PRODUCTS: list[tuple[str, str, str]] = [item(sku) for sku in PRODUCT_SKUS]
 
 
 def skus(low: float = 0, high: float = 10**6, categories: tuple[str, ...] | None = None) -> list[str]:
