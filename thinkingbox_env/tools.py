@@ -15,6 +15,7 @@ import inspect
 import json
 import logging
 import re
+import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,6 +49,19 @@ IsoDate = Annotated[date, BeforeValidator(_iso_date), WithJsonSchema({"type": "s
 
 Only ``YYYY-MM-DD`` text is accepted (pydantic's own ``date`` would also take a
 number as a Unix timestamp, which no customer means)."""
+
+
+def plain_annotation(annotation: Any) -> Any:
+    """A tool argument's type with calendar days as text (``date | None`` becomes ``str | None``).
+
+    For consumers that derive their own schema from type hints (transformers'
+    ``get_json_schema``, used by TRL), which know ``str`` but not ``date``.
+    """
+    if annotation is date:
+        return str
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return typing.Union[tuple(plain_annotation(a) for a in typing.get_args(annotation))]  # noqa: UP007 - built from a tuple
+    return annotation
 
 
 class ToolError(Exception):
