@@ -152,3 +152,11 @@ def test_annotated_limits_and_dates_reach_the_schema_and_are_enforced():
     for bad in (1767225600, "2 March 2026", "2026-03-02T10:00:00"):
         res = box.call(None, "book", {"day": bad})
         assert res.error_kind == "arguments" and "YYYY-MM-DD" in res.content["error"], bad
+
+
+def test_plain_annotations_give_dates_as_text_for_hint_based_schema_readers():
+    from thinkingbox_env.tools import plain_annotation
+
+    assert plain_annotation(date) is str
+    assert plain_annotation(date | None) == (str | None)
+    assert plain_annotation(Literal["a", "b"]) == Literal["a", "b"]
