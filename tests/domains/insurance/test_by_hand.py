@@ -10,8 +10,9 @@ from thinkingbox_env.domain import load_domain
 
 RULES = load_domain("insurance").module("rules")
 
-ASK = ("To get started, what is the email address on your account and your date of birth? For full verification I also "
-       "need your policy number, the answer to your security question, or the last four digits of your SSN.")
+# two questions: the scripted user answers at most three things per message
+ASK = ("To get started, what is the email address on your account and your date of birth?",
+       "For full verification I also need your policy number, the answer to your security question, or the last four digits of your SSN.")
 
 
 def call(env, tool: str, **arguments):
@@ -25,8 +26,10 @@ def _replay(task_id: str, change, closing=lambda results: "All done, thank you f
     spec = tb.load_task(task_id)
     env = tb.make(task_id)
     env.reset(seed=0)
-    obs, *_ = env.step(ASK)
-    answer = obs["messages"][-1]["content"]
+    answer = ""
+    for question in ASK:
+        obs, *_ = env.step(question)
+        answer += obs["messages"][-1]["content"]
     verify = next(c.arguments for c in spec.golden if c.name == "verify_identity")
     assert verify["date_of_birth"] in answer  # the scripted user released what was asked
     results: dict[str, object] = {}
