@@ -1,7 +1,7 @@
 """Finding and loading domains: a domain is a folder, never code in the engine.
 
 Every domain folder holds the same files (``domain.yaml``, ``schema.sql``,
-``seed/``, ``tools.py``, ``policy.md``, ``kb/``, ``families.py``); this module
+``seed/``, ``rules.py``, ``tools.py``, ``policy.md``, ``kb/``, ``families/``); this module
 reads them, so adding a domain means adding a folder under ``domains/`` and its
 frozen tasks under ``task_specs/``.
 """
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 PATH_VARIABLE = "THINKINGBOX_PATH"
-REQUIRED_FILES = ("domain.yaml", "schema.sql", "tools.py", "policy.md", "families.py")
+REQUIRED_FILES = ("domain.yaml", "schema.sql", "rules.py", "tools.py", "policy.md", "families/__init__.py")
 
 
 def data_roots() -> list[Path]:
@@ -101,6 +101,10 @@ class Domain:
     def tools_module(self) -> ModuleType:
         return _import_domain_module(self.name, self.path, "tools")
 
+    def module(self, name: str) -> ModuleType:
+        """One of the domain's own modules (``rules``, ``tools``, ``families``), imported once."""
+        return _import_domain_module(self.name, self.path, name)
+
     @cached_property
     def toolbox(self) -> Toolbox:
         return Toolbox.from_module(self.tools_module)
@@ -110,11 +114,11 @@ class Domain:
         module = _import_domain_module(self.name, self.path, "families")
         fams = getattr(module, "FAMILIES", None)
         if not fams:
-            raise SpecError(f"{self.path / 'families.py'}: defines no FAMILIES list")
+            raise SpecError(f"{self.path / 'families'}: defines no FAMILIES list")
         out = {}
         for fam in fams:
             if fam.code in out:
-                raise SpecError(f"{self.path / 'families.py'}: family code '{fam.code}' is used twice")
+                raise SpecError(f"{self.path / 'families'}: family code '{fam.code}' is used twice")
             fam.domain = self.name
             out[fam.code] = fam
         return out

@@ -8,11 +8,15 @@ guarded so that a training variant never reproduces a test task.
 
 from __future__ import annotations
 
+import inspect
 import random
 from abc import ABC, abstractmethod
+from datetime import datetime
+from pathlib import Path
 from typing import Any, ClassVar
 
-from .spec import TaskSpec, parse_task
+from .authoring import TaskBody, domain_clock, domain_folder, pick_branch, predict_next_ids
+from .spec import Patch, TaskSpec, parse_task
 
 
 class TaskFamily(ABC):
@@ -23,34 +27,38 @@ class TaskFamily(ABC):
     domain: str = ""  # filled in by the domain loader
 
     @abstractmethod
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        """Return the task body: user, patch, golden, golden_reply, checks, tags, description."""
+    def build(self, rng: random.Random, seed: int) -> TaskBody | dict[str, Any]:
+        """Return the task body (a :class:`TaskBody`, or the equivalent dict)."""
 
-    def next_ids(self, patch: dict[str, Any]) -> dict[str, Any]:
+    @property
+    def folder(self) -> Path:
+        """The domain folder this family was written in (found from its module, so no domain has to be loaded)."""
+        return domain_folder(inspect.getfile(type(self)))
+
+    @property
+    def now(self) -> datetime:
+        """The domain clock from ``domain.yaml``: the time every generated date is relative to."""
+        return domain_clock(self.folder)
+
+    def branch(self, seed: int) -> str:
+        """The branch of the workflow this seed exercises."""
+        return pick_branch(self.branches, seed)
+
+    def next_ids(self, patch: Patch | dict[str, Any]) -> dict[str, Any]:
         """The first id each sequence will hand out in a task with this patch.
 
         Golden actions sometimes name a row the golden run itself creates (update
-        the ticket just opened); sequences are deterministic, so the id is known.
+        the ticket just opened); sequences are deterministic, so the id is known
+        without building a database.
         """
-        from .domain import load_domain
-        from .spec import Patch
-
-        domain = load_domain(self.domain)
-        template = domain.db.build_task_template(f"{self.domain}/{self.code} (generating)", Patch.model_validate(patch))
-        try:
-            state = template.new_episode()
-            try:
-                return {t: state.next_id(t) for t in template.sequence_starts}
-            finally:
-                state.close()
-        finally:
-            template.drop()
+        return predict_next_ids(self.folder, patch)
 
     def rng(self, seed: int) -> random.Random:
         return random.Random(f"{self.domain}/{self.code}/{seed}")
 
     def instance(self, seed: int, split: str = "train", number: int | None = None) -> TaskSpec:
-        body = self.build(self.rng(seed), seed)
+        built = self.build(self.rng(seed), seed)
+        body = built.to_dict() if isinstance(built, TaskBody) else built
         if split == "test":
             if number is None:
                 raise ValueError("a test instance needs its number (the nnn of the task id)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import threading
 from functools import cache
+from typing import Any
 
 from rank_bm25 import BM25Okapi
 
@@ -27,6 +28,15 @@ def _index(domain: str) -> tuple[list[str], list[str], BM25Okapi | None]:
     docs = load_domain(domain).kb_documents()
     names, texts = list(docs), list(docs.values())
     return names, texts, BM25Okapi([tokenize(t) for t in texts]) if texts else None
+
+
+def search_knowledge_base(db: Any, query: str, top_k: int = 3) -> list[dict]:
+    """Search the knowledge base of the domain the episode state ``db`` belongs to.
+
+    Tools call this rather than naming their domain, so a domain's policy-search
+    tool is the same few lines everywhere and a renamed or copied domain keeps working.
+    """
+    return search_documents(db.domain.name, query, top_k)
 
 
 def search_documents(domain: str, query: str, top_k: int = 3) -> list[dict]:

@@ -15,13 +15,15 @@ import inspect
 import json
 import logging
 import re
+import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import date, datetime
+from typing import Annotated, Any
 
 import duckdb
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema, create_model
 
 from .diff import jsonable
 
@@ -29,6 +31,37 @@ log = logging.getLogger(__name__)
 
 MAX_ARGUMENT_BYTES = 32_768
 END_TOOL_NAME = "end_conversation"
+
+
+def _iso_date(value: Any) -> date:
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise ValueError(f"expected a date written YYYY-MM-DD, got {value!r}")
+
+
+IsoDate = Annotated[date, BeforeValidator(_iso_date), WithJsonSchema({"type": "string", "format": "date"})]
+"""A calendar-day tool argument: the agent sees ``format: date`` in the schema and the tool receives a ``date``.
+
+Only ``YYYY-MM-DD`` text is accepted (pydantic's own ``date`` would also take a
+number as a Unix timestamp, which no customer means)."""
+
+
+def plain_annotation(annotation: Any) -> Any:
+    """A tool argument's type with calendar days as text (``date | None`` becomes ``str | None``).
+
+    For consumers that derive their own schema from type hints (transformers'
+    ``get_json_schema``, used by TRL), which know ``str`` but not ``date``.
+    """
+    if annotation is date:
+        return str
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return typing.Union[tuple(plain_annotation(a) for a in typing.get_args(annotation))]  # noqa: UP007 - built from a tuple
+    return annotation
 
 
 class ToolError(Exception):
@@ -124,7 +157,7 @@ def tool(fn: Callable[..., Any] | None = None, *, writes: bool = False, name: st
         if not summary:
             raise TypeError(f"tool '{func.__name__}' needs a docstring: it is the description the agent reads")
         sig = inspect.signature(func)
-        hints = typing.get_type_hints(func)
+        hints = typing.get_type_hints(func, include_extras=True)  # keep Annotated limits: the agent reads them in the schema
         params = list(sig.parameters.values())
         if not params:
             raise TypeError(f"tool '{func.__name__}' must take the episode state as its first parameter")
@@ -133,7 +166,8 @@ def tool(fn: Callable[..., Any] | None = None, *, writes: bool = False, name: st
             if p.name not in hints:
                 raise TypeError(f"tool '{func.__name__}': parameter '{p.name}' has no type annotation")
             default = ... if p.default is inspect.Parameter.empty else p.default
-            fields[p.name] = (hints[p.name], Field(default, description=docs.get(p.name)))
+            # the docstring's description joins any Field(...) limits of an Annotated hint rather than replacing them
+            fields[p.name] = (Annotated[hints[p.name], Field(description=docs.get(p.name))], default)
         model = create_model(
             f"{func.__name__}_arguments",
             __config__=ConfigDict(extra="forbid"),

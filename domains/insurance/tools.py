@@ -8,170 +8,28 @@ check the caller's verification level, the customer's arrangement limit, the
 effective-date rules or coverage eligibility. A wrong but well-formed request
 succeeds, and only the task's checks tell that it should not have been made.
 
-The business calendar (``HOLIDAYS``, ``is_business_day``, ``add_business_days``),
-the VIN check digit and the billing arithmetic live here and are imported by the
-task families, so the tools and the generated tasks compute them identically.
+The business calendar, the VIN check digit and the billing arithmetic are in
+``rules.py``, shared with the task families.
 """
 
 from __future__ import annotations
 
-import math
-from datetime import date, timedelta
-from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Literal
+from datetime import date
+from decimal import Decimal
+from typing import Annotated, Any, Literal
 
-from thinkingbox_env.filters import search_rows
-from thinkingbox_env.kb import search_documents
-from thinkingbox_env.tools import ToolError, tool
+from pydantic import Field
+
+from thinkingbox_env.kb import search_knowledge_base
+from thinkingbox_env.state import EpisodeState
+from thinkingbox_env.ticketing import Ticketing
+from thinkingbox_env.tools import IsoDate, ToolError, tool
+
+from .rules import DOCS_BASE_URL, HOLIDAYS, cancellation_refund, decode_vin, installment_quote, is_business_day, money
 
 # --------------------------------------------------------------------------- shared rules
-
-HOLIDAYS: dict[date, str] = {
-    date(2025, 1, 1): "New Year's Day",
-    date(2025, 1, 20): "Martin Luther King Jr. Day",
-    date(2025, 2, 17): "Presidents' Day",
-    date(2025, 5, 26): "Memorial Day",
-    date(2025, 6, 19): "Juneteenth",
-    date(2025, 7, 4): "Independence Day",
-    date(2025, 9, 1): "Labor Day",
-    date(2025, 11, 27): "Thanksgiving Day",
-    date(2025, 11, 28): "Day after Thanksgiving",
-    date(2025, 12, 25): "Christmas Day",
-    date(2026, 1, 1): "New Year's Day",
-    date(2026, 1, 19): "Martin Luther King Jr. Day",
-    date(2026, 2, 16): "Presidents' Day",
-    date(2026, 5, 25): "Memorial Day",
-    date(2026, 6, 19): "Juneteenth",
-    date(2026, 7, 3): "Independence Day (observed)",
-    date(2026, 9, 7): "Labor Day",
-    date(2026, 11, 26): "Thanksgiving Day",
-    date(2026, 11, 27): "Day after Thanksgiving",
-    date(2026, 12, 25): "Christmas Day",
-}
-
-ARRANGEMENT_LIMITS = {"standard": 1, "preferred": 2, "elite": 3}
-EXTENSION_MAX_BUSINESS_DAYS = {"standard": 7, "preferred": 10, "elite": 15}
-PLAN_MONTHS = {"full": 12, "semiannual": 6, "quarterly": 3, "monthly": 1}
-PLAN_FEES = {"full": Decimal("0.00"), "semiannual": Decimal("0.00"), "quarterly": Decimal("3.00"), "monthly": Decimal("5.00")}
-REINSTATEMENT_FEE = Decimal("25.00")
-REINSTATEMENT_WINDOW_DAYS = 30
-GRACE_PERIOD_DAYS = 15
-DOCS_BASE_URL = "https://docs.ashgrove-mutual.example/v1"
-
 PlanName = Literal["full", "semiannual", "quarterly", "monthly"]
-TicketStatus = Literal["open", "pending", "solved", "closed"]
-Category = Literal["billing", "documents", "policy_change", "claims", "cancellation", "reinstatement", "general"]
-Priority = Literal["low", "normal", "high", "urgent"]
-Team = Literal["billing", "underwriting", "claims", "special_investigations"]
 Relationship = Literal["self", "spouse", "child", "parent", "sibling", "other_household"]
-
-
-def is_business_day(day: date) -> bool:
-    return day.weekday() < 5 and day not in HOLIDAYS
-
-
-def add_business_days(start: date, n: int) -> date:
-    """The n-th business day after ``start`` (``start`` itself is never counted)."""
-    day = start
-    while n > 0:
-        day += timedelta(days=1)
-        if is_business_day(day):
-            n -= 1
-    return day
-
-
-def next_business_day(day: date) -> date:
-    """``day`` itself if it is a business day, else the first business day after it."""
-    while not is_business_day(day):
-        day += timedelta(days=1)
-    return day
-
-
-def money(value: Any) -> Decimal:
-    return Decimal(str(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-
-
-def months_between(start: date, end: date) -> int:
-    return (end.year - start.year) * 12 + end.month - start.month
-
-
-def installment_quote(premium: Any, paid: Any, due: date, expiration: date, plan: str) -> dict[str, Any]:
-    """Installments left and the amount of each under ``plan``, from the next due date to expiration."""
-    remaining = max(money(premium) - money(paid), Decimal("0.00"))
-    months_left = max(months_between(due, expiration), 1)
-    count = max(1, math.ceil(months_left / PLAN_MONTHS[plan]))
-    fee = PLAN_FEES[plan]
-    return {"installments": count, "installment_fee": fee, "amount_due": money(remaining / count) + fee}
-
-
-def cancellation_refund(premium: Any, paid: Any, past_due: Any, effective: date, expiration: date, cancel_on: date) -> Decimal:
-    """Pro-rata: what was paid minus the premium earned up to the cancellation date, never below zero."""
-    term_days = (expiration - effective).days
-    used_days = min(max((cancel_on - effective).days, 0), term_days)
-    earned = money(Decimal(str(premium)) * used_days / term_days)
-    refund = money(paid) - earned
-    if money(past_due) > 0:
-        return Decimal("0.00")
-    return max(refund, Decimal("0.00"))
-
-
-# VINs: ISO 3779 / North American check digit (position 9).
-VIN_ALPHABET = "ABCDEFGHJKLMNPRSTUVWXYZ0123456789"
-_TRANSLIT = {
-    **{str(d): d for d in range(10)},
-    "A": 1, "B": 2, "C": 3, "D": 4, "E": 5, "F": 6, "G": 7, "H": 8,
-    "J": 1, "K": 2, "L": 3, "M": 4, "N": 5, "P": 7, "R": 9,
-    "S": 2, "T": 3, "U": 4, "V": 5, "W": 6, "X": 7, "Y": 8, "Z": 9,
-}
-_WEIGHTS = (8, 7, 6, 5, 4, 3, 2, 10, 0, 9, 8, 7, 6, 5, 4, 3, 2)
-YEAR_CODES = {
-    "1": 2001, "2": 2002, "3": 2003, "4": 2004, "5": 2005, "6": 2006, "7": 2007, "8": 2008, "9": 2009,
-    "A": 2010, "B": 2011, "C": 2012, "D": 2013, "E": 2014, "F": 2015, "G": 2016, "H": 2017, "J": 2018,
-    "K": 2019, "L": 2020, "M": 2021, "N": 2022, "P": 2023, "R": 2024, "S": 2025, "T": 2026, "V": 2027,
-}
-YEAR_TO_CODE = {y: c for c, y in YEAR_CODES.items()}
-WMI = {
-    "1HG": "Honda", "2HG": "Honda", "5FN": "Honda", "JHM": "Honda",
-    "4T1": "Toyota", "JTD": "Toyota", "2T3": "Toyota", "5TD": "Toyota",
-    "1FA": "Ford", "1FM": "Ford", "1FT": "Ford",
-    "1G1": "Chevrolet", "1GC": "Chevrolet", "3GN": "Chevrolet",
-    "JF1": "Subaru", "JF2": "Subaru", "4S4": "Subaru",
-    "JM1": "Mazda", "JM3": "Mazda",
-    "KM8": "Hyundai", "5NP": "Hyundai", "KNA": "Kia", "5XY": "Kia",
-    "1N4": "Nissan", "5N1": "Nissan", "3VW": "Volkswagen", "1C4": "Jeep", "5YJ": "Tesla",
-}
-
-
-def vin_check_digit(vin: str) -> str:
-    total = sum(_TRANSLIT[ch] * w for ch, w in zip(vin.upper(), _WEIGHTS))
-    rem = total % 11
-    return "X" if rem == 10 else str(rem)
-
-
-def decode_vin(vin: str) -> dict[str, Any]:
-    """Check a VIN and decode what the backend can: make (from the WMI) and model year."""
-    v = vin.strip().upper()
-    problems = []
-    if len(v) != 17:
-        problems.append(f"a VIN has 17 characters, this one has {len(v)}")
-    bad = sorted({ch for ch in v if ch not in VIN_ALPHABET})
-    if bad:
-        problems.append(f"characters not allowed in a VIN: {', '.join(bad)} (I, O and Q are never used)")
-    if not problems and vin_check_digit(v) != v[8]:
-        problems.append("the check digit (9th character) does not match the rest of the VIN")
-    return {
-        "vin": v,
-        "valid": not problems,
-        "problems": problems,
-        "make": WMI.get(v[:3], "Unknown") if len(v) >= 3 else "Unknown",
-        "model_year": YEAR_CODES.get(v[9]) if len(v) >= 10 else None,
-    }
-
-
-def make_vin(wmi: str, vds: str, year: int, plant: str, serial: str) -> str:
-    """Build a valid VIN: WMI (3) + VDS (5) + check digit + year code + plant + serial (6)."""
-    body = f"{wmi}{vds}0{YEAR_TO_CODE[year]}{plant}{serial}"
-    return body[:8] + vin_check_digit(body) + body[9:]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -184,188 +42,57 @@ def _date(value: str, name: str) -> date:
         raise ToolError(f"{name} must be a date written YYYY-MM-DD, got {value!r}") from exc
 
 
-def _today(db) -> date:
+def _today(db: EpisodeState) -> date:
     return db.now.date()
 
 
-def _policy(db, policy_id: str) -> dict[str, Any]:
+def _policy(db: EpisodeState, policy_id: str) -> dict[str, Any]:
     row = db.query_one("SELECT * FROM policies WHERE id = ?", [policy_id])
     if row is None:
         raise ToolError(f"policy {policy_id} not found")
     return row
 
 
-def _customer(db, customer_id: str) -> dict[str, Any]:
+def _customer(db: EpisodeState, customer_id: str) -> dict[str, Any]:
     row = db.query_one("SELECT * FROM customers WHERE id = ?", [customer_id])
     if row is None:
         raise ToolError(f"customer {customer_id} not found")
     return row
 
 
-def _billing(db, billing_account_id: str) -> dict[str, Any]:
+def _billing(db: EpisodeState, billing_account_id: str) -> dict[str, Any]:
     row = db.query_one("SELECT * FROM billing_accounts WHERE id = ?", [billing_account_id])
     if row is None:
         raise ToolError(f"billing account {billing_account_id} not found")
     return row
 
 
-def _endorse(db, policy_id: str, change_type: str, effective: date, driver_id: str | None = None, vehicle_id: str | None = None) -> str:
+def _endorse(db: EpisodeState, policy_id: str, change_type: str, effective: date, driver_id: str | None = None, vehicle_id: str | None = None) -> str:
     eid = db.next_id("endorsements")
     db.execute("INSERT INTO endorsements VALUES (?, ?, ?, ?, ?, ?, ?)", [eid, policy_id, change_type, driver_id, vehicle_id, effective, db.now])
     return eid
 
 
-_TICKET_TABLES = {
-    "users": ("ticket_users", ("id", "name", "email", "created_at")),
-    "tickets": (
-        "tickets",
-        ("id", "requester_id", "subject", "description", "category", "priority", "status", "assigned_team", "policy_id", "created_at", "updated_at"),
-    ),
-}
-
 _PROFILE_COLUMNS = "id, name, email, phone, tier, mailing_state, customer_since, security_question, ssn_last4 IS NOT NULL AS ssn_on_file, fraud_flag"
 
 
-# --------------------------------------------------------------------------- ticketing
+# --------------------------------------------------------------------------- ticketing (the engine's kit)
 
-
-@tool
-def search_tickets(
-    db,
-    table: Literal["users", "tickets"],
-    filter: str | None = None,
-    order_by: str | None = None,
-    limit: int = 20,
-    offset: int = 0,
-) -> dict:
-    """Search the ticketing system's users or tickets.
-
-    Args:
-        table: "users" (people who contacted customer service) or "tickets".
-        filter: Filter expression, e.g. "email eq 'a@example.com'" or "requester_id eq 30004 and status ne 'solved'". Operators: eq ne gt ge lt le, and/or/not, contains(field, 'text').
-        order_by: Comma-separated fields with optional asc/desc, e.g. "created_at desc".
-        limit: Maximum number of items (1-100).
-        offset: Number of items to skip.
-    """
-    sql_table, columns = _TICKET_TABLES[table]
-    return search_rows(db, sql_table, columns, filter, order_by, limit, offset)
-
-
-@tool
-def get_ticket(db, ticket_id: int) -> dict:
-    """Read one ticket.
-
-    Args:
-        ticket_id: The ticket number.
-    """
-    row = db.query_one("SELECT * FROM tickets WHERE id = ?", [ticket_id])
-    if row is None:
-        raise ToolError(f"ticket {ticket_id} not found")
-    return row
-
-
-@tool(writes=True)
-def create_ticket_user(db, name: str, email: str) -> dict:
-    """Register a customer in the ticketing system (needed before their first ticket).
-
-    Args:
-        name: The customer's full name, as in the customer record.
-        email: The customer's email address, as in the customer record.
-    """
-    if db.query_one("SELECT id FROM ticket_users WHERE lower(email) = lower(?)", [email.strip()]):
-        raise ToolError(f"a ticketing user with email {email} already exists")
-    new_id = db.next_id("ticket_users")
-    return db.execute("INSERT INTO ticket_users VALUES (?, ?, ?, ?) RETURNING *", [new_id, name, email.strip(), db.now])[0]
-
-
-@tool(writes=True)
-def create_ticket(
-    db,
-    requester_id: int,
-    subject: str,
-    category: Category,
-    policy_id: str | None = None,
-    description: str = "",
-    priority: Priority = "normal",
-    status: TicketStatus = "open",
-    assigned_team: Team | None = None,
-) -> dict:
-    """Open a support ticket for a ticketing user.
-
-    Args:
-        requester_id: Ticketing user id of the customer.
-        subject: Short summary of the request.
-        category: billing, documents, policy_change, claims, cancellation, reinstatement or general.
-        policy_id: The policy the request is about.
-        description: What the customer asked, what was checked and what was done.
-        priority: low, normal, high or urgent.
-        status: open, pending, solved or closed.
-        assigned_team: Team the ticket is escalated to (billing, underwriting, claims, special_investigations), if any.
-    """
-    if db.query_one("SELECT id FROM ticket_users WHERE id = ?", [requester_id]) is None:
-        raise ToolError(f"ticketing user {requester_id} not found")
-    if policy_id is not None:
-        _policy(db, policy_id)
-    new_id = db.next_id("tickets")
-    return db.execute(
-        "INSERT INTO tickets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
-        [new_id, requester_id, subject, description, category, priority, status, assigned_team, policy_id, db.now, db.now],
-    )[0]
-
-
-@tool(writes=True)
-def update_ticket(
-    db,
-    ticket_id: int,
-    status: TicketStatus | None = None,
-    priority: Priority | None = None,
-    category: Category | None = None,
-    assigned_team: Team | None = None,
-    policy_id: str | None = None,
-    note: str | None = None,
-) -> dict:
-    """Change a ticket's status, priority, category, team or policy, and/or append a note.
-
-    Args:
-        ticket_id: The ticket number.
-        status: New status.
-        priority: New priority.
-        category: New category.
-        assigned_team: Team to escalate the ticket to.
-        policy_id: Policy the ticket is about.
-        note: Text appended to the ticket description.
-    """
-    row = db.query_one("SELECT * FROM tickets WHERE id = ?", [ticket_id])
-    if row is None:
-        raise ToolError(f"ticket {ticket_id} not found")
-    if row["status"] == "closed":
-        raise ToolError(f"ticket {ticket_id} is closed and cannot be changed; open a new ticket instead")
-    if all(v is None for v in (status, priority, category, assigned_team, policy_id, note)):
-        raise ToolError("nothing to update: give at least one of status, priority, category, assigned_team, policy_id, note")
-    if policy_id is not None:
-        _policy(db, policy_id)
-    description = row["description"] + (f"\n{note}" if note else "")
-    return db.execute(
-        "UPDATE tickets SET status = ?, priority = ?, category = ?, assigned_team = ?, policy_id = ?, description = ?, updated_at = ? "
-        "WHERE id = ? RETURNING *",
-        [
-            status or row["status"],
-            priority or row["priority"],
-            category or row["category"],
-            assigned_team or row["assigned_team"],
-            policy_id or row["policy_id"],
-            description,
-            db.now,
-            ticket_id,
-        ],
-    )[0]
+TICKETING = Ticketing(
+    categories=("billing", "documents", "policy_change", "claims", "cancellation", "reinstatement", "general"),
+    statuses=("open", "pending", "solved", "closed"),
+    link_column="policy_id", link_table="policies", link_noun="policy",
+    teams=("billing", "underwriting", "claims", "special_investigations"),
+    contact="customer service", example_requester=30004, profile="customer record",
+)
+search_tickets, get_ticket, create_ticket_user, create_ticket, update_ticket = TICKETING.tools()
 
 
 # --------------------------------------------------------------------------- customers and identity
 
 
 @tool
-def find_customer(db, email: str | None = None, phone: str | None = None, policy_number: str | None = None) -> dict:
+def find_customer(db: EpisodeState, email: str | None = None, phone: str | None = None, policy_number: str | None = None) -> dict:
     """Find a customer by email, phone number or policy number. Returns the customer id and name only.
 
     Args:
@@ -390,7 +117,7 @@ def find_customer(db, email: str | None = None, phone: str | None = None, policy
 
 
 @tool
-def get_customer_profile(db, customer_id: str) -> dict:
+def get_customer_profile(db: EpisodeState, customer_id: str) -> dict:
     """Read a customer record: contact details, tier, which verification factors are on file, fraud flag, policies.
 
     Date of birth, security answer and SSN digits are never shown; check them with verify_identity.
@@ -411,9 +138,9 @@ _LEVELS = {"none": 0, "partial": 1, "full": 2}
 
 @tool(writes=True)
 def verify_identity(
-    db,
+    db: EpisodeState,
     customer_id: str,
-    date_of_birth: str,
+    date_of_birth: IsoDate,
     policy_number: str | None = None,
     security_answer: str | None = None,
     ssn_last4: str | None = None,
@@ -464,7 +191,7 @@ def verify_identity(
 
 
 @tool
-def get_verification_status(db, customer_id: str) -> dict:
+def get_verification_status(db: EpisodeState, customer_id: str) -> dict:
     """The identity verification level recorded for a customer in this conversation (none if never checked).
 
     Args:
@@ -479,7 +206,7 @@ def get_verification_status(db, customer_id: str) -> dict:
 
 
 @tool
-def list_customer_policies(db, customer_id: str) -> dict:
+def list_customer_policies(db: EpisodeState, customer_id: str) -> dict:
     """List a customer's policies with status and term.
 
     Args:
@@ -491,7 +218,7 @@ def list_customer_policies(db, customer_id: str) -> dict:
 
 
 @tool
-def get_policy(db, policy_id: str) -> dict:
+def get_policy(db: EpisodeState, policy_id: str) -> dict:
     """Read a policy: state, status, term, premium, grace period, lapse and cancellation dates, reinstatements.
 
     Args:
@@ -503,7 +230,7 @@ def get_policy(db, policy_id: str) -> dict:
 
 
 @tool
-def get_endorsements(db, policy_id: str) -> dict:
+def get_endorsements(db: EpisodeState, policy_id: str) -> dict:
     """The policy's change history: drivers and vehicles added, removed or excluded, coverage changes.
 
     Args:
@@ -517,7 +244,7 @@ def get_endorsements(db, policy_id: str) -> dict:
 
 
 @tool
-def list_drivers(db, policy_id: str) -> dict:
+def list_drivers(db: EpisodeState, policy_id: str) -> dict:
     """Drivers on a policy: listed, excluded and removed, with their relationship to the named insured.
 
     Args:
@@ -533,7 +260,7 @@ def list_drivers(db, policy_id: str) -> dict:
 
 
 @tool
-def check_driver_record(db, license_number: str, license_state: str) -> dict:
+def check_driver_record(db: EpisodeState, license_number: str, license_state: str) -> dict:
     """Motor-vehicle record of a licence: status, violations and at-fault accidents in the last three years.
 
     Args:
@@ -551,14 +278,14 @@ def check_driver_record(db, license_number: str, license_state: str) -> dict:
 
 @tool(writes=True)
 def add_driver(
-    db,
+    db: EpisodeState,
     policy_id: str,
     full_name: str,
-    date_of_birth: str,
+    date_of_birth: IsoDate,
     license_number: str,
     license_state: str,
     relationship: Relationship,
-    effective_date: str,
+    effective_date: IsoDate,
 ) -> dict:
     """Add a listed driver to a policy from the effective date given.
 
@@ -592,9 +319,9 @@ def add_driver(
 
 @tool(writes=True)
 def remove_driver(
-    db,
+    db: EpisodeState,
     driver_id: str,
-    effective_date: str,
+    effective_date: IsoDate,
     reason: Literal["left_household", "own_policy", "license_surrendered", "other"] = "other",
 ) -> dict:
     """Remove a driver from their policy from the effective date given.
@@ -616,7 +343,7 @@ def remove_driver(
 
 
 @tool(writes=True)
-def update_driver_status(db, driver_id: str, status: Literal["listed", "excluded"], effective_date: str) -> dict:
+def update_driver_status(db: EpisodeState, driver_id: str, status: Literal["listed", "excluded"], effective_date: IsoDate) -> dict:
     """Exclude a driver from coverage, or list an excluded driver again, from the effective date given.
 
     Args:
@@ -641,7 +368,7 @@ def update_driver_status(db, driver_id: str, status: Literal["listed", "excluded
 
 
 @tool
-def list_vehicles(db, policy_id: str) -> dict:
+def list_vehicles(db: EpisodeState, policy_id: str) -> dict:
     """Vehicles on a policy (active and removed) with VIN, coverage, lienholder and dates.
 
     Args:
@@ -652,7 +379,7 @@ def list_vehicles(db, policy_id: str) -> dict:
 
 
 @tool
-def validate_vin(db, vin: str) -> dict:
+def validate_vin(db: EpisodeState, vin: str) -> dict:
     """Check a VIN (length, allowed characters, check digit) and decode its make and model year.
 
     Args:
@@ -663,12 +390,12 @@ def validate_vin(db, vin: str) -> dict:
 
 @tool(writes=True)
 def add_vehicle(
-    db,
+    db: EpisodeState,
     policy_id: str,
     vin: str,
     model: str,
     coverage: Literal["liability", "full"],
-    effective_date: str,
+    effective_date: IsoDate,
     color: str | None = None,
     lienholder: str | None = None,
 ) -> dict:
@@ -705,9 +432,9 @@ def add_vehicle(
 
 @tool(writes=True)
 def remove_vehicle(
-    db,
+    db: EpisodeState,
     vehicle_id: str,
-    effective_date: str,
+    effective_date: IsoDate,
     reason: Literal["sold", "traded_in", "totaled", "other"] = "other",
 ) -> dict:
     """Remove a vehicle from its policy from the effective date given.
@@ -729,7 +456,7 @@ def remove_vehicle(
 
 
 @tool(writes=True)
-def update_vehicle_coverage(db, vehicle_id: str, coverage: Literal["liability", "full"], effective_date: str) -> dict:
+def update_vehicle_coverage(db: EpisodeState, vehicle_id: str, coverage: Literal["liability", "full"], effective_date: IsoDate) -> dict:
     """Change a vehicle's coverage (liability only, or full) from the effective date given.
 
     Args:
@@ -754,7 +481,7 @@ def update_vehicle_coverage(db, vehicle_id: str, coverage: Literal["liability", 
 
 
 @tool
-def get_billing_account(db, policy_id: str) -> dict:
+def get_billing_account(db: EpisodeState, policy_id: str) -> dict:
     """The billing account of a policy: pay plan, autopay, status, due date, amounts due and past due.
 
     Args:
@@ -768,7 +495,7 @@ def get_billing_account(db, policy_id: str) -> dict:
 
 
 @tool
-def get_arrangement_history(db, billing_account_id: str) -> dict:
+def get_arrangement_history(db: EpisodeState, billing_account_id: str) -> dict:
     """Every payment arrangement (due-date extensions and installment-plan changes) made on a billing account, newest first.
 
     Args:
@@ -780,7 +507,7 @@ def get_arrangement_history(db, billing_account_id: str) -> dict:
 
 
 @tool
-def get_payment_history(db, billing_account_id: str) -> dict:
+def get_payment_history(db: EpisodeState, billing_account_id: str) -> dict:
     """Payments received on a billing account, newest first.
 
     Args:
@@ -792,7 +519,7 @@ def get_payment_history(db, billing_account_id: str) -> dict:
 
 
 @tool
-def list_company_holidays(db, year: int = 2026) -> dict:
+def list_company_holidays(db: EpisodeState, year: int = 2026) -> dict:
     """Ashgrove Mutual's company holidays (not business days) for a year.
 
     Args:
@@ -805,7 +532,7 @@ def list_company_holidays(db, year: int = 2026) -> dict:
 
 
 @tool(writes=True)
-def grant_extension(db, billing_account_id: str, new_due_date: str) -> dict:
+def grant_extension(db: EpisodeState, billing_account_id: str, new_due_date: IsoDate) -> dict:
     """Move the current due date of a billing account to a later business day (a payment arrangement).
 
     Args:
@@ -831,7 +558,7 @@ def grant_extension(db, billing_account_id: str, new_due_date: str) -> dict:
 
 
 @tool(writes=True)
-def set_installment_plan(db, billing_account_id: str, plan: PlanName, autopay: bool | None = None) -> dict:
+def set_installment_plan(db: EpisodeState, billing_account_id: str, plan: PlanName, autopay: bool | None = None) -> dict:
     """Change the pay plan of a billing account (a payment arrangement); installments are recalculated from the next due date.
 
     Args:
@@ -862,7 +589,7 @@ def set_installment_plan(db, billing_account_id: str, plan: PlanName, autopay: b
 
 @tool(writes=True)
 def record_payment(
-    db,
+    db: EpisodeState,
     billing_account_id: str,
     amount: float,
     method: Literal["card_on_file", "bank_account_on_file"],
@@ -893,7 +620,7 @@ def record_payment(
 
 
 @tool(writes=True)
-def reset_billing_status(db, billing_account_id: str) -> dict:
+def reset_billing_status(db: EpisodeState, billing_account_id: str) -> dict:
     """Recompute a billing account's status from its balance: current when nothing is past due, past_due otherwise.
 
     Args:
@@ -912,7 +639,7 @@ def reset_billing_status(db, billing_account_id: str) -> dict:
 
 
 @tool
-def get_claim(db, claim_id: str) -> dict:
+def get_claim(db: EpisodeState, claim_id: str) -> dict:
     """Read one claim.
 
     Args:
@@ -925,7 +652,7 @@ def get_claim(db, claim_id: str) -> dict:
 
 
 @tool
-def get_claims_by_policy(db, policy_id: str, status: Literal["open", "closed"] | None = None) -> dict:
+def get_claims_by_policy(db: EpisodeState, policy_id: str, status: Literal["open", "closed"] | None = None) -> dict:
     """Claims on a policy, newest loss first, optionally only open or closed ones.
 
     Args:
@@ -938,7 +665,7 @@ def get_claims_by_policy(db, policy_id: str, status: Literal["open", "closed"] |
 
 
 @tool
-def get_claims_by_driver(db, driver_id: str) -> dict:
+def get_claims_by_driver(db: EpisodeState, driver_id: str) -> dict:
     """Claims in which a driver was at the wheel.
 
     Args:
@@ -948,7 +675,7 @@ def get_claims_by_driver(db, driver_id: str) -> dict:
 
 
 @tool
-def get_claims_by_vehicle(db, vehicle_id: str) -> dict:
+def get_claims_by_vehicle(db: EpisodeState, vehicle_id: str) -> dict:
     """Claims involving a vehicle.
 
     Args:
@@ -959,10 +686,10 @@ def get_claims_by_vehicle(db, vehicle_id: str) -> dict:
 
 @tool(writes=True)
 def file_claim(
-    db,
+    db: EpisodeState,
     policy_id: str,
     vehicle_id: str,
-    date_of_loss: str,
+    date_of_loss: IsoDate,
     loss_type: Literal["collision", "comprehensive", "glass"],
     severity: Literal["minor", "major"],
     injuries: bool,
@@ -1004,7 +731,7 @@ def file_claim(
 
 
 @tool
-def list_documents(db, policy_id: str) -> dict:
+def list_documents(db: EpisodeState, policy_id: str) -> dict:
     """Documents issued for a policy (ID cards and declarations pages) with their links.
 
     Args:
@@ -1015,7 +742,7 @@ def list_documents(db, policy_id: str) -> dict:
 
 
 @tool(writes=True)
-def issue_document(db, policy_id: str, doc_type: Literal["id_card", "declarations_page"], vehicle_id: str | None = None) -> dict:
+def issue_document(db: EpisodeState, policy_id: str, doc_type: Literal["id_card", "declarations_page"], vehicle_id: str | None = None) -> dict:
     """Issue a proof-of-insurance document and return its download link. An ID card is for one vehicle.
 
     Args:
@@ -1041,7 +768,7 @@ def issue_document(db, policy_id: str, doc_type: Literal["id_card", "declaration
 
 
 @tool
-def get_cancellations(db, policy_id: str) -> dict:
+def get_cancellations(db: EpisodeState, policy_id: str) -> dict:
     """Cancellations requested on a policy (scheduled, completed or withdrawn).
 
     Args:
@@ -1051,7 +778,7 @@ def get_cancellations(db, policy_id: str) -> dict:
     return {"policy_id": policy_id, "cancellations": db.query("SELECT * FROM cancellations WHERE policy_id = ? ORDER BY requested_at, id", [policy_id])}
 
 
-def _refund(db, pol: dict[str, Any], cancel_on: date) -> Decimal:
+def _refund(db: EpisodeState, pol: dict[str, Any], cancel_on: date) -> Decimal:
     acct = db.query_one("SELECT * FROM billing_accounts WHERE policy_id = ?", [pol["id"]])
     paid = acct["paid_to_date"] if acct else 0
     past_due = acct["past_due_amount"] if acct else 0
@@ -1059,7 +786,7 @@ def _refund(db, pol: dict[str, Any], cancel_on: date) -> Decimal:
 
 
 @tool
-def quote_cancellation(db, policy_id: str, effective_date: str) -> dict:
+def quote_cancellation(db: EpisodeState, policy_id: str, effective_date: IsoDate) -> dict:
     """The refund a cancellation on a given date would produce (pro-rata, never below zero). Changes nothing.
 
     Args:
@@ -1073,9 +800,9 @@ def quote_cancellation(db, policy_id: str, effective_date: str) -> dict:
 
 @tool(writes=True)
 def schedule_cancellation(
-    db,
+    db: EpisodeState,
     policy_id: str,
-    effective_date: str,
+    effective_date: IsoDate,
     reason: Literal["sold_vehicle", "switched_insurer", "moving_out_of_state", "other"],
 ) -> dict:
     """Schedule the cancellation of a policy on the effective date given; the refund is computed pro rata.
@@ -1101,7 +828,7 @@ def schedule_cancellation(
 
 
 @tool(writes=True)
-def withdraw_cancellation(db, cancellation_id: str) -> dict:
+def withdraw_cancellation(db: EpisodeState, cancellation_id: str) -> dict:
     """Withdraw a scheduled cancellation before it takes effect; the policy becomes active again.
 
     Args:
@@ -1118,7 +845,7 @@ def withdraw_cancellation(db, cancellation_id: str) -> dict:
 
 
 @tool(writes=True)
-def reinstate_policy(db, policy_id: str, effective_date: str) -> dict:
+def reinstate_policy(db: EpisodeState, policy_id: str, effective_date: IsoDate) -> dict:
     """Reinstate a policy that is not in force, from the effective date given.
 
     Args:
@@ -1141,13 +868,11 @@ def reinstate_policy(db, policy_id: str, effective_date: str) -> dict:
 
 
 @tool
-def search_policy(db, query: str, top_k: int = 3) -> dict:
+def search_policy(db: EpisodeState, query: Annotated[str, Field(min_length=1)], top_k: Annotated[int, Field(ge=1, le=5)] = 3) -> dict:
     """Search the customer-service knowledge base (verification, billing, documents, drivers, vehicles, claims, cancellation).
 
     Args:
         query: What to look for, in plain words.
         top_k: Number of documents to return (1-5).
     """
-    if not 1 <= top_k <= 5:
-        raise ToolError("top_k must be between 1 and 5")
-    return {"results": search_documents("insurance", query, top_k)}
+    return {"results": search_knowledge_base(db, query, top_k)}

@@ -9,172 +9,33 @@ checks judge whether it should have been asked.
 
 from __future__ import annotations
 
-from datetime import date, timedelta
-from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Literal
+from decimal import Decimal
+from typing import Annotated, Literal
 
-from thinkingbox_env.filters import search_rows
-from thinkingbox_env.kb import search_documents
-from thinkingbox_env.tools import ToolError, tool
+from pydantic import Field
 
-TicketStatus = Literal["open", "pending", "hold", "solved", "closed"]
-Category = Literal["membership", "order", "delivery", "payment", "general"]
-Priority = Literal["low", "normal", "high", "urgent"]
+from thinkingbox_env.kb import search_knowledge_base
+from thinkingbox_env.state import EpisodeState
+from thinkingbox_env.ticketing import Ticketing
+from thinkingbox_env.tools import IsoDate, ToolError, tool
 
-_TICKET_TABLES = {
-    "users": ("ticket_users", ("id", "name", "email", "created_at")),
-    "tickets": (
-        "tickets",
-        ("id", "requester_id", "subject", "description", "category", "priority", "status", "order_id", "created_at", "updated_at"),
-    ),
-}
+from .rules import installer_works_on, to_money, years_after
 
+# --------------------------------------------------------------------------- ticketing (the engine's kit)
 
-def _money(value: Any) -> Decimal:
-    return Decimal(str(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-
-
-def _one_year_after(day: date) -> date:
-    try:
-        return day.replace(year=day.year + 1)
-    except ValueError:  # 29 February
-        return day + timedelta(days=365)
-
-
-# --------------------------------------------------------------------------- ticketing
-
-
-@tool
-def search_tickets(
-    db,
-    table: Literal["users", "tickets"],
-    filter: str | None = None,
-    order_by: str | None = None,
-    limit: int = 20,
-    offset: int = 0,
-) -> dict:
-    """Search the ticketing system's users or tickets.
-
-    Args:
-        table: "users" (people who contacted support) or "tickets".
-        filter: Filter expression, e.g. "email eq 'a@example.com'" or "requester_id eq 10004 and status ne 'solved'". Operators: eq ne gt ge lt le, and/or/not, contains(field, 'text').
-        order_by: Comma-separated fields with optional asc/desc, e.g. "created_at desc".
-        limit: Maximum number of items (1-100).
-        offset: Number of items to skip.
-    """
-    sql_table, columns = _TICKET_TABLES[table]
-    return search_rows(db, sql_table, columns, filter, order_by, limit, offset)
-
-
-@tool
-def get_ticket(db, ticket_id: int) -> dict:
-    """Read one ticket.
-
-    Args:
-        ticket_id: The ticket number.
-    """
-    row = db.query_one("SELECT * FROM tickets WHERE id = ?", [ticket_id])
-    if row is None:
-        raise ToolError(f"ticket {ticket_id} not found")
-    return row
-
-
-@tool(writes=True)
-def create_ticket_user(db, name: str, email: str) -> dict:
-    """Register a customer in the ticketing system (needed before their first ticket).
-
-    Args:
-        name: The customer's full name, as in the customer profile.
-        email: The customer's email address, as in the customer profile.
-    """
-    if db.query_one("SELECT id FROM ticket_users WHERE lower(email) = lower(?)", [email]):
-        raise ToolError(f"a ticketing user with email {email} already exists")
-    new_id = db.next_id("ticket_users")
-    return db.execute("INSERT INTO ticket_users VALUES (?, ?, ?, ?) RETURNING *", [new_id, name, email, db.now])[0]
-
-
-@tool(writes=True)
-def create_ticket(
-    db,
-    requester_id: int,
-    subject: str,
-    category: Category,
-    description: str = "",
-    priority: Priority = "normal",
-    status: TicketStatus = "open",
-    order_id: str | None = None,
-) -> dict:
-    """Open a new support ticket for a ticketing user.
-
-    Args:
-        requester_id: Ticketing user id of the customer.
-        subject: Short summary of the request.
-        category: membership, order, delivery, payment or general.
-        description: What the customer asked and what was done.
-        priority: low, normal, high or urgent.
-        status: Initial status (open, pending, hold, solved, closed).
-        order_id: The order the ticket is about, if any.
-    """
-    if db.query_one("SELECT id FROM ticket_users WHERE id = ?", [requester_id]) is None:
-        raise ToolError(f"ticketing user {requester_id} not found")
-    if order_id is not None and db.query_one("SELECT id FROM orders WHERE id = ?", [order_id]) is None:
-        raise ToolError(f"order {order_id} not found")
-    new_id = db.next_id("tickets")
-    return db.execute(
-        "INSERT INTO tickets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
-        [new_id, requester_id, subject, description, category, priority, status, order_id, db.now, db.now],
-    )[0]
-
-
-@tool(writes=True)
-def update_ticket(
-    db,
-    ticket_id: int,
-    status: TicketStatus | None = None,
-    priority: Priority | None = None,
-    category: Category | None = None,
-    order_id: str | None = None,
-    note: str | None = None,
-) -> dict:
-    """Change a ticket's status, priority, category or order, and/or append a note.
-
-    Args:
-        ticket_id: The ticket number.
-        status: New status.
-        priority: New priority.
-        category: New category.
-        order_id: Order the ticket is about.
-        note: Text appended to the ticket description.
-    """
-    row = db.query_one("SELECT * FROM tickets WHERE id = ?", [ticket_id])
-    if row is None:
-        raise ToolError(f"ticket {ticket_id} not found")
-    if row["status"] == "closed":
-        raise ToolError(f"ticket {ticket_id} is closed and cannot be changed; open a new ticket instead")
-    if all(v is None for v in (status, priority, category, order_id, note)):
-        raise ToolError("nothing to update: give at least one of status, priority, category, order_id, note")
-    if order_id is not None and db.query_one("SELECT id FROM orders WHERE id = ?", [order_id]) is None:
-        raise ToolError(f"order {order_id} not found")
-    description = row["description"] + (f"\n{note}" if note else "")
-    return db.execute(
-        "UPDATE tickets SET status = ?, priority = ?, category = ?, order_id = ?, description = ?, updated_at = ? WHERE id = ? RETURNING *",
-        [
-            status or row["status"],
-            priority or row["priority"],
-            category or row["category"],
-            order_id if order_id is not None else row["order_id"],
-            description,
-            db.now,
-            ticket_id,
-        ],
-    )[0]
+TICKETING = Ticketing(
+    categories=("membership", "order", "delivery", "payment", "general"),
+    statuses=("open", "pending", "hold", "solved", "closed"),
+    link_column="order_id", link_table="orders", link_noun="order",
+)
+search_tickets, get_ticket, create_ticket_user, create_ticket, update_ticket = TICKETING.tools()
 
 
 # --------------------------------------------------------------------------- customers and membership
 
 
 @tool
-def get_customer_profile(db, customer_id: str | None = None, email: str | None = None) -> dict:
+def get_customer_profile(db: EpisodeState, customer_id: str | None = None, email: str | None = None) -> dict:
     """Look up a customer profile by customer id or by email.
 
     Args:
@@ -193,7 +54,7 @@ def get_customer_profile(db, customer_id: str | None = None, email: str | None =
 
 
 @tool
-def get_membership(db, customer_id: str) -> dict:
+def get_membership(db: EpisodeState, customer_id: str) -> dict:
     """Show a customer's Brightwell Plus memberships, newest first.
 
     Args:
@@ -207,7 +68,7 @@ def get_membership(db, customer_id: str) -> dict:
 
 
 @tool(writes=True)
-def update_membership(db, customer_id: str, action: Literal["upgrade", "cancel"]) -> dict:
+def update_membership(db: EpisodeState, customer_id: str, action: Literal["upgrade", "cancel"]) -> dict:
     """Upgrade a customer to Brightwell Plus, or cancel their active membership.
 
     Args:
@@ -223,7 +84,7 @@ def update_membership(db, customer_id: str, action: Literal["upgrade", "cancel"]
         if active is not None:
             raise ToolError(f"customer {customer_id} already has an active membership {active['id']}")
         mid = db.next_id("memberships")
-        end = _one_year_after(today)
+        end = years_after(today)
         db.execute("INSERT INTO memberships VALUES (?, ?, 'plus', 'active', ?, ?, 59.00, TRUE)", [mid, customer_id, today, end])
         db.execute("UPDATE customers SET tier = 'plus' WHERE id = ?", [customer_id])
         return {"customer_id": customer_id, "membership_id": mid, "tier": "plus", "start_date": today, "end_date": end, "annual_fee": 59.00}
@@ -238,7 +99,7 @@ def update_membership(db, customer_id: str, action: Literal["upgrade", "cancel"]
 
 
 @tool
-def get_order(db, order_id: str) -> dict:
+def get_order(db: EpisodeState, order_id: str) -> dict:
     """Read an order with its line items.
 
     Args:
@@ -252,7 +113,7 @@ def get_order(db, order_id: str) -> dict:
 
 
 @tool
-def list_customer_orders(db, customer_id: str) -> dict:
+def list_customer_orders(db: EpisodeState, customer_id: str) -> dict:
     """List a customer's orders, newest first.
 
     Args:
@@ -263,7 +124,7 @@ def list_customer_orders(db, customer_id: str) -> dict:
 
 
 @tool(writes=True)
-def cancel_order(db, order_id: str, reason: Literal["customer_request", "payment_issue", "out_of_stock"]) -> dict:
+def cancel_order(db: EpisodeState, order_id: str, reason: Literal["customer_request", "payment_issue", "out_of_stock"]) -> dict:
     """Cancel an order that has not shipped yet. Refunds are issued separately.
 
     Args:
@@ -283,7 +144,7 @@ def cancel_order(db, order_id: str, reason: Literal["customer_request", "payment
 
 
 @tool
-def get_shipment(db, order_id: str) -> dict:
+def get_shipment(db: EpisodeState, order_id: str) -> dict:
     """Shipment status and tracking events for an order.
 
     Args:
@@ -304,7 +165,7 @@ def get_shipment(db, order_id: str) -> dict:
 
 
 @tool
-def get_payments(db, order_id: str) -> dict:
+def get_payments(db: EpisodeState, order_id: str) -> dict:
     """Payments captured for an order and the refunds issued against them.
 
     Args:
@@ -321,7 +182,7 @@ def get_payments(db, order_id: str) -> dict:
 
 @tool(writes=True)
 def issue_refund(
-    db,
+    db: EpisodeState,
     payment_id: str,
     amount: float,
     reason: Literal["order_cancelled", "duplicate_charge", "damaged_item", "goodwill"],
@@ -336,11 +197,11 @@ def issue_refund(
     pay = db.query_one("SELECT * FROM payments WHERE id = ?", [payment_id])
     if pay is None:
         raise ToolError(f"payment {payment_id} not found")
-    amt = _money(amount)
+    amt = to_money(amount)
     if amt <= 0:
         raise ToolError("amount must be positive")
-    refunded = _money(db.query_one("SELECT coalesce(sum(amount), 0) AS s FROM refunds WHERE payment_id = ?", [payment_id])["s"])
-    left = _money(pay["amount"]) - refunded
+    refunded = to_money(db.query_one("SELECT coalesce(sum(amount), 0) AS s FROM refunds WHERE payment_id = ?", [payment_id])["s"])
+    left = to_money(pay["amount"]) - refunded
     if amt > left:
         raise ToolError(f"payment {payment_id} has only {left} left to refund")
     rid = db.next_id("refunds")
@@ -351,7 +212,7 @@ def issue_refund(
 
 
 @tool
-def get_store_credits(db, customer_id: str) -> dict:
+def get_store_credits(db: EpisodeState, customer_id: str) -> dict:
     """Store credit issued to a customer.
 
     Args:
@@ -361,7 +222,7 @@ def get_store_credits(db, customer_id: str) -> dict:
 
 
 @tool(writes=True)
-def issue_store_credit(db, customer_id: str, amount: float, reason: Literal["delivery_delay", "goodwill"], order_id: str | None = None) -> dict:
+def issue_store_credit(db: EpisodeState, customer_id: str, amount: float, reason: Literal["delivery_delay", "goodwill"], order_id: str | None = None) -> dict:
     """Add store credit to a customer's account.
 
     Args:
@@ -372,7 +233,7 @@ def issue_store_credit(db, customer_id: str, amount: float, reason: Literal["del
     """
     if db.query_one("SELECT id FROM customers WHERE id = ?", [customer_id]) is None:
         raise ToolError(f"customer {customer_id} not found")
-    amt = _money(amount)
+    amt = to_money(amount)
     if amt <= 0:
         raise ToolError("amount must be positive")
     if order_id is not None and db.query_one("SELECT id FROM orders WHERE id = ? AND customer_id = ?", [order_id, customer_id]) is None:
@@ -386,16 +247,14 @@ def issue_store_credit(db, customer_id: str, amount: float, reason: Literal["del
 
 
 @tool
-def search_policy(db, query: str, top_k: int = 3) -> dict:
+def search_policy(db: EpisodeState, query: Annotated[str, Field(min_length=1)], top_k: Annotated[int, Field(ge=1, le=5)] = 3) -> dict:
     """Search the support knowledge base (fees, windows, thresholds, procedures).
 
     Args:
         query: What to look for, in plain words.
         top_k: Number of documents to return (1-5).
     """
-    if not 1 <= top_k <= 5:
-        raise ToolError("top_k must be between 1 and 5")
-    return {"results": search_documents("retail", query, top_k)}
+    return {"results": search_knowledge_base(db, query, top_k)}
 
 
 # --------------------------------------------------------------------------- shared helpers of the order-care tools
@@ -404,21 +263,21 @@ def search_policy(db, query: str, top_k: int = 3) -> dict:
 ReturnReason = Literal["changed_mind", "defective", "wrong_item"]
 
 
-def _order(db, order_id: str) -> dict:
+def _order(db: EpisodeState, order_id: str) -> dict:
     order = db.query_one("SELECT * FROM orders WHERE id = ?", [order_id])
     if order is None:
         raise ToolError(f"order {order_id} not found")
     return order
 
 
-def _line(db, order_id: str, line_no: int) -> dict:
+def _line(db: EpisodeState, order_id: str, line_no: int) -> dict:
     line = db.query_one("SELECT * FROM order_items WHERE order_id = ? AND line_no = ?", [order_id, line_no])
     if line is None:
         raise ToolError(f"order {order_id} has no line {line_no}")
     return line
 
 
-def _refund_order(db, order_id: str, amount: Decimal, reason: str) -> list[str]:
+def _refund_order(db: EpisodeState, order_id: str, amount: Decimal, reason: str) -> list[str]:
     """Refund an amount against an order's payments, oldest payment first.
 
     Return, adjustment and cancellation refunds are not tied to one payment by
@@ -427,8 +286,8 @@ def _refund_order(db, order_id: str, amount: Decimal, reason: str) -> list[str]:
     left_total = Decimal("0")
     plan: list[tuple[dict, Decimal]] = []
     for pay in db.query("SELECT * FROM payments WHERE order_id = ? ORDER BY captured_at, id", [order_id]):
-        refunded = _money(db.query_one("SELECT coalesce(sum(amount), 0) AS s FROM refunds WHERE payment_id = ?", [pay["id"]])["s"])
-        left = _money(pay["amount"]) - refunded
+        refunded = to_money(db.query_one("SELECT coalesce(sum(amount), 0) AS s FROM refunds WHERE payment_id = ?", [pay["id"]])["s"])
+        left = to_money(pay["amount"]) - refunded
         if left > 0:
             plan.append((pay, left))
             left_total += left
@@ -448,7 +307,7 @@ def _refund_order(db, order_id: str, amount: Decimal, reason: str) -> list[str]:
     return ids
 
 
-def _product(db, sku: str) -> dict:
+def _product(db: EpisodeState, sku: str) -> dict:
     row = db.query_one("SELECT p.*, i.on_hand, i.restock_date FROM products p LEFT JOIN inventory i ON i.sku = p.sku WHERE p.sku = ?", [sku])
     if row is None:
         raise ToolError(f"product {sku} not found")
@@ -459,7 +318,7 @@ def _product(db, sku: str) -> dict:
 
 
 @tool
-def get_product(db, sku: str) -> dict:
+def get_product(db: EpisodeState, sku: str) -> dict:
     """A catalog product with its category, price, variants, stock on hand and restock date.
 
     Args:
@@ -478,7 +337,7 @@ def get_product(db, sku: str) -> dict:
 
 
 @tool(writes=True)
-def update_shipping_address(db, order_id: str, shipping_address: str) -> dict:
+def update_shipping_address(db: EpisodeState, order_id: str, shipping_address: str) -> dict:
     """Change the delivery address of an order that has not been handed to a carrier.
 
     Args:
@@ -496,7 +355,7 @@ def update_shipping_address(db, order_id: str, shipping_address: str) -> dict:
 
 
 @tool(writes=True)
-def change_shipping_speed(db, order_id: str, shipping_speed: Literal["standard", "express"], upgrade_fee: float = 0.0) -> dict:
+def change_shipping_speed(db: EpisodeState, order_id: str, shipping_speed: Literal["standard", "express"], upgrade_fee: float = 0.0) -> dict:
     """Change the shipping speed of an order that has not been handed to a carrier; an upgrade fee is charged to the customer.
 
     Args:
@@ -509,7 +368,7 @@ def change_shipping_speed(db, order_id: str, shipping_speed: Literal["standard",
         raise ToolError(f"order {order_id} has left the warehouse; its shipping speed can no longer be changed")
     if order["shipping_speed"] == shipping_speed:
         raise ToolError(f"order {order_id} already ships {shipping_speed}")
-    fee = _money(upgrade_fee)
+    fee = to_money(upgrade_fee)
     if fee < 0:
         raise ToolError("upgrade_fee must not be negative")
     db.execute("UPDATE orders SET shipping_speed = ? WHERE id = ?", [shipping_speed, order_id])
@@ -521,7 +380,7 @@ def change_shipping_speed(db, order_id: str, shipping_speed: Literal["standard",
 
 
 @tool
-def get_charges(db, order_id: str) -> dict:
+def get_charges(db: EpisodeState, order_id: str) -> dict:
     """Charges made on an order after checkout (express upgrades, reship fees, late cancellation charges).
 
     Args:
@@ -535,7 +394,7 @@ def get_charges(db, order_id: str) -> dict:
 
 
 @tool
-def list_returns(db, order_id: str) -> dict:
+def list_returns(db: EpisodeState, order_id: str) -> dict:
     """Returns and exchanges (RMAs) opened for an order, with their items and amounts.
 
     Args:
@@ -550,7 +409,7 @@ def list_returns(db, order_id: str) -> dict:
 
 @tool(writes=True)
 def create_return(
-    db,
+    db: EpisodeState,
     order_id: str,
     line_nos: list[int],
     reason: ReturnReason,
@@ -587,8 +446,8 @@ def create_return(
     for line in lines:
         if line["line_no"] in already:
             raise ToolError(f"line {line['line_no']} of order {order_id} is already being returned")
-    item_total = sum((_money(line["unit_price"]) * line["quantity"] for line in lines), Decimal("0"))
-    fees = [_money(restocking_fee), _money(return_shipping_fee), _money(removal_fee)]
+    item_total = sum((to_money(line["unit_price"]) * line["quantity"] for line in lines), Decimal("0"))
+    fees = [to_money(restocking_fee), to_money(return_shipping_fee), to_money(removal_fee)]
     if any(f < 0 for f in fees):
         raise ToolError("fees must not be negative")
     refund = item_total - sum(fees)
@@ -606,7 +465,7 @@ def create_return(
 
 
 @tool(writes=True)
-def create_exchange(db, order_id: str, line_no: int, new_sku: str) -> dict:
+def create_exchange(db: EpisodeState, order_id: str, line_no: int, new_sku: str) -> dict:
     """Exchange a delivered item for another variant of the same product at the same price; the new item ships free.
 
     Args:
@@ -626,12 +485,12 @@ def create_exchange(db, order_id: str, line_no: int, new_sku: str) -> dict:
     old, new = _product(db, line["sku"]), _product(db, new_sku)
     if new_sku == line["sku"] or old["variant_group"] != new["variant_group"]:
         raise ToolError(f"{new_sku} is not another variant of {line['sku']}")
-    if _money(new["price"]) != _money(line["unit_price"]):
+    if to_money(new["price"]) != to_money(line["unit_price"]):
         raise ToolError("an exchange needs a variant at the same price; return the item and place a new order instead")
     if (new["on_hand"] or 0) < 1:
         raise ToolError(f"{new_sku} is out of stock")
     rid = db.next_id("returns")
-    price = _money(line["unit_price"])
+    price = to_money(line["unit_price"])
     db.execute("INSERT INTO returns VALUES (?, ?, 'exchange', 'wrong_variant', 'approved', ?, 0, 0, 0, 0, ?)", [rid, order_id, price, db.now])
     db.execute("INSERT INTO return_items VALUES (?, ?, ?, FALSE)", [rid, line_no, line["sku"]])
     rpl = db.next_id("replacement_orders")
@@ -644,7 +503,7 @@ def create_exchange(db, order_id: str, line_no: int, new_sku: str) -> dict:
 
 
 @tool
-def get_replacements(db, order_id: str) -> dict:
+def get_replacements(db: EpisodeState, order_id: str) -> dict:
     """Replacement and reship orders for an order, and open carrier investigations of its shipment.
 
     Args:
@@ -662,7 +521,7 @@ def get_replacements(db, order_id: str) -> dict:
 
 @tool(writes=True)
 def create_replacement_order(
-    db,
+    db: EpisodeState,
     order_id: str,
     line_no: int,
     reason: Literal["missing", "damaged_in_transit", "returned_to_sender"],
@@ -686,7 +545,7 @@ def create_replacement_order(
         raise ToolError(f"order {order_id} is cancelled")
     line = _line(db, order_id, line_no)
     product = _product(db, line["sku"])
-    fee = _money(reship_fee)
+    fee = to_money(reship_fee)
     if fee < 0:
         raise ToolError("reship_fee must not be negative")
     address = (shipping_address or order["shipping_address"]).strip()
@@ -704,7 +563,7 @@ def create_replacement_order(
 
 
 @tool(writes=True)
-def open_carrier_investigation(db, order_id: str, reason: Literal["missing", "damaged"]) -> dict:
+def open_carrier_investigation(db: EpisodeState, order_id: str, reason: Literal["missing", "damaged"]) -> dict:
     """Ask the carrier to investigate a parcel that was scanned as delivered but not received, or arrived damaged.
 
     Args:
@@ -723,7 +582,7 @@ def open_carrier_investigation(db, order_id: str, reason: Literal["missing", "da
 
 @tool(writes=True)
 def refund_order_amount(
-    db,
+    db: EpisodeState,
     order_id: str,
     amount: float,
     reason: Literal["price_adjustment", "item_not_received", "damaged_item", "installation_cancelled"],
@@ -736,7 +595,7 @@ def refund_order_amount(
         reason: price_adjustment, item_not_received, damaged_item or installation_cancelled.
     """
     _order(db, order_id)
-    amt = _money(amount)
+    amt = to_money(amount)
     if amt <= 0:
         raise ToolError("amount must be positive")
     return {"order_id": order_id, "amount": amt, "refund_ids": _refund_order(db, order_id, amt, reason)}
@@ -746,7 +605,7 @@ def refund_order_amount(
 
 
 @tool
-def get_warranty(db, order_id: str) -> dict:
+def get_warranty(db: EpisodeState, order_id: str) -> dict:
     """Warranty contracts (manufacturer warranty, protection plans) of an order's items and their claims.
 
     Args:
@@ -761,7 +620,7 @@ def get_warranty(db, order_id: str) -> dict:
 
 @tool(writes=True)
 def file_warranty_claim(
-    db,
+    db: EpisodeState,
     contract_id: str,
     issue: Literal["defect", "accidental_damage"],
     resolution: Literal["repair", "replace"],
@@ -792,7 +651,7 @@ def file_warranty_claim(
 
 
 @tool
-def get_installations(db, order_id: str) -> dict:
+def get_installations(db: EpisodeState, order_id: str) -> dict:
     """Installation jobs of an order (first installs and revisits).
 
     Args:
@@ -802,7 +661,7 @@ def get_installations(db, order_id: str) -> dict:
     return {"order_id": order_id, "installations": db.query("SELECT * FROM installations WHERE order_id = ? ORDER BY scheduled_date, id", [order_id])}
 
 
-def _installation(db, installation_id: str) -> dict:
+def _installation(db: EpisodeState, installation_id: str) -> dict:
     job = db.query_one("SELECT * FROM installations WHERE id = ?", [installation_id])
     if job is None:
         raise ToolError(f"installation {installation_id} not found")
@@ -810,7 +669,7 @@ def _installation(db, installation_id: str) -> dict:
 
 
 @tool(writes=True)
-def reschedule_installation(db, installation_id: str, new_date: str) -> dict:
+def reschedule_installation(db: EpisodeState, installation_id: str, new_date: IsoDate) -> dict:
     """Move a scheduled installation to another day (installers work Monday to Saturday).
 
     Args:
@@ -820,13 +679,10 @@ def reschedule_installation(db, installation_id: str, new_date: str) -> dict:
     job = _installation(db, installation_id)
     if job["status"] != "scheduled":
         raise ToolError(f"installation {installation_id} is {job['status']}")
-    try:
-        day = date.fromisoformat(new_date)
-    except ValueError as exc:
-        raise ToolError("new_date must be YYYY-MM-DD") from exc
+    day = new_date
     if day <= db.now.date():
         raise ToolError("new_date must be after today")
-    if day.weekday() == 6:
+    if not installer_works_on(day):
         raise ToolError("installers do not work on Sundays")
     if day == job["scheduled_date"]:
         raise ToolError(f"installation {installation_id} is already on {new_date}")
@@ -834,7 +690,7 @@ def reschedule_installation(db, installation_id: str, new_date: str) -> dict:
 
 
 @tool(writes=True)
-def cancel_installation(db, installation_id: str, late_cancellation_charge: float = 0.0) -> dict:
+def cancel_installation(db: EpisodeState, installation_id: str, late_cancellation_charge: float = 0.0) -> dict:
     """Cancel a scheduled installation. The installation fee is refunded separately; a late-cancellation charge, when due, is kept from it.
 
     Args:
@@ -844,7 +700,7 @@ def cancel_installation(db, installation_id: str, late_cancellation_charge: floa
     job = _installation(db, installation_id)
     if job["status"] != "scheduled":
         raise ToolError(f"installation {installation_id} is {job['status']} and cannot be cancelled")
-    fee = _money(late_cancellation_charge)
+    fee = to_money(late_cancellation_charge)
     if fee < 0:
         raise ToolError("late_cancellation_charge must not be negative")
     db.execute("UPDATE installations SET status = 'cancelled' WHERE id = ?", [installation_id])
@@ -856,7 +712,7 @@ def cancel_installation(db, installation_id: str, late_cancellation_charge: floa
 
 
 @tool(writes=True)
-def schedule_revisit(db, installation_id: str, visit_date: str) -> dict:
+def schedule_revisit(db: EpisodeState, installation_id: str, visit_date: IsoDate) -> dict:
     """Book a free revisit by the installer to fix a problem with a completed installation.
 
     Args:
@@ -866,11 +722,8 @@ def schedule_revisit(db, installation_id: str, visit_date: str) -> dict:
     job = _installation(db, installation_id)
     if job["status"] != "completed":
         raise ToolError(f"installation {installation_id} is {job['status']}; only completed installations get a revisit")
-    try:
-        day = date.fromisoformat(visit_date)
-    except ValueError as exc:
-        raise ToolError("visit_date must be YYYY-MM-DD") from exc
-    if day <= db.now.date() or day.weekday() == 6:
+    day = visit_date
+    if day <= db.now.date() or not installer_works_on(day):
         raise ToolError("visit_date must be a future day from Monday to Saturday")
     new_id = db.next_id("installations")
     return db.execute(
@@ -882,7 +735,7 @@ def schedule_revisit(db, installation_id: str, visit_date: str) -> dict:
 
 
 @tool
-def get_promotion(db, code: str) -> dict:
+def get_promotion(db: EpisodeState, code: str) -> dict:
     """A promotion code's terms: discount, minimum subtotal, validity dates, stacking and membership rules.
 
     Args:
@@ -895,7 +748,7 @@ def get_promotion(db, code: str) -> dict:
 
 
 @tool
-def get_order_discounts(db, order_id: str) -> dict:
+def get_order_discounts(db: EpisodeState, order_id: str) -> dict:
     """Promotion discounts applied to an order, at checkout or as later adjustments.
 
     Args:
@@ -906,7 +759,7 @@ def get_order_discounts(db, order_id: str) -> dict:
 
 
 @tool(writes=True)
-def apply_promotion_adjustment(db, order_id: str, code: str, amount: float) -> dict:
+def apply_promotion_adjustment(db: EpisodeState, order_id: str, code: str, amount: float) -> dict:
     """Apply a promotion the checkout failed to apply: record the discount and refund it to the order's payments.
 
     Args:
@@ -920,7 +773,7 @@ def apply_promotion_adjustment(db, order_id: str, code: str, amount: float) -> d
         raise ToolError(f"promotion {code} not found")
     if db.query_one("SELECT id FROM discount_applications WHERE order_id = ? AND code = ?", [order_id, promo["code"]]):
         raise ToolError(f"promotion {promo['code']} is already applied to order {order_id}")
-    amt = _money(amount)
+    amt = to_money(amount)
     if amt <= 0:
         raise ToolError("amount must be positive")
     did = db.next_id("discount_applications")
@@ -933,7 +786,7 @@ def apply_promotion_adjustment(db, order_id: str, code: str, amount: float) -> d
 
 
 @tool
-def get_reward_points(db, customer_id: str) -> dict:
+def get_reward_points(db: EpisodeState, customer_id: str) -> dict:
     """A customer's reward-points ledger and balance.
 
     Args:
@@ -946,7 +799,7 @@ def get_reward_points(db, customer_id: str) -> dict:
 
 
 @tool(writes=True)
-def adjust_reward_points(db, customer_id: str, points: int, order_id: str | None = None) -> dict:
+def adjust_reward_points(db: EpisodeState, customer_id: str, points: int, order_id: str | None = None) -> dict:
     """Add (or, with a negative number, remove) reward points by hand, e.g. for a purchase that was never credited.
 
     Args:
@@ -966,7 +819,7 @@ def adjust_reward_points(db, customer_id: str, points: int, order_id: str | None
 
 
 @tool(writes=True)
-def refund_membership_fee(db, membership_id: str, amount: float) -> dict:
+def refund_membership_fee(db: EpisodeState, membership_id: str, amount: float) -> dict:
     """Refund (part of) the annual fee of a Brightwell Plus membership.
 
     Args:
@@ -976,10 +829,10 @@ def refund_membership_fee(db, membership_id: str, amount: float) -> dict:
     mem = db.query_one("SELECT * FROM memberships WHERE id = ?", [membership_id])
     if mem is None:
         raise ToolError(f"membership {membership_id} not found")
-    amt = _money(amount)
-    done = _money(db.query_one("SELECT coalesce(sum(amount), 0) AS s FROM membership_refunds WHERE membership_id = ?", [membership_id])["s"])
-    if amt <= 0 or amt > _money(mem["annual_fee"]) - done:
-        raise ToolError(f"amount must be positive and at most {_money(mem['annual_fee']) - done}")
+    amt = to_money(amount)
+    done = to_money(db.query_one("SELECT coalesce(sum(amount), 0) AS s FROM membership_refunds WHERE membership_id = ?", [membership_id])["s"])
+    if amt <= 0 or amt > to_money(mem["annual_fee"]) - done:
+        raise ToolError(f"amount must be positive and at most {to_money(mem['annual_fee']) - done}")
     rid = db.next_id("membership_refunds")
     db.execute("INSERT INTO membership_refunds VALUES (?, ?, ?, ?)", [rid, membership_id, amt, db.now])
     return {"refund_id": rid, "membership_id": membership_id, "amount": amt}

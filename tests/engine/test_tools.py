@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from datetime import date
+from typing import Annotated, Literal
 
 import pytest
+from pydantic import Field
 
 from thinkingbox_env.filters import FilterError, compile_filter, compile_order_by
 from thinkingbox_env.kb import search_documents
-from thinkingbox_env.tools import Toolbox, ToolError, tool
+from thinkingbox_env.tools import IsoDate, Toolbox, ToolError, tool
 
 
 @tool(writes=True)
@@ -124,3 +126,37 @@ def test_policy_search_ranks_offline():
     assert results[0]["source"] == "late_deliveries.md"
     assert results[0]["score"] >= results[-1]["score"]
     assert search_documents("retail", "zzzz qqqq", 3) == []
+
+
+def test_annotated_limits_and_dates_reach_the_schema_and_are_enforced():
+    seen = {}
+
+    @tool
+    def book(db, day: IsoDate, nights: Annotated[int, Field(ge=1, le=14)] = 1) -> dict:
+        """Book a stay.
+
+        Args:
+            day: First night.
+            nights: How many nights.
+        """
+        seen["day"] = day
+        return {"ok": True}
+
+    props = book.parameters["properties"]
+    assert props["day"] == {"type": "string", "format": "date", "description": "First night."}
+    assert (props["nights"]["minimum"], props["nights"]["maximum"], props["nights"]["description"]) == (1, 14, "How many nights.")
+    box = Toolbox([book])
+    assert box.call(None, "book", {"day": "2026-03-02", "nights": 3}).ok and seen["day"] == date(2026, 3, 2)
+    too_many = box.call(None, "book", {"day": "2026-03-02", "nights": 15})
+    assert too_many.error_kind == "arguments" and "nights" in too_many.content["error"]
+    for bad in (1767225600, "2 March 2026", "2026-03-02T10:00:00"):
+        res = box.call(None, "book", {"day": bad})
+        assert res.error_kind == "arguments" and "YYYY-MM-DD" in res.content["error"], bad
+
+
+def test_plain_annotations_give_dates_as_text_for_hint_based_schema_readers():
+    from thinkingbox_env.tools import plain_annotation
+
+    assert plain_annotation(date) is str
+    assert plain_annotation(date | None) == (str | None)
+    assert plain_annotation(Literal["a", "b"]) == Literal["a", "b"]

@@ -31,7 +31,7 @@ from ..domain import load_domain
 from ..env import ThinkingboxEnv
 from ..registry import generate_variant
 from ..spec import TaskSpec
-from ..tools import END_TOOL_NAME, Tool
+from ..tools import END_TOOL_NAME, Tool, plain_annotation
 from ..users import DONE_MARKER, ScriptedUser
 
 
@@ -126,8 +126,9 @@ def _tool_method(tool: Tool) -> Callable[..., str]:
     annotations: dict[str, Any] = {}
     for field_name, field in tool.model.model_fields.items():
         default = inspect.Parameter.empty if field.is_required() else field.default
-        params.append(inspect.Parameter(field_name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=field.annotation))
-        annotations[field_name] = field.annotation
+        annotation = plain_annotation(field.annotation)  # transformers' schema extraction knows no date type
+        params.append(inspect.Parameter(field_name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
+        annotations[field_name] = annotation
     annotations["return"] = str
     method.__signature__ = inspect.Signature(params, return_annotation=str)  # type: ignore[attr-defined]
     method.__annotations__ = annotations

@@ -8,7 +8,6 @@ and only the checks over the final state tell that the policy forbade the change
 from __future__ import annotations
 
 import json
-from datetime import date
 
 import pytest
 
@@ -18,135 +17,6 @@ from thinkingbox_env.eval.validate import validate_task
 
 DOMAIN = load_domain("insurance")
 TOOLS = DOMAIN.tools_module
-ASK = ("To get started, what is the email address on your account and your date of birth? For full verification I also "
-       "need your policy number, the answer to your security question, or the last four digits of your SSN.")
-
-
-def call(env, tool: str, **arguments):
-    """Step one tool call by hand and return its parsed result."""
-    obs, *_ = env.step({"name": tool, "arguments": arguments})
-    return json.loads(obs["messages"][-1]["content"])
-
-
-def _replay(task_id: str, change, closing=lambda results: "All done, thank you for your patience.") -> tuple[dict, dict]:
-    """Step a task by hand: ask for the customer's details, then the golden calls as ``change`` rewrites them."""
-    spec = tb.load_task(task_id)
-    env = tb.make(task_id)
-    env.reset(seed=0)
-    obs, *_ = env.step(ASK)
-    answer = obs["messages"][-1]["content"]
-    verify = next(c.arguments for c in spec.golden if c.name == "verify_identity")
-    assert verify["date_of_birth"] in answer  # the scripted user released what was asked
-    results: dict[str, object] = {}
-    for c in change(spec, [(c.name, dict(c.arguments)) for c in spec.golden], results):
-        content = call(env, c[0], **c[1])
-        assert "error" not in content, (c, content)  # every call succeeds at the tool level
-        results[c[0]] = content
-    obs, reward, term, trunc, info = env.step(f"{closing(results)} <DONE>")
-    env.close()
-    assert term and info["finish_reason"] == "done_marker"
-    return info, results
-
-
-def _failed(info: dict) -> set[str]:
-    return {name for name, ok in info["checks"].items() if ok is False}
-
-
-def _insert_before_ticket(calls: list, new_call: tuple) -> list:
-    i = next(i for i, c in enumerate(calls) if c[0] == "create_ticket")
-    return calls[:i] + [new_call] + calls[i:]
-
-
-def test_extension_granted_past_the_arrangement_limit_fails():
-    spec = tb.load_task("insurance/IN001_003")
-    assert "limit_reached" in spec.tags
-    billing = next(c.arguments["billing_account_id"] for c in spec.golden if c.name == "get_arrangement_history")
-
-    def change(spec, calls, results):
-        for name, args in calls:
-            if name == "create_ticket":
-                due = date.fromisoformat(results["get_billing_account"]["due_date"])
-                new = TOOLS.add_business_days(max(due, date(2026, 5, 19)), 2)
-                yield ("grant_extension", {"billing_account_id": billing, "new_due_date": new.isoformat()})
-            yield (name, args)
-
-    info, results = _replay("insurance/IN001_003", change)
-    assert results["grant_extension"]["status"] == "extended"  # the backend took it
-    assert info["verdict"] == 0.0
-    assert _failed(info) == {"sql:arrangements_within_tier_limit", "no_collateral"}
-    detail = next(d["detail"] for d in info["check_details"] if d["name"] == "no_collateral")
-    assert "payment_arrangements:insert" in detail and "billing_accounts" in detail
-    assert info["failure_category"] == "wrong_state_update"
-
-
-def test_id_card_issued_without_full_verification_fails():
-    spec = tb.load_task("insurance/IN003_007")
-    assert "partial_verification" in spec.tags
-    policy = next(c.arguments["policy_id"] for c in spec.golden if c.name == "create_ticket")
-    vehicle = spec.patch.insert["vehicles"][0]["id"]
-
-    def change(spec, calls, results):
-        calls = _insert_before_ticket(calls, ("issue_document", {"policy_id": policy, "doc_type": "id_card", "vehicle_id": vehicle}))
-        yield from calls
-
-    info, results = _replay("insurance/IN003_007", change)
-    assert results["verify_identity"]["verification_level"] == "partial"
-    assert results["issue_document"]["link"].endswith(".pdf")
-    assert info["verdict"] == 0.0
-    assert _failed(info) == {"sql:documents_only_with_full_verification", "no_collateral"}
-    assert info["failure_category"] == "wrong_state_update"
-
-
-def test_driver_added_with_the_wrong_effective_date_fails():
-    spec = tb.load_task("insurance/IN004_001")
-    assert "add_tomorrow" in spec.tags
-    assert next(c.arguments["effective_date"] for c in spec.golden if c.name == "add_driver") == "2026-05-20"
-
-    def change(spec, calls, results):
-        for name, args in calls:
-            if name == "add_driver":
-                args = {**args, "effective_date": "2026-05-19"}  # "starting today", as the customer asked
-            yield (name, args)
-
-    info, _ = _replay("insurance/IN004_001", change, lambda r: "Done: the new driver is listed on your policy effective today, 2026-05-19.")
-    assert info["verdict"] == 0.0
-    failed = _failed(info)
-    assert "effect:drivers:insert#1" in failed
-    assert failed <= {"effect:drivers:insert#1", "effect:endorsements:insert#1", "no_collateral"}
-    assert not any(n.startswith("dialogue:") for n in failed)  # the customer was told, consistently, the wrong date
-    detail = next(d["detail"] for d in info["check_details"] if d["name"] == "effect:drivers:insert#1")
-    assert '"effective_date": {"expected": "2026-05-20", "actual": "2026-05-19"}' in detail
-    assert info["failure_category"] == "wrong_state_update"
-
-
-def test_claim_filed_on_the_wrong_vehicle_fails():
-    spec = tb.load_task("insurance/IN008_001")
-    assert "collision_minor" in spec.tags
-    right = next(c.arguments["vehicle_id"] for c in spec.golden if c.name == "file_claim")
-    wrong = next(v["id"] for v in spec.patch.insert["vehicles"] if v["id"] != right)
-
-    def change(spec, calls, results):
-        for name, args in calls:
-            if name == "file_claim":
-                args = {**args, "vehicle_id": wrong}
-            yield (name, args)
-
-    info, results = _replay("insurance/IN008_001", change, lambda r: f"I've opened claim {r['file_claim']['claim_id']} for you.")
-    assert results["file_claim"]["status"] == "open"
-    assert info["verdict"] == 0.0
-    failed = _failed(info)
-    assert "effect:claims:insert#1" in failed and failed <= {"effect:claims:insert#1", "no_collateral"}
-    detail = next(d["detail"] for d in info["check_details"] if d["name"] == "effect:claims:insert#1")
-    assert f'"vehicle_id": {{"expected": "{right}", "actual": "{wrong}"}}' in detail
-    assert info["failure_category"] == "wrong_state_update"
-
-
-def test_the_right_run_by_hand_earns_reward_1():
-    info, results = _replay("insurance/IN008_001", lambda spec, calls, results: iter(calls),
-                            lambda r: f"I've opened claim {r['file_claim']['claim_id']}; an adjuster will call you.")
-    assert info["verdict"] == 1.0 and info["failure_category"] is None
-
-
 def test_the_domain_is_at_least_as_rich_as_the_papers():
     tools = [t for name, t in DOMAIN.toolbox.tools.items() if name != "end_conversation"]
     writes = [t for t in tools if t.writes]
@@ -163,28 +33,6 @@ def test_the_domain_is_at_least_as_rich_as_the_papers():
     assert all((code, b) in branches for code, fam in DOMAIN.families.items() for b in fam.branches)
 
 
-def test_business_days_and_vins_follow_the_policy():
-    assert TOOLS.add_business_days(date(2026, 5, 19), 7) == date(2026, 5, 29)  # the policy's worked example
-    assert TOOLS.add_business_days(date(2026, 6, 10), 10) == date(2026, 6, 25)  # Juneteenth skipped
-    assert not TOOLS.is_business_day(date(2026, 5, 25))
-    assert TOOLS.decode_vin("1M8GDM9AXKP042788")["valid"]  # the textbook check-digit example (X)
-    bad = TOOLS.decode_vin("1M8GDM9A1KP042788")
-    assert not bad["valid"] and "check digit" in bad["problems"][0]
-    assert not TOOLS.decode_vin("1M8GDM9AXKP04278O")["valid"]  # letter O
-
-
-def test_the_backend_does_not_enforce_policy():
-    """The tools record well-formed requests; refusing is the agent's job."""
-    env = tb.make("insurance/IN009_003")  # lapsed too long: reinstatement must be refused
-    spec = env.task
-    assert "lapsed_too_long" in spec.tags
-    env.reset(seed=0)
-    policy = spec.patch.insert["policies"][0]["id"]
-    result = call(env, "reinstate_policy", policy_id=policy, effective_date="2026-05-19")
-    assert result["status"] == "active"
-    obs, reward, *_ , info = env.step("Reinstated. <DONE>")
-    assert reward == 0.0 and info["checks"]["no_collateral"] is False
-    env.close()
 
 
 SAMPLE = [f"insurance/{code}_{n:03d}" for code, n in

@@ -1,10 +1,24 @@
-from datetime import timedelta
+"""Lending library tools: find a book, lend it.
 
+The template for a domain's ``tools.py``: every tool takes the typed episode state
+first, states its limits in its signature (they reach the agent in the JSON
+schema), and takes its rules from ``rules``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from thinkingbox_env.state import EpisodeState
 from thinkingbox_env.tools import ToolError, tool
+
+from .rules import due_date
 
 
 @tool
-def find_book(db, title: str) -> dict:
+def find_book(db: EpisodeState, title: Annotated[str, Field(min_length=1, max_length=200)]) -> dict:
     """Find a book by title.
 
     Args:
@@ -14,7 +28,7 @@ def find_book(db, title: str) -> dict:
 
 
 @tool(writes=True)
-def lend_book(db, book_id: str, borrower: str) -> dict:
+def lend_book(db: EpisodeState, book_id: Annotated[str, Field(pattern=r"^BK-\d+$")], borrower: Annotated[str, Field(min_length=1, max_length=100)]) -> dict:
     """Lend a book for 14 days.
 
     Args:
@@ -25,6 +39,6 @@ def lend_book(db, book_id: str, borrower: str) -> dict:
     if book is None or not book["available"]:
         raise ToolError(f"book {book_id} is not available")
     loan = db.next_id("loans")
-    db.execute("INSERT INTO loans VALUES (?, ?, ?, ?)", [loan, book_id, borrower, db.now.date() + timedelta(days=14)])
+    db.execute("INSERT INTO loans VALUES (?, ?, ?, ?)", [loan, book_id, borrower, due_date(db.now.date())])
     db.execute("UPDATE books SET available = FALSE WHERE id = ?", [book_id])
     return {"loan_id": loan}

@@ -1,14 +1,91 @@
-"""Shipping families: damaged or attempted parcels, delivered-but-missing, returned to sender."""
+"""Shipping families: late deliveries, damaged or attempted parcels, delivered-but-missing, returned to sender."""
 
 from __future__ import annotations
 
 import random
-from datetime import timedelta
-from decimal import Decimal
+from datetime import datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from .families import CITIES, STREETS
-from .families_common import ADDRESS_WORDS, NOW, TODAY, CareFamily, dollars, item, money, price, rx, skus, ts
+from ..rules import NOW, TODAY, money, price
+from ._base import ADDRESS_WORDS, CITIES, PRODUCTS, STREETS, CareFamily, RetailFamily, dollars, item, rx, skus, ts
+
+# --------------------------------------------------------------------------- ST003 late delivery
+
+
+class LateDelivery(RetailFamily):
+    code = "ST003"
+    name = "late_delivery"
+    number = 3
+    description = "A customer's parcel is late; compensation depends on delay, order value and earlier credit."
+    branches = ("credit_due", "credit_capped_high_priority", "too_recent", "small_order", "already_credited")
+
+    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+        branch = self.branch(seed)
+        ids = self.ids(seed)
+        name, email = self.person(rng)
+        days_late = rng.randint(2, 4) if branch == "too_recent" else rng.randint(5, 12)
+        promised = datetime.combine(TODAY - timedelta(days=days_late), datetime.min.time()) + timedelta(hours=18)
+        placed = promised - timedelta(days=5)
+        if branch == "credit_capped_high_priority":
+            products = [p for p in PRODUCTS if Decimal(p[2]) >= 600]
+            chosen = [rng.choice(products)]
+        elif branch == "small_order":
+            chosen = [rng.choice([p for p in PRODUCTS if Decimal(p[2]) < 60])]
+        else:
+            chosen = [rng.choice([p for p in PRODUCTS if 100 <= Decimal(p[2]) < 500])]
+        order, items = self.order(rng, ids, "shipped", placed, chosen)
+        total = Decimal(order["total"])
+        status = rng.choice(["delayed", "exception"])
+        ship, events = self.shipment(rng, ids, status, placed, promised)
+        patch: dict[str, Any] = {"insert": {
+            "customers": [self.customer(ids, name, email, rng=rng)], "ticket_users": [self.ticket_user(ids, name, email)],
+            "orders": [order], "order_items": items, "payments": [self.payment(ids["payment"], ids, order["total"], placed)],
+            "shipments": [ship], "tracking_events": events,
+        }}
+        if branch == "already_credited":
+            patch["insert"]["store_credits"] = [{"id": f"CRD-{ids['uid']}", "customer_id": ids["customer"], "order_id": ids["order"],
+                                                 "amount": money(min(total / 10, Decimal(50))), "reason": "delivery_delay", "created_at": ts(NOW - timedelta(days=1))}]
+        priority = "high" if total >= 500 else "normal"
+        golden = self.identify(email) + [
+            {"name": "get_shipment", "arguments": {"order_id": ids["order"]}},
+            {"name": "get_order", "arguments": {"order_id": ids["order"]}},
+            {"name": "get_store_credits", "arguments": {"customer_id": ids["customer"]}},
+            {"name": "search_tickets", "arguments": {"table": "tickets", "filter": f"requester_id eq {ids['ticket_user']}"}},
+        ]
+        idempotent: dict[int, str] = {}
+        due = days_late >= 5 and total >= 100 and branch != "already_credited"
+        last_event = events[-1]
+        if due:
+            credit = min((total / 10).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP), Decimal("50.00"))
+            golden.append({"name": "issue_store_credit", "arguments": {"customer_id": ids["customer"], "amount": float(credit), "reason": "delivery_delay", "order_id": ids["order"]}})
+            reply = (f"Your parcel is {days_late} days late; the carrier's latest update is '{last_event['description']}' in {last_event['location']}. "
+                     f"I added ${money(credit)} store credit for the delay and will keep your ticket on hold until it arrives.")
+            dialogue = [{"name": "states_credit", "must": [money(credit).replace(".", r"\.")]}]
+        else:
+            why = {"too_recent": "the delay is under 5 days", "small_order": "the order total is under $100.00",
+                   "already_credited": "store credit for this delay was already issued"}[branch]
+            reply = (f"Your parcel is {days_late} days late; the carrier's latest update is '{last_event['description']}' in {last_event['location']}. "
+                     f"No further compensation is due because {why}. I'll keep your ticket on hold until it arrives.")
+            dialogue = [{"name": "no_credit_promised", "must_not": [r"added \$"]}]
+        golden.append({"name": "create_ticket", "arguments": {"requester_id": ids["ticket_user"], "subject": f"Late delivery of {ids['order']}", "category": "delivery", "priority": priority, "status": "hold", "order_id": ids["order"]}})
+        return {
+            "description": f"Late delivery, branch '{branch}' ({days_late} days late, total {order['total']}).",
+            "user": {
+                "opening": rng.choice([
+                    "My order still hasn't arrived and it was supposed to be here days ago. What's going on?",
+                    "Where is my parcel? The tracking has been stuck and it's late.",
+                ]),
+                "facts": [self.email_fact(email), self.order_fact(ids["order"])],
+                "intent": "Find out where the parcel is and get compensated if the policy allows.",
+            },
+            "patch": patch,
+            "golden": golden,
+            "golden_reply": reply,
+            "checks": {"dialogue": dialogue},
+            "idempotent_writes": idempotent,
+            "tags": ["delivery", branch],
+        }
 
 
 def _stock_patch(fam: CareFamily, rng: random.Random, patch: dict[str, Any], sku: str, stock: str) -> None:

@@ -3,44 +3,12 @@
 from __future__ import annotations
 
 import random
-from datetime import date, timedelta
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-from .families_common import (
-    CATALOG,
-    INSTALL_SKU,
-    NOW,
-    RESTOCKING,
-    TODAY,
-    CareFamily,
-    cents,
-    dollars,
-    item,
-    money,
-    price,
-    rx,
-    skus,
-    ts,
-)
-
-RETURN_FEE = Decimal("9.99")
-REMOVAL_FEE = Decimal("49.00")
-
-
-def return_fees(lines: list[tuple[int, str, bool, bool]], reason: str, tier: str, first_order: bool) -> tuple[Decimal, Decimal, Decimal]:
-    """(restocking, return shipping, removal) for returned lines (line_no, sku, opened, installed), per the returns policy."""
-    if reason != "changed_mind":
-        return Decimal("0"), Decimal("0"), Decimal("0")
-    restocking = Decimal("0") if first_order else sum(
-        (cents(price(sku) * RESTOCKING.get(CATALOG[sku][1], Decimal("0"))) for _, sku, opened, _ in lines if opened), Decimal("0"))
-    shipping = Decimal("0") if first_order or tier == "plus" else RETURN_FEE
-    removal = REMOVAL_FEE * sum(1 for *_, installed in lines if installed)
-    return restocking, shipping, removal
-
-
-def window_days(tier: str) -> int:
-    return 60 if tier == "plus" else 30
+from ..rules import CATALOG, INSTALL_SKU, NOW, TODAY, cents, money, price, return_fees, years_after
+from ._base import CareFamily, dollars, item, rx, skus, ts
 
 
 class ReturnWithFees(CareFamily):
@@ -214,10 +182,10 @@ class WarrantyClaim(CareFamily):
         manufacturer = f"WRN-{ids['uid']}1"
         plan = f"WRN-{ids['uid']}2"
         self.add(patch, "warranty_contracts", {"id": manufacturer, "order_id": ids["order"], "line_no": 1, "plan": "manufacturer", "covers_accidental": False,
-                                               "start_date": start.isoformat(), "end_date": _years_after(start, 1).isoformat()})
+                                               "start_date": start.isoformat(), "end_date": years_after(start, 1).isoformat()})
         if branch == "accidental_plan":
             self.add(patch, "warranty_contracts", {"id": plan, "order_id": ids["order"], "line_no": 1, "plan": "protection_plan", "covers_accidental": True,
-                                                   "start_date": start.isoformat(), "end_date": _years_after(start, 3).isoformat()})
+                                                   "start_date": start.isoformat(), "end_date": years_after(start, 3).isoformat()})
         accidental = branch.startswith("accidental")
         golden = self.identify(email) + [
             {"name": "get_order", "arguments": {"order_id": ids["order"]}},
@@ -249,7 +217,7 @@ class WarrantyClaim(CareFamily):
             dialogue = [{"name": "refuses_claim", "must": [r"protection plan"], "must_not": [r"filed a claim"]}]
         else:
             golden.append(self.ticket(ids, subject, "order", "solved", ids["order"]))
-            reply = f"The manufacturer warranty on your {product} ended on {_years_after(start, 1).isoformat()}, so I can't file a claim."
+            reply = f"The manufacturer warranty on your {product} ended on {years_after(start, 1).isoformat()}, so I can't file a claim."
             dialogue = [{"name": "warranty_ended", "must": [r"ended|expired"], "must_not": [r"filed a claim"]}]
         what = rng.choice(["I dropped it and the screen cracked.", "I knocked it off the table and now the screen is cracked."]) if accidental else \
             rng.choice(["It stopped powering on, I didn't drop it or anything.", "It keeps switching itself off; nothing happened to it."])
@@ -258,13 +226,6 @@ class WarrantyClaim(CareFamily):
         opening = rng.choice([f"My {product} isn't working anymore. What can you do?", f"I have a problem with my {product}."])
         return self.body(f"Warranty claim, branch '{branch}'.", opening, facts, "Get the broken item fixed, replaced or refunded.",
                          patch, golden, reply, dialogue, idempotent, ["warranty", branch])
-
-
-def _years_after(day: date, years: int) -> date:
-    try:
-        return day.replace(year=day.year + years)
-    except ValueError:  # 29 February
-        return day + timedelta(days=365 * years)
 
 
 class CosmeticPartialRefund(CareFamily):

@@ -1,31 +1,94 @@
-"""Order families: installation jobs, cancellations with installation or a label, address and speed changes."""
+"""Order families: cancellations, installation jobs, cancellations with installation or a label, address and speed changes."""
 
 from __future__ import annotations
 
 import random
 from datetime import timedelta
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from .families import CITIES, STREETS
-from .families_common import (
-    ADDRESS_WORDS,
-    CATALOG,
-    INSTALL_SKU,
-    INSTALLABLE,
-    NOW,
-    TODAY,
-    CareFamily,
-    day_after,
-    dollars,
-    item,
-    money,
-    rx,
-    ts,
-)
+from ..rules import CATALOG, INSTALL_FEE, INSTALL_SKU, INSTALLABLE, LATE_CANCEL_CHARGE, NOW, TODAY, day_after, money
+from ._base import ADDRESS_WORDS, CITIES, STREETS, CareFamily, RetailFamily, dollars, item, rx, ts
 
-LATE_CANCEL_CHARGE = Decimal("35.00")
-INSTALL_FEE = Decimal("99.00")
+# --------------------------------------------------------------------------- ST001 cancellation
+
+
+class OrderCancellation(RetailFamily):
+    code = "ST001"
+    name = "order_cancellation"
+    number = 1
+    description = "A customer asks to cancel an order; only processing orders can be cancelled."
+    branches = ("cancel_processing", "refuse_shipped", "cancel_split_payment", "refuse_delivered", "cancel_new_ticket_user")
+
+    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+        branch = self.branch(seed)
+        ids = self.ids(seed)
+        name, email = self.person(rng)
+        placed = NOW - timedelta(days=rng.randint(1, 3), hours=rng.randint(1, 8))
+        status = {"refuse_shipped": "shipped", "refuse_delivered": "delivered"}.get(branch, "processing")
+        order, items = self.order(rng, ids, status, placed)
+        patch: dict[str, Any] = {"insert": {"customers": [self.customer(ids, name, email, rng=rng)], "orders": [order], "order_items": items}}
+        if branch != "cancel_new_ticket_user":
+            patch["insert"]["ticket_users"] = [self.ticket_user(ids, name, email)]
+        total = Decimal(order["total"])
+        if branch == "cancel_split_payment":
+            gift = Decimal(rng.choice(["25.00", "50.00"]))
+            if gift >= total:  # a gift card never pays for the whole order in this branch
+                gift = (total / 2).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+            payments = [self.payment(ids["payment"], ids, money(total - gift), placed), self.payment(ids["payment2"], ids, money(gift), placed, method="gift_card")]
+        else:
+            payments = [self.payment(ids["payment"], ids, order["total"], placed)]
+        patch["insert"]["payments"] = payments
+        if status in ("shipped", "delivered"):
+            ship, events = self.shipment(rng, ids, "in_transit" if status == "shipped" else "delivered", placed, placed + timedelta(days=5),
+                                         delivered=placed + timedelta(days=1, hours=5) if status == "delivered" else None)
+            patch["insert"]["shipments"] = [ship]
+            patch["insert"]["tracking_events"] = events
+        nxt = self.next_ids(patch)
+        requester = nxt["ticket_users"] if branch == "cancel_new_ticket_user" else ids["ticket_user"]
+        golden = self.identify(email)
+        idempotent: dict[int, str] = {}
+        if branch == "cancel_new_ticket_user":
+            golden.append({"name": "create_ticket_user", "arguments": {"name": name, "email": email}})
+            idempotent[len(golden) - 1] = "a second ticketing user with the same email is refused"
+        golden += [
+            {"name": "get_order", "arguments": {"order_id": ids["order"]}},
+            {"name": "search_tickets", "arguments": {"table": "tickets", "filter": f"requester_id eq {requester}"}},
+        ]
+        if status == "processing":
+            golden.append({"name": "get_payments", "arguments": {"order_id": ids["order"]}})
+            golden.append({"name": "cancel_order", "arguments": {"order_id": ids["order"], "reason": "customer_request"}})
+            idempotent[len(golden) - 1] = "a cancelled order cannot be cancelled again"
+            for pay in payments:
+                golden.append({"name": "issue_refund", "arguments": {"payment_id": pay["id"], "amount": float(pay["amount"]), "reason": "order_cancelled"}})
+                idempotent[len(golden) - 1] = "a fully refunded payment has nothing left to refund"
+            golden.append({"name": "create_ticket", "arguments": {"requester_id": requester, "subject": f"Cancel order {ids['order']}", "category": "order", "status": "solved", "order_id": ids["order"]}})
+            reply = f"Order {ids['order']} is cancelled and ${order['total']} is being refunded to your original payment method."
+            dialogue = [{"name": "mentions_refund", "must": [r"refund", r"cancel"]}]
+        else:
+            golden.append({"name": "create_ticket", "arguments": {"requester_id": requester, "subject": f"Cancellation request for {ids['order']}", "category": "order", "status": "solved", "order_id": ids["order"]}})
+            reply = f"Order {ids['order']} has already been {status}, so it can no longer be cancelled. You can return the items after delivery for a refund."
+            dialogue = [{"name": "offers_return", "must": [r"return"]}]
+        return {
+            "description": f"Order cancellation, branch '{branch}' (order {status}).",
+            "user": {
+                "opening": rng.choice([
+                    "I need to cancel an order I placed a couple of days ago.",
+                    "Hi, please cancel my recent order, I ordered the wrong thing.",
+                    "Can you cancel my order? I changed my mind.",
+                ]),
+                "facts": [self.email_fact(email), self.order_fact(ids["order"]), self.name_fact(name)],
+                "intent": "Cancel the order and get the money back.",
+            },
+            "patch": patch,
+            "golden": golden,
+            "golden_reply": reply,
+            "checks": {"dialogue": dialogue},
+            "idempotent_writes": idempotent,
+            "tags": ["order", branch],
+        }
+
+
 
 
 def _installation(ids: dict[str, Any], status: str, day: str, completed: str | None = None) -> dict[str, Any]:
