@@ -5,7 +5,10 @@ a ``Say`` (text), ``Calls`` (one or several tool calls, possibly with malformed
 argument JSON), an HTTP error status (``Status``) or ``Hang`` (no answer until
 the client gives up). The turn is read off the request itself (how many assistant
 messages it holds), so the server keeps no per-conversation state and serves
-concurrent trials.
+concurrent trials. ``GET /v1/models`` lists ``models``; a one-message request
+(the preflight ``thinkingbox eval`` sends before a run) is answered "OK" and kept
+in ``preflights``, apart from the trials' ``requests``, unless ``preflight_status``
+makes it fail.
 """
 
 from __future__ import annotations
@@ -103,8 +106,11 @@ class ScriptedModel:
     """
 
     def __init__(self, script: Callable[[dict], Reply], fail_first: list[int] | None = None,
-                 usage: Usage | None = None):
+                 usage: Usage | None = None, models: list[str] | None = None, preflight_status: int | None = None):
         self.script = script
+        self.models = ["scripted"] if models is None else list(models)
+        self.preflight_status = preflight_status
+        self.preflights: list[dict] = []
         self.failures = list(fail_first or [])
         self.usage = usage or Usage()
         self.requests: list[dict] = []
@@ -126,8 +132,23 @@ class ScriptedModel:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "test"}
+                                                                for m in outer.models]})
+                else:
+                    self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if len(body.get("messages", [])) == 1:
+                    outer.preflights.append(body)
+                    if outer.preflight_status:
+                        self._send(outer.preflight_status, {"error": {"message": f"The model `{body.get('model')}` does not exist.",
+                                                                      "type": "NotFoundError"}})
+                    else:
+                        self._send(200, outer.completion(body, Say("OK")))
+                    return
                 with outer._lock:
                     outer.requests.append(body)
                     failure = outer.failures.pop(0) if outer.failures else None

@@ -6,15 +6,17 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import signal
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from ..users import PERSONAS
-from .common import console
+from .common import UserError, console, new_progress
 
 
 def _task_list_file(path: str) -> list[str]:
@@ -42,11 +44,50 @@ def _endpoint(model: str | None, base_url: str | None, api_key: str | None, time
     return EndpointConfig(model=model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=retries)
 
 
+def _extra_body(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"--extra-body is not valid JSON ({exc.msg} at character {exc.pos}); pass a JSON object, "
+                        """e.g. --extra-body '{"chat_template_kwargs": {"enable_thinking": false}}'""") from exc
+    if not isinstance(value, dict):
+        raise UserError(f"--extra-body must be a JSON object ({{...}}), not {type(value).__name__}; "
+                        """e.g. --extra-body '{"top_k": 20}'""")
+    return value
+
+
+@contextmanager
+def _stop_on_signals(stop: Callable[[str], None]) -> Iterator[None]:
+    """SIGINT and SIGTERM ask the run to stop cleanly; a second one stops at once."""
+    seen: list[int] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        if seen:
+            raise KeyboardInterrupt
+        seen.append(signum)
+        console.print(f"[yellow]{signal.Signals(signum).name}: stopping; trials in flight are dropped "
+                      "(send it again to quit at once)[/]")
+        stop(signal.Signals(signum).name)
+
+    try:
+        old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
 def eval_config(args: argparse.Namespace) -> Any:
     from ..agents.openai_chat import SamplingConfig
     from ..eval.runner import EvalConfig
 
-    extra = json.loads(args.extra_body) if args.extra_body else {}
+    extra = _extra_body(args.extra_body)
     if args.max_completion_tokens is not None:
         args.max_tokens = None  # the two limits are alternatives; servers that take one refuse the other
     sampling = SamplingConfig(temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
@@ -74,7 +115,18 @@ def eval_config(args: argparse.Namespace) -> Any:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from ..eval.runner import RowWriter, RunFileError, plan_trials, prepare_resume, run_local, run_ray
+    from ..eval.runner import (
+        PreflightError,
+        RowWriter,
+        RunControl,
+        RunFileError,
+        plan_trials,
+        preflight,
+        prepare_resume,
+        resolve_agent_model,
+        run_local,
+        run_ray,
+    )
     from . import tbbench
 
     options = tbbench.task_options(args)
@@ -87,21 +139,31 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return tbbench.reference_check(args, tasks, options)
     config = eval_config(args)
     config.task_options = options
+    if (args.ray or args.ray_address) and importlib.util.find_spec("ray") is None:
+        raise UserError("--ray needs Ray, which is not installed: pip install 'thinkingbox-env\\[ray]' "
+                        "(or leave out --ray: trials then run on local threads, -c at a time)")
     if config.agent == "transformers":
-        import importlib.util
-
         missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
         if missing or not config.agent_endpoint.model:
             why = f"{', '.join(missing)} not installed (pip install 'thinkingbox-env\\[train]')" if missing else "--model is required"
             console.print(f"[red]error:[/] the transformers agent runs a local checkpoint: {why}")
             return 2
     out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    if not out.parent.exists():
+        raise UserError(f"the folder of -o {out} does not exist; create it (mkdir -p {out.parent}) or choose another file")
     done: set[tuple[str, int]] = set()
-    if out.exists() and out.stat().st_size > 0:
-        if not args.resume:
-            console.print(f"[red]error:[/] {out} exists; pass --resume to complete it, or choose another file")
+    if out.exists() and out.stat().st_size > 0 and not args.resume:
+        console.print(f"[red]error:[/] {out} exists; pass --resume to complete it, or choose another file")
+        return 2
+    if config.agent == "openai":
+        try:
+            config.agent_endpoint.model = resolve_agent_model(config.agent_endpoint)
+            if not args.no_preflight:
+                preflight(config)
+        except PreflightError as exc:
+            console.print(f"[red]error:[/] {exc}")
             return 2
+    if out.exists() and out.stat().st_size > 0:
         try:
             done = prepare_resume(out, config)
         except RunFileError as exc:
@@ -109,11 +171,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
             return 2
     plan = plan_trials(tasks, args.trials, done)
     total = len(tasks) * args.trials
-    tally = {"done": len(done), "passed": 0, "valid": 0, "errors": 0}
+    tally = {"done": len(done), "passed": 0, "valid": 0, "errors": 0, "first_error": None}
+    control = RunControl(max_consecutive_errors=args.max_consecutive_errors)
     writer = RowWriter(out)
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=not sys.stderr.isatty()) as progress:
+    with new_progress(transient=False) as progress, _stop_on_signals(control.stop):
         bar = progress.add_task("eval", total=total, completed=len(done))
 
         def on_row(row: dict[str, Any]) -> None:
@@ -124,19 +186,38 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 tally["passed"] += row["verdict"] == 1.0
             else:
                 tally["errors"] += 1
+                tally["first_error"] = tally["first_error"] or row.get("system_error")
             rate = tally["passed"] / tally["valid"] if tally["valid"] else 0.0
             progress.update(bar, advance=1, description=f"pass {rate:.3f}  system errors {tally['errors']}")
 
         try:
             if args.ray or args.ray_address:
-                run_ray(config, plan, on_row, address=args.ray_address, concurrency=args.concurrency)
+                run_ray(config, plan, on_row, address=args.ray_address, concurrency=args.concurrency, control=control)
             else:
-                run_local(config, plan, on_row, concurrency=args.concurrency)
+                run_local(config, plan, on_row, concurrency=args.concurrency, control=control)
+        except KeyboardInterrupt:
+            control.stop("SIGINT")
         finally:
             writer.close()
+    saved = f"{tally['done']} of {total} trials saved"
+    if control.stopped and control.reason not in ("errors", "crash"):
+        console.print(f"[yellow]stopped by {control.reason}: {saved}; rerun with --resume to complete {out}[/]", highlight=False)
+        return 130
+    if control.reason == "errors":
+        first = control.first_error or {}
+        console.print(f"[red]error:[/] stopped after {args.max_consecutive_errors} system errors in a row; the first "
+                      f"({first.get('where')}): {first.get('message')}", highlight=False)
+        console.print(f"{saved}; fix the cause, then rerun with --resume to complete {out} "
+                      "(system-error trials are run again)", highlight=False)
+        return 1
     rate = tally["passed"] / tally["valid"] if tally["valid"] else 0.0
     console.print(f"{len(plan)} trials run ({len(done)} kept from before) -> {out}; "
                   f"pass@1 of this session {rate:.3f}; system errors {tally['errors']}")
+    if plan and tally["valid"] == 0:
+        first = tally["first_error"] or {}
+        console.print(f"[red]error:[/] no trial was valid: all {len(plan)} ended in system errors; the first "
+                      f"({first.get('where')}): {first.get('message')}")
+        return 1
     return 0
 
 
@@ -184,6 +265,10 @@ def _add_eval(sub: Any) -> None:
     p.add_argument("--max-actions", type=int, default=50)
     p.add_argument("-o", "--output", required=True, help="run file (JSONL)")
     p.add_argument("--resume", action="store_true", help="complete an interrupted run; system-error rows are retried")
+    p.add_argument("--max-consecutive-errors", type=int, default=5, metavar="K",
+                   help="stop the run after K system errors in a row, printing the first (0: never stop)")
+    p.add_argument("--no-preflight", action="store_true",
+                   help="skip the one test request sent to the agent endpoint before the run")
     p.add_argument("--ray", action="store_true", help="run trials as Ray tasks (local Ray unless --ray-address)")
     p.add_argument("--ray-address", help="address of an existing Ray cluster, e.g. ray://head:10001 or auto")
     from .tbbench import add_arguments

@@ -10,14 +10,20 @@ from collections.abc import Sequence
 from ..registry import UnknownTaskError
 from ..spec import SpecError
 from ..version import __version__
-from .common import console
+from .common import HelpFormatter, UserError, console
 from .eval import add_eval_commands
 from .serve import add_serve_command
 from .tasks import add_task_commands
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="thinkingbox", description="Stateful business-workflow tasks for LLM agents.")
+    parser = argparse.ArgumentParser(
+        prog="thinkingbox", formatter_class=HelpFormatter,
+        description="Stateful business-workflow tasks for LLM agents: list, run, validate and freeze tasks, serve them "
+                    "over MCP, evaluate a model and read the results.",
+        epilog="examples:\n  thinkingbox list --domains\n  thinkingbox run retail/ST030_*\n"
+               "  thinkingbox eval retail --base-url http://localhost:8000/v1 -n 4 -o runs/qwen.jsonl\n"
+               "  thinkingbox agg runs/qwen.jsonl\n\n'thinkingbox COMMAND --help' shows a command's options and examples.")
     parser.add_argument("--version", action="version", version=f"thinkingbox-env {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -32,6 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         return int(args.func(args) or 0)
+    except UserError as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        return 2
     except (UnknownTaskError, SpecError, KeyError) as exc:
         console.print(f"[red]error:[/] {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}")
         return 2

@@ -10,17 +10,25 @@ A *system error* is an infrastructure failure (a model endpoint that stays
 down, a simulated user that cannot be reached, a judge that fails): the trial
 says nothing about the agent, so it is recorded as such and kept out of the
 pass rates (``thinkingbox agg`` shows them separately).
+
+A run can be stopped cleanly through a ``RunControl``: no new trial starts,
+trials in flight give up at their next model call (their half-done episodes are
+not rows), and every trial that finished is still handed over. The same control
+stops a run after K consecutive system errors, so a broken endpoint costs a few
+trials rather than the whole run. Before the run, ``resolve_agent_model`` and
+``preflight`` make sure the endpoint answers at all, and with which model.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import queue
 import socket
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,11 +120,16 @@ class InfrastructureError(RuntimeError):
         self.cause = cause
 
 
+class TrialCancelled(Exception):
+    """The run was stopped while this trial was in flight: the trial is dropped, not recorded."""
+
+
 class _GuardedUser:
     """Passes calls through to a simulated user; its exceptions become ``InfrastructureError``."""
 
-    def __init__(self, user: Any):
+    def __init__(self, user: Any, stop: threading.Event | None = None):
         self.user = user
+        self.stop = stop
         self.deterministic = getattr(user, "deterministic", False)
 
     def bind_domain(self, domain: Any) -> None:
@@ -127,6 +140,8 @@ class _GuardedUser:
         self.user.reset(spec, seed)
 
     def reply(self, dialogue: list[dict[str, str]]) -> str:
+        if self.stop is not None and self.stop.is_set():
+            raise TrialCancelled()
         try:
             return self.user.reply(dialogue)
         except Exception as exc:  # noqa: BLE001 - any failure of the simulator is infrastructure
@@ -153,6 +168,25 @@ class RecordingJudge:
                            "reason": reason, "raw": self.judge.last_raw, "seconds": time.perf_counter() - started,
                            "usage": self.judge.last_usage or {"input": 0, "cached": 0, "output": 0, "reasoning": 0}})
         return answer, reason
+
+
+class _StoppableAgent:
+    """Checks the run's stop event before every agent turn, so a stopped run sends no further requests."""
+
+    def __init__(self, agent: Any, stop: threading.Event):
+        self.agent = agent
+        self.stop = stop
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.agent, name)
+
+    def reset(self, task: Any, observation: dict[str, Any]) -> None:
+        self.agent.reset(task, observation)
+
+    def act(self, observation: dict[str, Any]) -> Any:
+        if self.stop.is_set():
+            raise TrialCancelled()
+        return self.agent.act(observation)
 
 
 def build_agent(config: EvalConfig, seed: int) -> Any:
@@ -233,24 +267,33 @@ def trace_counts(trace: list[dict[str, Any]], messages: list[dict[str, Any]]) ->
     }
 
 
-def run_trial(config: EvalConfig, task_id: str, trial: int) -> dict[str, Any]:
-    """Run one trial and return its row. Never raises for a failing model, user or judge."""
+def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Event | None = None) -> dict[str, Any]:
+    """Run one trial and return its row. Never raises for a failing model, user or judge.
+
+    With ``stop`` set during the trial it raises ``TrialCancelled`` at the next agent or
+    user turn instead: an interrupted episode says nothing about the agent.
+    """
     from ..version import __version__
 
     seed = trial_seed(config.seed, trial)
     started_at = time.time()
     t0 = time.perf_counter()
     agent = build_agent(config, seed)
+    if stop is not None:
+        agent = _StoppableAgent(agent, stop)
     judge = build_judge(config)
     user = build_user(config)
     options = config.task_options.get(task_id.split("/", 1)[0], {})
-    env = make(task_id, **options, user=_GuardedUser(user), judge=judge, max_actions=config.max_actions)
+    env = make(task_id, **options, user=_GuardedUser(user, stop), judge=judge, max_actions=config.max_actions)
     base = env.unwrapped
     spec = base.task  # the engine's TaskSpec, or the task of an external source (same domain/family/content_key)
     info: dict[str, Any] | None = None
     system_error: dict[str, Any] | None = None
     try:
         info = run_episode(env, agent, seed=seed)
+    except TrialCancelled:
+        env.close()
+        raise
     except ModelCallError as exc:
         system_error = {"where": "agent", "type": type(exc).__name__, "message": str(exc), "status": exc.status}
     except InfrastructureError as exc:
@@ -332,6 +375,35 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
     return rows
 
 
+# the command-line option behind each recorded configuration field, to name it in a resume refusal
+OPTION_OF = {
+    "agent.kind": "--agent", "agent.model": "--model", "agent.base_url": "--base-url", "agent.timeout": "--timeout",
+    "agent.max_retries": "--max-retries", "agent.backoff": "--backoff", "agent.send_reasoning": "--send-reasoning",
+    "agent.sampling.temperature": "--temperature", "agent.sampling.top_p": "--top-p",
+    "agent.sampling.max_tokens": "--max-tokens", "agent.sampling.max_completion_tokens": "--max-completion-tokens",
+    "agent.sampling.reasoning_effort": "--reasoning-effort", "agent.sampling.extra_body": "--extra-body",
+    "agent.protocol": "--protocol", "agent.include_policy": "--no-policy",
+    "user.kind": "--user", "user.model": "--user-model", "user.base_url": "--user-base-url",
+    "user.temperature": "--user-temperature", "judge": "--judge-model/--judge-base-url",
+    "judge.model": "--judge-model", "judge.base_url": "--judge-base-url",
+    "max_actions": "--max-actions", "seed": "--seed",
+}
+
+
+def config_changes(stored: dict[str, Any], now: dict[str, Any], prefix: str = "") -> list[str]:
+    """What differs between two recorded configurations, as ``--option: stored -> now`` lines."""
+    out: list[str] = []
+    for key in sorted(set(stored) | set(now), key=str):
+        path = f"{prefix}{key}"
+        a, b = stored.get(key), now.get(key)
+        if isinstance(a, dict) and isinstance(b, dict) and path in ("agent", "user", "agent.sampling", "judge"):
+            out += config_changes(a, b, path + ".")
+        elif a != b:
+            name = OPTION_OF.get(path, path)
+            out.append(f"{name} was {json.dumps(a, default=str)} in the file, {json.dumps(b, default=str)} now")
+    return out
+
+
 def prepare_resume(path: Path, config: EvalConfig) -> set[tuple[str, int]]:
     """Rewrite the file with its good rows only (no torn line, no system errors, no repeats); return their keys."""
     rows = read_rows(path)
@@ -340,9 +412,10 @@ def prepare_resume(path: Path, config: EvalConfig) -> set[tuple[str, int]]:
     want = config.public()
     for row in rows:
         if row.get("config") != want:
+            changes = "; ".join(config_changes(row.get("config") or {}, want)) or "the configuration"
             raise RunFileError(
-                f"{path} was written with a different configuration ({json.dumps(row.get('config'))}); "
-                "resume it with the same options, or write to a new file"
+                f"{path} was written with a different configuration: {changes}. "
+                "Resume with the options the file was written with, or write to a new file (-o)"
             )
         key = (row["task_id"], row["trial"])
         if row.get("status") != "ok" or key in done:
@@ -380,22 +453,93 @@ def plan_trials(tasks: Iterable[str], trials: int, done: set[tuple[str, int]] = 
     return [(t, i) for i in range(trials) for t in tasks if (t, i) not in done]
 
 
+# --------------------------------------------------------------------------- stopping a run
+
+
+class RunControl:
+    """Stops a run cleanly: on request (a signal) or after ``max_consecutive_errors`` system errors in a row.
+
+    Every executor takes one; ``observe`` is called with each finished row.
+    """
+
+    def __init__(self, max_consecutive_errors: int = 0):
+        self.event = threading.Event()
+        self.max_consecutive_errors = max_consecutive_errors
+        self.reason: str | None = None
+        self.first_error: dict[str, Any] | None = None  # the first system error of the current streak
+        self._streak = 0
+
+    @property
+    def stopped(self) -> bool:
+        return self.event.is_set()
+
+    def stop(self, reason: str) -> None:
+        if not self.event.is_set():
+            self.reason = reason
+            self.event.set()
+
+    def observe(self, row: dict[str, Any]) -> None:
+        if row.get("status") == "ok":
+            self._streak = 0
+            self.first_error = None
+            return
+        self._streak += 1
+        if self.first_error is None:
+            self.first_error = row.get("system_error") or {}
+        if self.max_consecutive_errors and self._streak >= self.max_consecutive_errors:
+            self.stop("errors")
+
+
 # --------------------------------------------------------------------------- executors
+
+GRACE_SECONDS = 5.0  # how long a stopped run waits for trials in flight before leaving them
 
 
 def run_local(config: EvalConfig, plan: list[tuple[str, int]], on_row: Callable[[dict[str, Any]], None],
-              concurrency: int = 1) -> None:
-    """Trials on a thread pool (model calls dominate a trial; the backend is thread-safe)."""
-    if concurrency <= 1:
-        for task_id, trial in plan:
-            on_row(run_trial(config, task_id, trial))
-        return
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        pending = {pool.submit(run_trial, config, t, i) for t, i in plan}
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                on_row(fut.result())
+              concurrency: int = 1, control: RunControl | None = None, grace: float = GRACE_SECONDS) -> None:
+    """Trials on worker threads (model calls dominate a trial; the backend is thread-safe).
+
+    At most ``concurrency`` trials are started at a time, so a stopped run launches nothing
+    more. Once stopped, trials in flight end at their next turn; those still waiting on a
+    model answer after ``grace`` seconds are left behind on daemon threads (their
+    requests end with the process), so stopping never waits for a slow endpoint.
+    """
+    control = control or RunControl()
+    todo = list(plan)
+    results: queue.Queue[tuple[str, Any]] = queue.Queue()
+
+    def work(task_id: str, trial: int) -> None:
+        try:
+            results.put(("row", run_trial(config, task_id, trial, control.event)))
+        except TrialCancelled:
+            results.put(("cancelled", None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
+            results.put(("crash", exc))
+
+    in_flight = 0
+    stopped_at: float | None = None
+    while True:
+        while todo and in_flight < max(concurrency, 1) and not control.stopped:
+            task_id, trial = todo.pop(0)
+            threading.Thread(target=work, args=(task_id, trial), daemon=True, name=f"trial {task_id}#{trial}").start()
+            in_flight += 1
+        if in_flight == 0:
+            return
+        if control.stopped:
+            stopped_at = stopped_at or time.monotonic()
+            if time.monotonic() - stopped_at > grace:
+                return
+        try:
+            kind, value = results.get(timeout=0.1)  # short, so signal handlers run on the main thread
+        except queue.Empty:
+            continue
+        in_flight -= 1
+        if kind == "crash":
+            control.stop("crash")
+            raise value
+        if kind == "row":
+            control.observe(value)
+            on_row(value)
 
 
 def _ray_trial(config: EvalConfig, task_id: str, trial: int) -> dict[str, Any]:
@@ -403,23 +547,100 @@ def _ray_trial(config: EvalConfig, task_id: str, trial: int) -> dict[str, Any]:
 
 
 def run_ray(config: EvalConfig, plan: list[tuple[str, int]], on_row: Callable[[dict[str, Any]], None],
-            address: str | None = None, concurrency: int = 0) -> None:
-    """Trials as Ray tasks on an existing cluster (``address``) or a local Ray instance; rows come back here."""
+            address: str | None = None, concurrency: int = 0, control: RunControl | None = None) -> None:
+    """Trials as Ray tasks on an existing cluster (``address``) or a local Ray instance; rows come back here.
+
+    A stopped run launches nothing more and cancels the Ray tasks in flight.
+    """
     try:
         import ray
-    except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise RunFileError("Ray is not installed: pip install 'thinkingbox-env[ray]'") from exc
+    except ImportError as exc:
+        raise RunFileError("--ray needs Ray, which is not installed: pip install 'thinkingbox-env[ray]' "
+                           "(or run without --ray: trials then run on local threads)") from exc
+    control = control or RunControl()
     if not ray.is_initialized():
         ray.init(address=address, ignore_reinit_error=True, log_to_driver=False,
                  include_dashboard=False, configure_logging=False)
     remote = ray.remote(num_cpus=0.25)(_ray_trial)
-    queue = list(plan)
-    limit = concurrency if concurrency > 0 else len(queue)
+    todo = list(plan)
+    limit = concurrency if concurrency > 0 else len(todo)
     in_flight: list[Any] = []
-    while queue or in_flight:
-        while queue and len(in_flight) < limit:
-            task_id, trial = queue.pop(0)
+    while todo or in_flight:
+        if control.stopped:
+            for ref in in_flight:
+                ray.cancel(ref, force=True)
+            return
+        while todo and len(in_flight) < limit:
+            task_id, trial = todo.pop(0)
             in_flight.append(remote.remote(config, task_id, trial))
-        ready, in_flight = ray.wait(in_flight, num_returns=1)
+        ready, in_flight = ray.wait(in_flight, num_returns=1, timeout=0.2)
         for ref in ready:
-            on_row(ray.get(ref))
+            row = ray.get(ref)
+            control.observe(row)
+            on_row(row)
+
+
+# --------------------------------------------------------------------------- before the run
+
+
+class PreflightError(RuntimeError):
+    """The agent endpoint cannot serve the run; the message says what the endpoint said and what to do."""
+
+
+def _where(ep: EndpointConfig) -> str:
+    return ep.base_url or os.environ.get("THINKINGBOX_AGENT_BASE_URL") or os.environ.get("OPENAI_BASE_URL") \
+        or "the OpenAI API (no --base-url)"
+
+
+def resolve_agent_model(ep: EndpointConfig) -> str:
+    """The model to evaluate: ``--model`` (or its variable), else the only model the server lists."""
+    from ..llm import openai_client
+
+    chosen = ep.model or os.environ.get("THINKINGBOX_AGENT_MODEL")
+    if chosen:
+        return chosen
+    client = openai_client("agent", ep.base_url, ep.api_key, timeout=min(ep.timeout, 30.0), max_retries=0)
+    try:
+        models = sorted(m.id for m in client.models.list())
+    except Exception as exc:  # noqa: BLE001 - any failure means: we cannot guess, ask for --model
+        raise PreflightError(f"no --model given, and the models of {_where(ep)} could not be listed "
+                             f"({_endpoint_error(exc)}); pass --model NAME") from exc
+    if len(models) == 1:
+        return models[0]
+    listed = ", ".join(models[:10]) + (f" and {len(models) - 10} more" if len(models) > 10 else "")
+    raise PreflightError(f"no --model given and {_where(ep)} serves {len(models)} models"
+                         + (f" ({listed})" if models else "") + "; pass --model NAME")
+
+
+def _endpoint_error(exc: BaseException) -> str:
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code}: {exc.message}"
+    if isinstance(exc, openai.APITimeoutError):
+        return "the request timed out"
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc
+        return f"connection failed: {cause}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def preflight(config: EvalConfig) -> None:
+    """One short request with the run's model and sampling options; raises ``PreflightError`` with the endpoint's answer.
+
+    A wrong model name, a dead server or a parameter the server refuses would otherwise fail
+    every trial, each after its retries.
+    """
+    from ..llm import openai_client
+
+    ep = config.agent_endpoint
+    kwargs = config.sampling.request_kwargs(config.seed)
+    for name in ("max_tokens", "max_completion_tokens"):
+        if name in kwargs:
+            kwargs[name] = min(kwargs[name], 16)
+    client = openai_client("agent", ep.base_url, ep.api_key, timeout=ep.timeout, max_retries=0)
+    try:
+        client.chat.completions.create(model=ep.model, messages=[{"role": "user", "content": "Reply with OK."}], **kwargs)
+    except Exception as exc:  # noqa: BLE001 - whatever it is, the run cannot start
+        raise PreflightError(f"the agent endpoint {_where(ep)} refused a test request for model '{ep.model}': "
+                             f"{_endpoint_error(exc)}") from exc
