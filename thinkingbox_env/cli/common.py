@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..domain import domain_dirs
 from ..registry import UnknownTaskError, list_tasks, load_task
 
-console = Console()
+console = Console(soft_wrap=True)  # messages stay on one line, so logs and greps see them whole
 
 
 class UserError(Exception):
