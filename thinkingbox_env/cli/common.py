@@ -20,8 +20,13 @@ class UserError(Exception):
     """A mistake in what the user asked for; ``main`` prints the message (which says what to do) and exits 2."""
 
 
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+class HelpFormatter(argparse.HelpFormatter):
     """Shows each option's default (when it has a meaningful one) and keeps examples as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
@@ -52,6 +57,12 @@ def select_tasks(patterns: Sequence[str]) -> list[str]:
         elif any(ch in pat for ch in "*?["):
             matched = fnmatch.filter(every, pat)
         else:
+            known = domain_dirs()
+            head = pat.split("/", 1)[0]
+            if head not in known:
+                what = f"unknown domain '{head}'" if "/" in pat else f"'{pat}' is neither a domain nor a task id"
+                raise UnknownTaskError(f"{what}; the domains are {', '.join(known)} (thinkingbox list --domains), "
+                                       "and task ids look like 'retail/ST030_001'")
             load_task(pat)  # raises with suggestions when unknown
             matched = [pat]
         if not matched:

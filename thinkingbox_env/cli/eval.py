@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..users import PERSONAS
-from .common import UserError, console, new_progress
+from .common import UserError, add_command, console, new_progress
 
 
 def _task_list_file(path: str) -> list[str]:
@@ -224,7 +224,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def _add_eval(sub: Any) -> None:
     from ..eval.runner import AGENT_KINDS, PROTOCOLS, USER_KINDS
 
-    p = sub.add_parser("eval", help="run trials of an agent over tasks and write one JSON row per trial")
+    p = add_command(sub, "eval", "run trials of an agent over tasks and write one JSON row per trial",
+                    "Run trials of an agent over tasks and append one JSON row per finished trial to the run file. "
+                    "Before the run one test request goes to the agent endpoint (without --model, the only model it "
+                    "serves is used). Ctrl-C stops cleanly: finished trials are kept and --resume completes the run.",
+                    ["thinkingbox eval retail --base-url http://localhost:8000/v1 -n 4 -o runs/qwen.jsonl",
+                     "thinkingbox eval 'retail/ST030_*' --agent oracle -o runs/oracle.jsonl",
+                     "thinkingbox eval retail --base-url http://localhost:8000/v1 -n 4 -o runs/qwen.jsonl --resume"])
     p.add_argument("tasks", nargs="*", help="task ids, domains or globs (default: all)")
     p.add_argument("--tasks", dest="task_patterns", nargs="+", metavar="PATTERN", help="the same as the positional task arguments")
     p.add_argument("--task-file", help="file with one task id, domain or glob per line")
@@ -239,8 +245,8 @@ def _add_eval(sub: Any) -> None:
                    "(for models trained without it)")
     p.add_argument("--base-url", help="agent endpoint, e.g. http://localhost:8000/v1 (or THINKINGBOX_AGENT_BASE_URL)")
     p.add_argument("--api-key", help="agent API key (or THINKINGBOX_AGENT_API_KEY / OPENAI_API_KEY)")
-    p.add_argument("--temperature", type=float, default=0.0)
-    p.add_argument("--top-p", type=float)
+    p.add_argument("--temperature", type=float, default=0.0, help="agent sampling temperature")
+    p.add_argument("--top-p", type=float, help="agent nucleus sampling (left out of requests unless given)")
     p.add_argument("--max-tokens", type=int, default=4096, help="output token limit per agent turn (sent as max_tokens)")
     p.add_argument("--max-completion-tokens", type=int,
                    help="send this limit as max_completion_tokens instead of max_tokens (OpenAI reasoning models)")
@@ -250,19 +256,19 @@ def _add_eval(sub: Any) -> None:
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per model request")
     p.add_argument("--max-retries", type=int, default=5, help="retries on 502/503/504 and timeouts")
     p.add_argument("--backoff", type=float, default=1.0, help="first retry delay in seconds (doubles each retry)")
-    p.add_argument("--user", choices=USER_KINDS, default="scripted")
-    p.add_argument("--user-model")
-    p.add_argument("--user-base-url")
-    p.add_argument("--user-api-key")
-    p.add_argument("--user-temperature", type=float, default=0.3)
-    p.add_argument("--persona", choices=PERSONAS, default="plain", help="how the simulated user behaves (default plain)")
-    p.add_argument("--judge-model")
-    p.add_argument("--judge-base-url")
-    p.add_argument("--judge-api-key")
+    p.add_argument("--user", choices=USER_KINDS, default="scripted", help="simulated user: scripted (offline) or llm")
+    p.add_argument("--user-model", help="--user llm: the user's model (or THINKINGBOX_USER_MODEL)")
+    p.add_argument("--user-base-url", help="--user llm: its endpoint (or THINKINGBOX_USER_BASE_URL)")
+    p.add_argument("--user-api-key", help="--user llm: its API key (or THINKINGBOX_USER_API_KEY)")
+    p.add_argument("--user-temperature", type=float, default=0.3, help="--user llm: sampling temperature")
+    p.add_argument("--persona", choices=PERSONAS, default="plain", help="how the simulated user behaves")
+    p.add_argument("--judge-model", help="rubric judge model (a judge runs when this or --judge-base-url is given)")
+    p.add_argument("--judge-base-url", help="rubric judge endpoint")
+    p.add_argument("--judge-api-key", help="rubric judge API key")
     p.add_argument("-n", "--trials", type=int, default=1, help="trials per task")
     p.add_argument("-c", "--concurrency", type=int, default=4, help="trials in flight")
     p.add_argument("--seed", type=int, default=0, help="trial i uses seed + i")
-    p.add_argument("--max-actions", type=int, default=50)
+    p.add_argument("--max-actions", type=int, default=50, help="agent actions before a trial is truncated")
     p.add_argument("-o", "--output", required=True, help="run file (JSONL)")
     p.add_argument("--resume", action="store_true", help="complete an interrupted run; system-error rows are retried")
     p.add_argument("--max-consecutive-errors", type=int, default=5, metavar="K",
@@ -291,9 +297,16 @@ def _load_runs(paths: list[str]) -> list[dict[str, Any]]:
 
     rows: list[dict[str, Any]] = []
     for p in paths:
-        if not Path(p).exists():
-            raise SystemExit(f"no such run file: {p}")
-        rows += read_rows(p)
+        if not Path(p).is_file():
+            raise UserError(f"no such run file: {p}; pass a file that thinkingbox eval -o wrote")
+        try:
+            found = read_rows(p)
+        except UnicodeDecodeError as exc:
+            raise UserError(f"{p} is not a run file (not text); pass a JSONL file that thinkingbox eval -o wrote") from exc
+        if not any(isinstance(r, dict) and "task_id" in r and "status" in r for r in found):
+            what = "has no JSON lines" if not found else "holds JSON, but no eval rows (no task_id or status)"
+            raise UserError(f"{p} is not a run file: it {what}; pass a JSONL file that thinkingbox eval -o wrote")
+        rows += found
     return rows
 
 
@@ -480,14 +493,21 @@ def cmd_report(args: argparse.Namespace) -> int:
         while name in runs:
             name += "'"
         runs[name] = _load_runs([p])
+    out = Path(args.output)
+    if not out.parent.is_dir():
+        raise UserError(f"the folder of -o {out} does not exist; create it (mkdir -p {out.parent}) or choose another path")
     html = build_report(runs, title=args.title)
-    Path(args.output).write_text(html, encoding="utf-8")
+    out.write_text(html, encoding="utf-8")
     console.print(f"wrote {args.output} ({len(html) // 1024} KiB, {len(runs)} runs)")
     return 0
 
 
 def _add_views(sub: Any) -> None:
-    p = sub.add_parser("agg", help="metrics of a run: pass@1, pass@k / pass^k, intervals, failure shares, costs")
+    p = add_command(sub, "agg", "metrics of a run: pass@1, pass@k / pass^k, intervals, failure shares, costs",
+                    "Metrics of a run: pass@1 with intervals by domain, pass@k and pass^k over repeated trials, tasks "
+                    "never passed, failure categories, failing checks, tokens and costs.",
+                    ["thinkingbox agg runs/qwen.jsonl", "thinkingbox agg runs/qwen.jsonl --prices 0.15,0.075,0.6",
+                     "thinkingbox agg runs/qwen.jsonl --json -"])
     p.add_argument("runs", nargs="+", help="run files (JSONL); several are read as one run")
     p.add_argument("--json", help="also write the metrics as JSON to this file ('-': print only the JSON)")
     p.add_argument("--prices", help="INPUT,CACHED,OUTPUT dollars per million tokens, for the cost columns")
@@ -495,20 +515,31 @@ def _add_views(sub: Any) -> None:
                    help="count system-error trials as failed trials instead of leaving them out")
     p.set_defaults(func=cmd_agg)
 
-    p = sub.add_parser("compare", help="paired per-task comparison of two runs, with a bootstrap interval for the lift")
-    p.add_argument("a")
-    p.add_argument("b")
+    p = add_command(sub, "compare", "paired per-task comparison of two runs, with a bootstrap interval for the lift",
+                    "Compare run B with run A task by task: the lift in pass rate with a paired bootstrap interval, "
+                    "and the tasks that flipped.",
+                    ["thinkingbox compare runs/base.jsonl runs/trained.jsonl"])
+    p.add_argument("a", help="the baseline run file")
+    p.add_argument("b", help="the run compared with it")
     p.add_argument("--json", help="also write the comparison as JSON ('-': print only the JSON)")
     p.set_defaults(func=cmd_compare)
 
-    p = sub.add_parser("report", help="one self-contained HTML report of one or more runs")
-    p.add_argument("runs", nargs="+")
-    p.add_argument("-o", "--output", default="report.html")
-    p.add_argument("--title", default="thinkingbox evaluation report")
+    p = add_command(sub, "report", "one self-contained HTML report of one or more runs",
+                    "Write one self-contained HTML file with plots and tables of one or more runs, a task x run pass "
+                    "table and every trial's transcript.",
+                    ["thinkingbox report runs/base.jsonl runs/trained.jsonl -o report.html",
+                     "thinkingbox report runs/*/eval.jsonl --label base --label trained -o report.html"])
+    p.add_argument("runs", nargs="+", help="run files (JSONL)")
+    p.add_argument("-o", "--output", default="report.html", help="the HTML file to write")
+    p.add_argument("--title", default="thinkingbox evaluation report", help="the report's title")
+    p.add_argument("--label", action="append", help="a name for each run, in order (repeatable; default: from the file names)")
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("show", help="a readable transcript of one trial")
-    p.add_argument("run")
-    p.add_argument("--task", required=True)
+    p = add_command(sub, "show", "a readable transcript of one trial",
+                    "Print one trial as a readable transcript: dialogue, tool calls and results, the final diff and "
+                    "the failed checks; without --trial, list the task's trials.",
+                    ["thinkingbox show runs/qwen.jsonl --task retail/ST030_001", "thinkingbox show runs/qwen.jsonl --task retail/ST030_001 --trial 0"])
+    p.add_argument("run", help="run file (JSONL)")
+    p.add_argument("--task", required=True, help="task id, e.g. retail/ST030_001")
     p.add_argument("--trial", type=int, help="trial index (default: list the task's trials)")
     p.set_defaults(func=cmd_show)

@@ -21,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="thinkingbox", formatter_class=HelpFormatter,
         description="Stateful business-workflow tasks for LLM agents: list, run, validate and freeze tasks, serve them "
                     "over MCP, evaluate a model and read the results.",
-        epilog="examples:\n  thinkingbox list --domains\n  thinkingbox run retail/ST030_*\n"
+        epilog="examples:\n  thinkingbox list --domains\n  thinkingbox run 'retail/ST030_*'\n"
                "  thinkingbox eval retail --base-url http://localhost:8000/v1 -n 4 -o runs/qwen.jsonl\n"
                "  thinkingbox agg runs/qwen.jsonl\n\n'thinkingbox COMMAND --help' shows a command's options and examples.")
     parser.add_argument("--version", action="version", version=f"thinkingbox-env {__version__}")

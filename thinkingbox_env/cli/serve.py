@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from .common import add_command
+
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from ..serving.server import OperatorError, serve_http, serve_stdio
@@ -22,7 +24,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def add_serve_command(sub: Any) -> None:
-    p = sub.add_parser("serve", help="serve a task's (or a domain's) tools over MCP")
+    p = add_command(sub, "serve", "serve a task's (or a domain's) tools over MCP",
+                    "Serve a task's tools (or a whole domain's) to an MCP client over stdio or streamable HTTP; the "
+                    "operator API resets episodes and reads verdicts.",
+                    ["thinkingbox serve retail/ST030_001", "thinkingbox serve retail --transport http --port 8765"])
     p.add_argument("target", help="a task id (retail/ST030_001) or a domain (retail)")
     p.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     p.add_argument("--host", default="127.0.0.1", help="http: address to bind (anything but loopback needs --token)")

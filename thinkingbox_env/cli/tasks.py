@@ -13,10 +13,18 @@ from ..domain import domain_dirs, load_domain
 from ..registry import generate_variant, load_task, make
 from ..spec import SpecError, TaskSpec, dump_task
 from ..version import __version__
-from .common import console, new_progress, select_tasks
+from .common import UserError, add_command, console, new_progress, select_tasks
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    if args.domains:
+        from ..registry import list_tasks
+
+        table = Table("domain", "tasks", "families", "folder")
+        for name, path in domain_dirs().items():
+            table.add_row(name, str(len(list_tasks(name))), str(len(load_domain(name).families)), str(path))
+        console.print(table)
+        return 0
     table = Table("task", "family", "writes", "description")
     for tid in select_tasks(args.tasks):
         spec = load_task(tid)
@@ -69,17 +77,21 @@ def cmd_validate(args: argparse.Namespace) -> int:
             specs.append(load_task(tid))
         except SpecError as exc:
             errors.append((tid, str(exc)))
+    variants: list[tuple[str, str, int]] = []
     if args.variants:
         domains = sorted({s.domain for s in specs} or set(domain_dirs()))
-        for d in domains:
-            for fam in load_domain(d).families.values():
-                for seed in range(args.variants):
-                    specs.append(generate_variant(d, fam.code, 100_000 + seed))
+        variants = [(d, fam.code, 100_000 + seed) for d in domains for fam in load_domain(d).families.values()
+                    for seed in range(args.variants)]
+        console.print(f"validating {len(specs)} frozen tasks and {len(variants)} generated variants; "
+                      "the bar shows the time left", highlight=False)
     rows = []
-    with new_progress() as progress:
-        bar = progress.add_task("validating", total=len(specs))
+    with new_progress(transient=False) as progress:
+        bar = progress.add_task("validating", total=len(specs) + len(variants))
         for spec in specs:
             rows.append(validate_task(spec))
+            progress.advance(bar)
+        for d, code, seed in variants:
+            rows.append(validate_task(generate_variant(d, code, seed)))
             progress.advance(bar)
     failed = [r for r in rows if not r.ok]
     shown = rows if not args.failures_only else failed
@@ -99,43 +111,79 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if failed or errors else 0
 
 
+def _freeze_folder(domain_name: str, domain_path: Path, out: str | None) -> Path:
+    """Where frozen specs go: ``--out``, else the checkout the domain comes from; never an installed package."""
+    if out:
+        return Path(out)
+    checkout = domain_path.parent.parent
+    if (checkout / "pyproject.toml").is_file() and "site-packages" not in checkout.parts:
+        return checkout / "task_specs" / domain_name
+    raise UserError(f"the {domain_name} domain is read from an installed package ({domain_path}), not a checkout; "
+                    "pass --out FOLDER, or work in a checkout installed with pip install -e .")
+
+
 def cmd_freeze(args: argparse.Namespace) -> int:
     """Write family instances as frozen test specs (seeds 1..count) for review."""
     domain = load_domain(args.domain)
-    out_dir = Path(args.out) if args.out else domain.path.parent.parent / "task_specs" / args.domain
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = _freeze_folder(args.domain, domain.path, args.out)
     fams = [domain.family(f) for f in args.family] if args.family else list(domain.families.values())
-    written = 0
-    for fam in fams:
-        for seed in range(1, args.count + 1):
-            spec = fam.instance(seed, split="test", number=seed)
-            (out_dir / f"{spec.id}.yaml").write_text(dump_task(spec), encoding="utf-8")
-            written += 1
-    console.print(f"wrote {written} task specs to {out_dir}")
+    targets = [(fam, seed) for fam in fams for seed in range(1, args.count + 1)]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    with new_progress() as progress:
+        bar = progress.add_task("freezing", total=len(targets))
+        specs = []
+        for fam, seed in targets:
+            specs.append(fam.instance(seed, split="test", number=seed))
+            progress.advance(bar)
+    existing = [out_dir / f"{spec.id}.yaml" for spec in specs if (out_dir / f"{spec.id}.yaml").exists()]
+    if existing and not args.force:
+        raise UserError(f"{len(existing)} of the {len(specs)} specs already exist in {out_dir} (e.g. {existing[0].name}); "
+                        "pass --force to overwrite them, or --out to write elsewhere")
+    for spec in specs:
+        path = out_dir / f"{spec.id}.yaml"
+        path.write_text(dump_task(spec), encoding="utf-8")
+        written.append(path)
+    console.print(f"wrote {len(written)} task specs to {out_dir}", highlight=False)
     return 0
 
 
 def add_task_commands(sub: Any) -> None:
-    p = sub.add_parser("list", help="list frozen tasks")
-    p.add_argument("tasks", nargs="*", help="task ids, domains or globs")
+    p = add_command(sub, "list", "list frozen tasks, or the domains", "List frozen tasks with their family, number of "
+                    "golden writes and description; with --domains, the domains and how many tasks each has.",
+                    ["thinkingbox list --domains", "thinkingbox list retail", "thinkingbox list 'retail/ST030_*'"])
+    p.add_argument("tasks", nargs="*", help="task ids, domains or globs (default: all)")
+    p.add_argument("--domains", action="store_true", help="list the domains instead of tasks")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("run", help="run baseline agents over tasks with the scripted user and print a pass table")
+    p = add_command(sub, "run", "run baseline agents over tasks with the scripted user and print a pass table",
+                    "Run the oracle (golden trajectory) and no-op agents over tasks with the scripted user: the oracle "
+                    "should pass every task and the no-op agent fail those that need a change.",
+                    ["thinkingbox run 'retail/ST030_*'", "thinkingbox run insurance --agents oracle"])
     p.add_argument("tasks", nargs="*", help="task ids, domains or globs (default: all)")
     p.add_argument("--agents", default="oracle,noop", help="comma-separated: oracle, noop")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-actions", type=int, default=50)
+    p.add_argument("--seed", type=int, default=0, help="episode seed")
+    p.add_argument("--max-actions", type=int, default=50, help="actions before an episode is truncated")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("validate", help="check that tasks are solvable and their checks discriminate")
+    p = add_command(sub, "validate", "check that tasks are solvable and their checks discriminate",
+                    "Validate tasks: the oracle passes, doing nothing fails, dropping or repeating a golden write fails, "
+                    "reset is deterministic and every id resolves. Generated variants (--variants) take about a second "
+                    "each; the progress bar estimates the time left.",
+                    ["thinkingbox validate 'retail/ST004_*'", "thinkingbox validate retail --variants 2 --failures-only"])
     p.add_argument("tasks", nargs="*", help="task ids, domains or globs (default: all)")
     p.add_argument("--variants", type=int, default=0, help="also validate N generated train variants per family")
-    p.add_argument("--failures-only", action="store_true")
+    p.add_argument("--failures-only", action="store_true", help="show only the tasks that fail")
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("freeze", help="write family instances as frozen test specs")
-    p.add_argument("domain")
+    p = add_command(sub, "freeze", "write family instances as frozen test specs",
+                    "Write family instances (seeds 1..count) as frozen test specs for review, into the checkout's "
+                    "task_specs/<domain> (or --out). Existing specs are kept unless --force.",
+                    ["thinkingbox freeze retail --family ST004 --count 2 --out /tmp/specs",
+                     "thinkingbox freeze retail --force"])
+    p.add_argument("domain", help="domain name (thinkingbox list --domains)")
     p.add_argument("--family", action="append", help="family code or name (repeatable; default: all)")
     p.add_argument("--count", type=int, default=4, help="instances per family (seeds 1..count)")
-    p.add_argument("--out", help="output folder (default: task_specs/<domain>)")
+    p.add_argument("--out", help="output folder (default: the checkout's task_specs/<domain>)")
+    p.add_argument("--force", action="store_true", help="overwrite specs that already exist")
     p.set_defaults(func=cmd_freeze)
