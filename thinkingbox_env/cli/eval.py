@@ -179,6 +179,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         bar = progress.add_task("eval", total=total, completed=len(done))
 
         def on_row(row: dict[str, Any]) -> None:
+            if args.label:
+                row["label"] = args.label
             writer.write(row)
             tally["done"] += 1
             if row["status"] == "ok":
@@ -271,6 +273,7 @@ def _add_eval(sub: Any) -> None:
     p.add_argument("--max-actions", type=int, default=50, help="agent actions before a trial is truncated")
     p.add_argument("-o", "--output", required=True, help="run file (JSONL)")
     p.add_argument("--resume", action="store_true", help="complete an interrupted run; system-error rows are retried")
+    p.add_argument("--label", help="a name for this run in reports (stored in every row; default: the file name)")
     p.add_argument("--max-consecutive-errors", type=int, default=5, metavar="K",
                    help="stop the run after K system errors in a row, printing the first (0: never stop)")
     p.add_argument("--no-preflight", action="store_true",
@@ -311,7 +314,11 @@ def _load_runs(paths: list[str]) -> list[dict[str, Any]]:
 
 
 def _pct(x: float | None) -> str:
-    return "-" if x is None or x != x else f"{100 * x:.2f}"
+    return "no data" if x is None or x != x else f"{100 * x:.2f}"
+
+
+def _num(x: float | None, digits: int = 2, prefix: str = "") -> str:
+    return "no data" if x is None or x != x else f"{prefix}{x:.{digits}f}"
 
 
 def _parse_prices(text: str | None) -> dict[str, float] | None:
@@ -349,6 +356,15 @@ def print_summary(s: dict[str, Any], title: str) -> None:
         console.print(f"[yellow]pass@k / pass^k not computed: {s['pass_k_refused']}[/]")
     n = s.get("trials_per_task") or "n"
     console.print(f"tasks never passed (0/{n}): {s['tasks_never_passed']}; always passed ({n}/{n}): {s['tasks_always_passed']}")
+    never = s.get("tasks_never_passed_ids") or []
+    if never:
+        shown = ", ".join(never[:20]) + (f" and {len(never) - 20} more" if len(never) > 20 else "")
+        console.print(f"never passed: {shown}", highlight=False)
+    failing = s.get("failing_checks") or []
+    if failing:
+        console.print("most failed checks: " + "; ".join(
+            f"{c['name']} ({c['failed']}x in {', '.join(c['tasks'][:3])}{' ...' if len(c['tasks']) > 3 else ''})"
+            for c in failing[:5]), highlight=False)
     fc = s["failure_categories"]
     cats = list(fc["overall"])
     t = Table("domain", *cats, title=f"failure categories, % of {fc['failed_trials']} failed trials")
@@ -361,9 +377,9 @@ def print_summary(s: dict[str, Any], title: str) -> None:
         t.add_row(name, str(v["passed"]), str(v["total"]), _pct(v["rate"]))
     console.print(t)
     pt, tok = s["per_trial"], s["tokens"]["overall"]
-    console.print("per trial: " + ", ".join(f"{k} {v:.2f}" for k, v in pt.items())
-                  + f"; tokens/turn {tok['tokens_per_turn']:.0f} x turns/trial {tok['turns_per_trial']:.2f}"
-                  f" ({tok['trials_with_tokens']} trials with token counts)")
+    console.print("per trial: " + ", ".join(f"{k} {_num(v)}" for k, v in pt.items())
+                  + f"; tokens/turn {_num(tok['tokens_per_turn'], 0)} x turns/trial {_num(tok['turns_per_trial'])}"
+                  f" ({tok['trials_with_tokens']} trials with token counts)", highlight=False)
     w = s["weak_evaluator"]
     console.print(f"of {w['failed_trials']} failed trials: clean termination {_pct(w['clean_termination'])}%, "
                   f"+ write call {_pct(w['clean_and_write'])}%, + no final tool error {_pct(w['clean_write_no_error'])}%; "
@@ -371,8 +387,9 @@ def print_summary(s: dict[str, Any], title: str) -> None:
                   f"an extra effect {_pct(w['extra_effect'])}%")
     if "cost" in s:
         c = s["cost"]
-        console.print(f"cost: total ${c['total']:.4f}; per trial ${c['per_trial']:.4f}; per success ${c['per_success']:.4f}; "
-                      f"per task solved in all trials ${c['per_task_solved_in_all_trials']:.4f}")
+        console.print(f"cost: total {_num(c['total'], 4, '$')}; per trial {_num(c['per_trial'], 4, '$')}; "
+                      f"per success {_num(c['per_success'], 4, '$')}; "
+                      f"per task solved in all trials {_num(c['per_task_solved_in_all_trials'], 4, '$')}", highlight=False)
 
 
 def cmd_agg(args: argparse.Namespace) -> int:
@@ -438,6 +455,8 @@ def render_transcript(row: dict[str, Any], width: int = 2000) -> list[str]:
         if e["type"] == "message":
             if e["role"] == "system" and e.get("source") == "env" and not str(e.get("content", "")).startswith("{"):
                 continue  # the system prompt and the policy
+            if e["role"] == "tool" or e.get("source") == "tool":
+                continue  # printed once, as the result of its call
             if e.get("reasoning"):
                 lines.append(f"[dim]  (reasoning) {cut(e['reasoning'])}[/]")
             if e.get("content"):
@@ -484,15 +503,34 @@ def cmd_show(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- report
 
 
+def run_labels(paths: list[str], runs: list[list[dict[str, Any]]]) -> list[str]:
+    """A distinct name per run: the label given at eval time, else the file name, else its folder
+    (``runs/base/eval.jsonl`` and ``runs/trained/eval.jsonl`` become ``base`` and ``trained``)."""
+    stems = [Path(p).stem for p in paths]
+    out = []
+    for p, stem, rows in zip(paths, stems, runs):
+        given = next((r["label"] for r in rows if r.get("label")), None)
+        if given:
+            out.append(str(given))
+        elif stems.count(stem) > 1:
+            parent = Path(p).resolve().parent.name
+            out.append(parent if parent else stem)
+        else:
+            out.append(stem)
+    return out
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from ..eval.report import build_report
 
+    if args.label and len(args.label) != len(args.runs):
+        raise UserError(f"{len(args.label)} --label for {len(args.runs)} runs; give one --label per run file, in order")
+    loaded = [_load_runs([p]) for p in args.runs]
     runs = {}
-    for p in args.runs:
-        name = Path(p).stem
+    for name, rows in zip(args.label or run_labels(args.runs, loaded), loaded):
         while name in runs:
             name += "'"
-        runs[name] = _load_runs([p])
+        runs[name] = rows
     out = Path(args.output)
     if not out.parent.is_dir():
         raise UserError(f"the folder of -o {out} does not exist; create it (mkdir -p {out.parent}) or choose another path")

@@ -280,6 +280,17 @@ def summarize(rows: list[dict[str, Any]], prices: dict[str, float] | None = None
             check_pass[fam] += d["passed"] is True
     summary["checks"] = {k: {"passed": check_pass[k], "total": check_total[k], "rate": check_pass[k] / check_total[k]}
                          for k in sorted(check_total)}
+    # the names a reader acts on: tasks no trial solved, and the checks that fail most (with where they fail)
+    summary["tasks_never_passed_ids"] = sorted(t for t, o in outcomes.items() if o.n and o.c == 0)
+    check_failed: Counter = Counter()
+    check_tasks: dict[str, set[str]] = defaultdict(set)
+    for r in valid:
+        for d in r.get("check_details") or []:
+            if d["passed"] is not True:
+                check_failed[d["name"]] += 1
+                check_tasks[d["name"]].add(r["task_id"])
+    summary["failing_checks"] = [{"name": name, "failed": count, "tasks": sorted(check_tasks[name])}
+                                 for name, count in check_failed.most_common()]
 
     def mean(values: list[float]) -> float:
         return float(np.mean(values)) if values else float("nan")

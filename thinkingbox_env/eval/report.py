@@ -34,8 +34,12 @@ def _anchor(run: str, task: str, trial: int) -> str:
 
 
 def line_chart(svg_id: str, title: str, series: dict[str, list[tuple[float, float]]], x_label: str, y_label: str,
-               dashed: set[str] | None = None, width: int = 520, height: int = 320) -> str:
-    """Lines over 0..100 % against integer x values, with axes, ticks and a legend."""
+               dashed: set[str] | None = None, width: int = 520, height: int = 320,
+               colours: dict[str, str] | None = None) -> str:
+    """Lines over 0..100 % against integer x values, with axes, ticks and a legend.
+
+    ``colours`` fixes each series' colour, so one run keeps its colour across plots.
+    """
     left, right, top, bottom = 52, 150, 28, 44
     pw, ph = width - left - right, height - top - bottom
     xs = [x for pts in series.values() for x, _ in pts] or [1]
@@ -65,7 +69,10 @@ def line_chart(svg_id: str, title: str, series: dict[str, list[tuple[float, floa
                  f'<text x="14" y="{top + ph / 2}" text-anchor="middle" class="label" '
                  f'transform="rotate(-90 14 {top + ph / 2})">{e(y_label)}</text>')
     for i, (name, pts) in enumerate(series.items()):
-        colour = PALETTE[i % len(PALETTE)] if not dashed or name not in dashed else PALETTE[(i - 1) % len(PALETTE)]
+        if colours and name in colours:
+            colour = colours[name]
+        else:
+            colour = PALETTE[i % len(PALETTE)] if not dashed or name not in dashed else PALETTE[(i - 1) % len(PALETTE)]
         dash = ' stroke-dasharray="5 4"' if dashed and name in dashed else ""
         path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in pts)
         parts.append(f'<polyline class="series" points="{path}" fill="none" stroke="{colour}" stroke-width="2"{dash}>'
@@ -191,6 +198,8 @@ def _transcript_html(row: dict[str, Any]) -> str:
         if ev["type"] == "message":
             if ev["role"] == "system" and ev.get("source") == "env" and not str(ev.get("content") or "").startswith("{"):
                 continue
+            if ev["role"] == "tool" or ev.get("source") == "tool":
+                continue  # shown once, as the result of its call
             if ev.get("reasoning"):
                 out.append(f'<span class="t">(reasoning) {cut(ev["reasoning"])}</span>')
             if ev.get("content"):
@@ -241,7 +250,26 @@ def build_report(runs: dict[str, list[dict[str, Any]]], title: str = "thinkingbo
                     f"<td>{s['tasks_never_passed']}</td><td>{s['tasks_always_passed']}</td><td>{s['system_errors']['count']}</td></tr>")
     body.append("</table>")
 
-    # curves
+    # task x run pass table
+    tasks = sorted({r["task_id"] for rows in runs.values() for r in rows})
+    body.append('<h2>Tasks by run</h2><table id="task-by-run"><tr><th class="l">task</th>'
+                + "".join(f"<th>{e(n)}</th>" for n in runs) + "</tr>")
+    for task in tasks:
+        cells = []
+        for rows in runs.values():
+            valid = [r for r in rows if r["task_id"] == task and r.get("status") == "ok"]
+            if not valid:
+                cells.append("<td>-</td>")
+                continue
+            passed = sum(1 for r in valid if r.get("verdict") == 1.0)
+            cls = "pass" if passed == len(valid) else "fail" if passed == 0 else ""
+            cells.append(f'<td class="{cls}">{passed}/{len(valid)}</td>')
+        body.append(f'<tr><td class="l">{e(task)}</td>{"".join(cells)}</tr>')
+    body.append("</table>")
+
+    # curves: each run keeps one colour in every plot
+    run_colour = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(runs)}
+    colours: dict[str, str] = {}
     at_k: dict[str, list[tuple[float, float]]] = {}
     hat_k: dict[str, list[tuple[float, float]]] = {}
     dashed: set[str] = set()
@@ -255,9 +283,11 @@ def build_report(runs: dict[str, list[dict[str, Any]]], title: str = "thinkingbo
         hat_k[f"{name} plug-in"] = [(int(k), 100 * v) for k, v in pk["pass^k_plugin"].items()]
         hat_k[f"{name} unbiased"] = [(int(k), 100 * v) for k, v in pk["pass^k"].items()]
         dashed.add(f"{name} unbiased")
+        colours.update({name: run_colour[name], f"{name} plug-in": run_colour[name], f"{name} unbiased": run_colour[name]})
     body.append('<h2>Repeated trials</h2><div class="plots">')
-    body.append(line_chart("pass-at-k", "pass@k (unbiased)", at_k, "k", "%"))
-    body.append(line_chart("pass-hat-k", "pass^k (solid: plug-in, dashed: unbiased)", hat_k, "k", "%", dashed=dashed))
+    body.append(line_chart("pass-at-k", "pass@k (unbiased)", at_k, "k", "%", colours=colours))
+    body.append(line_chart("pass-hat-k", "pass^k (solid: plug-in, dashed: unbiased)", hat_k, "k", "%", dashed=dashed,
+                           colours=colours))
     body.append("</div>")
     for line in refused:
         body.append(f'<p class="err">pass@k / pass^k not shown for {e(line)}</p>')
