@@ -78,3 +78,66 @@ def test_report_renders_its_plots_in_headless_chromium(runs, tmp_path):
     # the page's own script counts the plots whose marks were laid out with a non-empty box
     assert 'data-plots-drawn="4"' in dom
     assert dom.count('class="series"') >= 2 and 'class="cell"' in dom and 'class="bar"' in dom
+
+
+def test_show_prints_each_tool_result_once(runs, capsys):
+    assert main(["show", str(runs / "wrong.jsonl"), "--task", TASK, "--trial", "0"]) == 0
+    out = capsys.readouterr().out.split("final diff:")[0]
+    assert out.count("call update_ticket") == 1
+    assert out.count('"status": "pending"') == 2  # in the call's arguments and in its one result
+    assert "SYSTEM:" not in out and "TOOL:" not in out
+
+
+def test_report_shows_each_tool_result_once_and_keeps_a_runs_colour_across_plots(runs, tmp_path):
+    out = tmp_path / "report.html"
+    assert main(["report", str(runs / "oracle.jsonl"), str(runs / "noop.jsonl"), "-o", str(out)]) == 0
+    html = out.read_text()
+    assert "<b>SYSTEM:</b>" not in html
+    first = re.search(r'<details id="tr-[^"]+">.*?</details>', html, re.DOTALL).group(0)
+    assert first.count("result ") == first.count("call ")
+    colours = {}
+    for plot in ("pass-at-k", "pass-hat-k"):
+        svg = re.search(rf'<svg class="plot" id="{plot}".*?</svg>', html, re.DOTALL).group(0)
+        for colour, name in re.findall(r'stroke="(#[0-9a-f]{6})" stroke-width="2"[^>]*><title>([^<]+)</title>', svg):
+            colours.setdefault(name.split(" ")[0], set()).add(colour)
+    assert set(colours) == {"oracle", "noop"}
+    assert all(len(c) == 1 for c in colours.values()) and colours["oracle"] != colours["noop"]
+
+
+def test_runs_in_folders_get_distinct_labels_and_label_overrides(runs, tmp_path, capsys):
+    import shutil
+
+    for name in ("base", "trained"):
+        (tmp_path / name).mkdir()
+    shutil.copy(runs / "noop.jsonl", tmp_path / "base" / "eval.jsonl")
+    shutil.copy(runs / "oracle.jsonl", tmp_path / "trained" / "eval.jsonl")
+    out = tmp_path / "report.html"
+    assert main(["report", str(tmp_path / "base" / "eval.jsonl"), str(tmp_path / "trained" / "eval.jsonl"), "-o", str(out)]) == 0
+    html = out.read_text()
+    assert 'href="#run-base"' in html and 'href="#run-trained"' in html
+    # the task x run table: one row per task, one column per run
+    table = re.search(r'<table id="task-by-run">.*?</table>', html, re.DOTALL).group(0)
+    assert "<th>base</th><th>trained</th>" in table
+    assert re.search(r'retail/ST030_001</td><td class="fail">0/2</td><td class="pass">2/2</td>', table)
+    assert main(["report", str(tmp_path / "base" / "eval.jsonl"), str(tmp_path / "trained" / "eval.jsonl"),
+                 "--label", "Qwen3-8B", "--label", "Qwen3-8B+GRPO", "-o", str(out)]) == 0
+    assert 'href="#run-Qwen3-8B+GRPO"' in out.read_text()
+    assert main(["report", str(runs / "noop.jsonl"), "--label", "a", "--label", "b", "-o", str(out)]) == 2
+    assert "one --label per run file" in capsys.readouterr().out
+
+
+def test_a_label_given_at_eval_time_names_the_run(tmp_path):
+    run = tmp_path / "eval.jsonl"
+    assert main(["eval", TASK, "--agent", "noop", "--label", "my-baseline", "-o", str(run)]) == 0
+    out = tmp_path / "report.html"
+    assert main(["report", str(run), "-o", str(out)]) == 0
+    assert 'href="#run-my-baseline"' in out.read_text()
+
+
+def test_agg_names_never_passed_tasks_and_failing_checks_and_prints_no_nan(runs, capsys):
+    assert main(["agg", str(runs / "noop.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out
+    assert "no data" in out  # no token counts in a no-op run
+    assert "never passed: retail/ST004_001, retail/ST030_001" in out
+    assert "most failed checks: " in out and "effect:" in out

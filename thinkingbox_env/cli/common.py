@@ -31,7 +31,7 @@ class HelpFormatter(argparse.HelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
         default = action.default
-        if "%(default)" in text or default in (None, False, argparse.SUPPRESS) or default == []:
+        if "%(default)" in text or default is None or default is False or default == argparse.SUPPRESS or default == []:
             return text
         if action.option_strings or action.nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE):
             return text + " (default: %(default)s)"
