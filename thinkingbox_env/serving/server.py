@@ -205,7 +205,27 @@ def _session_key(ctx: Any) -> str:
     return STDIO_SESSION
 
 
+OPENING_PROMPT = "opening_request"
+
+
+def _policy_text(domain: Domain) -> str:
+    """The policy as the environment's opening observation gives it (title and frozen clock first)."""
+    return f"# {domain.spec.title}\n\nCurrent time: {domain.spec.clock.isoformat()}\n\n{domain.policy.strip()}\n"
+
+
+def _documents(domain: Domain) -> dict[str, tuple[str, str, str]]:
+    """``uri -> (name, description, text)``: what an agent may read besides the tools (policy and knowledge base)."""
+    docs = {f"thinkingbox://{domain.name}/policy": (
+        "policy", f"The {domain.spec.title} policy the agent must follow, with the current time", _policy_text(domain))}
+    for name, text in domain.kb_documents().items():
+        docs[f"thinkingbox://{domain.name}/kb/{name}"] = (f"kb/{name}", f"Knowledge-base document {name}", text)
+    return docs
+
+
 def build_mcp_server(host: EpisodeHost) -> Server:
+    """The agent side: the tools, the task's opening request as a prompt, and the policy and KB as resources,
+    so an MCP client gets the whole task over MCP."""
+    documents = _documents(host.domain)
     tools = [
         types.Tool(name=t.name, description=t.description, input_schema=t.parameters)
         for t in host.toolbox.tools.values()
@@ -222,12 +242,40 @@ def build_mcp_server(host: EpisodeHost) -> Server:
             _meta={ERROR_KIND_META: result.error_kind, WRITES_META: result.writes},
         )
 
+    async def on_list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[types.Prompt(
+            name=OPENING_PROMPT, description="The customer's opening request of this session's task")])
+
+    async def on_get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name != OPENING_PROMPT:
+            raise ValueError(f"unknown prompt '{params.name}'; this server has '{OPENING_PROMPT}'")
+        task = host.episode(_session_key(ctx)).task
+        return types.GetPromptResult(description=f"The opening request of task {task.full_id}", messages=[
+            types.PromptMessage(role="user", content=types.TextContent(text=task.user.opening))])
+
+    async def on_list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[
+            types.Resource(uri=uri, name=name, description=desc, mime_type="text/markdown", size=len(text.encode()))
+            for uri, (name, desc, text) in documents.items()])
+
+    async def on_read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        if uri not in documents:
+            raise ValueError(f"unknown resource '{uri}'; list_resources names the policy and the knowledge-base documents")
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown",
+                                                                             text=documents[uri][2])])
+
     return Server(
         "thinkingbox",
         version=__version__,
-        instructions=f"Tools of the {host.domain.spec.title} backend.",
+        instructions=f"Tools of the {host.domain.spec.title} backend. The prompt '{OPENING_PROMPT}' is the customer's "
+                     "request; the resources are the policy to follow and the knowledge base.",
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
+        on_list_prompts=on_list_prompts,
+        on_get_prompt=on_get_prompt,
+        on_list_resources=on_list_resources,
+        on_read_resource=on_read_resource,
     )
 
 
