@@ -27,7 +27,7 @@ def test_ci_runs_the_readme_commands():
         capture_output=True, text=True, cwd=ROOT,
     )
     setup, tests = out.stdout.splitlines()
-    assert "pip install ." in setup and "thinkingbox run" in setup
+    assert "pip install -e ." in setup and "thinkingbox run" in setup  # editable: commands read the checkout
     assert "pytest" in tests
 
 

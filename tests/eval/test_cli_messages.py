@@ -20,12 +20,12 @@ def _cli(*args: str, prelude: str = "") -> subprocess.CompletedProcess:
 
 
 def test_ray_without_ray_says_how_to_install_it_or_run_without(tmp_path):
-    # a process in which Ray cannot be imported, as after a plain `pip install thinkingbox-env`
+    # a process in which Ray cannot be imported, as after an install without the ray extra
     out = _cli("eval", TASK, "--agent", "noop", "--ray", "-o", str(tmp_path / "r.jsonl"),
                prelude="import sys; sys.modules['ray'] = None")
     assert out.returncode == 2, out.stderr
     assert "Traceback" not in out.stderr + out.stdout
-    assert "pip install 'thinkingbox-env[ray]'" in out.stdout and "leave out --ray" in out.stdout
+    assert "pip install -e '.[ray]'" in out.stdout and "leave out --ray" in out.stdout
     assert not (tmp_path / "r.jsonl").exists()
 
 

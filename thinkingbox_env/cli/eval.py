@@ -140,12 +140,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     config = eval_config(args)
     config.task_options = options
     if (args.ray or args.ray_address) and importlib.util.find_spec("ray") is None:
-        raise UserError("--ray needs Ray, which is not installed: pip install 'thinkingbox-env\\[ray]' "
+        raise UserError("--ray needs Ray, which is not installed: pip install -e '.[ray]' in the thinkingbox-env checkout "
                         "(or leave out --ray: trials then run on local threads, -c at a time)")
     if config.agent == "transformers":
         missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
         if missing or not config.agent_endpoint.model:
-            why = f"{', '.join(missing)} not installed (pip install 'thinkingbox-env\\[train]')" if missing else "--model is required"
+            why = f"{', '.join(missing)} not installed (pip install -e '.\\[train]' in the thinkingbox-env checkout)" if missing else "--model is required"
             console.print(f"[red]error:[/] the transformers agent runs a local checkpoint: {why}")
             return 2
     out = Path(args.output)

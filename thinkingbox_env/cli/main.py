@@ -7,6 +7,8 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from rich.markup import escape
+
 from ..registry import UnknownTaskError
 from ..spec import SpecError
 from ..version import __version__
@@ -39,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except UserError as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         return 2
     except (UnknownTaskError, SpecError, KeyError) as exc:
         console.print(f"[red]error:[/] {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}")

@@ -555,7 +555,7 @@ def run_ray(config: EvalConfig, plan: list[tuple[str, int]], on_row: Callable[[d
     try:
         import ray
     except ImportError as exc:
-        raise RunFileError("--ray needs Ray, which is not installed: pip install 'thinkingbox-env[ray]' "
+        raise RunFileError("--ray needs Ray, which is not installed: pip install -e '.[ray]' in the thinkingbox-env checkout "
                            "(or run without --ray: trials then run on local threads)") from exc
     control = control or RunControl()
     if not ray.is_initialized():
