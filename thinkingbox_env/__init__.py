@@ -14,11 +14,13 @@ from .registry import (
     register_gym_envs,
 )
 from .spec import SpecError, TaskSpec
+from .task_sampler import DomainEnv
 from .tools import ToolError, tool
 from .users import LLMUser, ScriptedUser
 from .version import __version__ as __version__
 
 __all__ = [
+    "DomainEnv",
     "LLMUser",
     "NoopAgent",
     "OpenAIChatAgent",

@@ -1,7 +1,9 @@
 """Task lookup: ``make()``, ``list_tasks()``, training variants and Gymnasium registration.
 
 Frozen test tasks live as ``task_specs/<domain>/<id>.yaml``. Every one is also
-registered with Gymnasium as ``thinkingbox/<domain>.<id>``. Training variants are
+registered with Gymnasium as ``thinkingbox/<domain>.<id>-v<N>``, N being the domain's
+``task_set_version`` (raised whenever frozen tasks change, so results name the task set they
+were measured on); the unversioned id resolves to it too. Training variants are
 generated on demand by the domain's task families and never equal a test task.
 """
 
@@ -219,8 +221,9 @@ def _replace_spec(spec: Any, **changes: Any) -> Any:
 
 
 def gym_id(task_id: str) -> str:
+    """``retail/ST030_001`` -> ``thinkingbox/retail.ST030_001-v1`` (the domain's task-set version)."""
     domain, name = task_id.split("/", 1)
-    return f"{GYM_NAMESPACE}/{domain}.{name}"
+    return f"{GYM_NAMESPACE}/{domain}.{name}-v{load_domain(domain).spec.task_set_version}"
 
 
 def _gym_entry(task_id: str, **kwargs: Any) -> ThinkingboxEnv:
@@ -236,6 +239,11 @@ def register_gym_envs() -> None:
     if stamp == _REGISTERED_FOR:
         return
     registered = gym.registry
+    for domain in domain_dirs():  # one env for the whole domain, drawing a task per reset
+        gid = f"{GYM_NAMESPACE}/{domain}-v{load_domain(domain).spec.task_set_version}"
+        if gid not in registered:
+            gym.register(id=gid, entry_point="thinkingbox_env.task_sampler:DomainEnv", kwargs={"domain": domain},
+                         disable_env_checker=False, order_enforce=True)
     for task_id in task_files():
         gid = gym_id(task_id)
         if gid in registered:

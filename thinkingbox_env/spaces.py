@@ -10,6 +10,7 @@ domain tools.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -181,3 +182,71 @@ class AgentAction(spaces.Space):
 
     def __eq__(self, other: Any) -> bool:
         return isinstance(other, AgentAction) and other.tool_schemas == self.tool_schemas
+
+
+# --------------------------------------------------------------------------- shared memory for AsyncVectorEnv
+#
+# AsyncVectorEnv passes observations through shared memory by default, which Gymnasium only knows
+# for fixed-shape spaces. A chat observation is JSON of varying length, so each environment gets a
+# fixed byte slot holding a length prefix and the JSON text. Gymnasium reads the shared memory
+# once, as a view, and deep-copies it on every step; the view here decodes on access and its deep
+# copy is a tuple of observations, the same batch as without shared memory.
+
+SHARED_SLOT_BYTES = 8 * 1024 * 1024  # the largest observation is the opening one (policy and tool schemas)
+_LENGTH_BYTES = 8
+
+
+class SharedObservations(Sequence):
+    """A live view of the observations in shared memory (what ``copy=False`` vector envs return)."""
+
+    def __init__(self, buffer: Any, n: int):
+        self._buf = np.frombuffer(buffer, dtype=np.uint8)
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(self._n)))
+        if not -self._n <= i < self._n:
+            raise IndexError(i)
+        start = (i % self._n) * SHARED_SLOT_BYTES
+        size = int.from_bytes(self._buf[start:start + _LENGTH_BYTES].tobytes(), "little")
+        if size == 0:
+            return None  # nothing written yet
+        return json.loads(self._buf[start + _LENGTH_BYTES:start + _LENGTH_BYTES + size].tobytes())
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[Any, ...]:
+        return tuple(self)
+
+    def __repr__(self) -> str:
+        return f"SharedObservations({list(self)!r})"
+
+
+def _register_shared_memory() -> None:
+    import multiprocessing as mp
+
+    from gymnasium.vector.utils import shared_memory as sm
+
+    @sm.create_shared_memory.register(ChatObservation)
+    def _create(space: ChatObservation, n: int = 1, ctx: Any = mp) -> Any:
+        return ctx.Array("B", n * SHARED_SLOT_BYTES, lock=False)
+
+    @sm.write_to_shared_memory.register(ChatObservation)
+    def _write(space: ChatObservation, index: int, value: Any, shared_memory: Any) -> None:
+        data = json.dumps(value, default=str).encode("utf-8")
+        if len(data) + _LENGTH_BYTES > SHARED_SLOT_BYTES:
+            raise ValueError(f"an observation of {len(data)} bytes does not fit the {SHARED_SLOT_BYTES}-byte shared-memory "
+                             "slot; create the vector env with shared_memory=False")
+        buf = np.frombuffer(shared_memory, dtype=np.uint8)
+        start = index * SHARED_SLOT_BYTES
+        buf[start:start + _LENGTH_BYTES] = np.frombuffer(len(data).to_bytes(_LENGTH_BYTES, "little"), dtype=np.uint8)
+        buf[start + _LENGTH_BYTES:start + _LENGTH_BYTES + len(data)] = np.frombuffer(data, dtype=np.uint8)
+
+    @sm.read_from_shared_memory.register(ChatObservation)
+    def _read(space: ChatObservation, shared_memory: Any, n: int = 1) -> SharedObservations:
+        return SharedObservations(shared_memory, n)
+
+
+_register_shared_memory()

@@ -62,6 +62,8 @@ class DomainSpec(_Strict):
     title: str
     clock: datetime
     agent_role: str = ""
+    # raised whenever the frozen tasks change; part of every Gymnasium id (thinkingbox/retail.ST030_001-v1)
+    task_set_version: int = Field(default=1, ge=1)
     id_patterns: list[str] = Field(default_factory=list)
     tables: dict[str, TableMeta] = Field(default_factory=dict)
     slots: dict[str, DomainSlot] = Field(
