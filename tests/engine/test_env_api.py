@@ -11,6 +11,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import thinkingbox_env as tb
+from thinkingbox_env.registry import gym_id
 
 ALL_TASKS = tb.list_tasks()
 
@@ -33,7 +34,7 @@ def test_check_env_passes_without_warnings(task_id):
 def test_gymnasium_make_reaches_every_task():
     for task_id in ALL_TASKS:
         domain, name = task_id.split("/")
-        env = gym.make(f"thinkingbox/{domain}.{name}")
+        env = gym.make(gym_id(task_id))
         obs, info = env.reset(seed=0)
         assert info["task_id"] == task_id
         assert obs in env.observation_space

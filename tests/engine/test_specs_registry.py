@@ -10,7 +10,7 @@ import yaml
 
 import thinkingbox_env as tb
 from thinkingbox_env.domain import load_domain
-from thinkingbox_env.registry import UnknownTaskError
+from thinkingbox_env.registry import UnknownTaskError, gym_id
 from thinkingbox_env.spec import SpecError, load_task_file
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -119,7 +119,7 @@ def test_a_second_domain_is_only_a_folder(monkeypatch):
     info = tb.run_episode(env, tb.OracleAgent())
     assert info["verdict"] == 1.0
     assert info["diff"]["loans"]["inserted"][0]["id"] == "LN-1"
-    genv = gym.make("thinkingbox/library.LB001_001")
+    genv = gym.make(gym_id("library/LB001_001"))
     genv.reset(seed=0)
     genv.close()
     from thinkingbox_env.eval.validate import validate_task
