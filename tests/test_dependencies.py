@@ -1,0 +1,36 @@
+"""The dependency ranges say what the code needs, and CI installs their lower bounds."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _dependencies() -> dict[str, Requirement]:
+    text = (ROOT / "pyproject.toml").read_text()
+    block = re.search(r"^dependencies = \[(.*?)^\]", text, re.DOTALL | re.MULTILINE).group(1)
+    return {r.name: r for r in map(Requirement, re.findall(r'"([^"]+)"', block))}
+
+
+def test_mcp_1_is_excluded_and_mcp_2_allowed():
+    mcp = _dependencies()["mcp"].specifier
+    assert "1.27.0" not in mcp and "2.0.1" not in mcp  # serve fails with 1.x; the stdio client needs 2.1
+    assert "2.3.0" in mcp and "3.0.0" not in mcp
+
+
+def test_every_direct_dependency_has_a_lower_bound_and_ci_installs_exactly_it():
+    out = subprocess.run([sys.executable, str(ROOT / ".ci" / "lowest_requirements.py")], capture_output=True, text=True,
+                         check=True).stdout.split()
+    deps = _dependencies()
+    pins = dict(line.split("==") for line in out)
+    assert set(pins) == set(deps)
+    for name, version in pins.items():
+        assert version in deps[name].specifier, f"{name}=={version} is outside {deps[name].specifier}"
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "lowest_requirements.py" in ci and ".venv-lowest/bin/python -m pytest" in ci
