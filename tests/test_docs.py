@@ -59,7 +59,7 @@ NEEDS = {
 RULES: list[tuple[str, str | None]] = [
     (r"^(python3 -m venv|\. \.venv|pip install)", NEEDS["setup"]),
     (r"^(vllm serve|CUDA_VISIBLE_DEVICES|accelerate launch)", NEEDS["gpu"]),
-    (r"--base-url https?://(localhost|127\.0\.0\.1):8000|api\.openai\.com", NEEDS["endpoint"]),
+    (r"base-url https?://(localhost|127\.0\.0\.1):\d+|api\.openai\.com", NEEDS["endpoint"]),
     (r"--agent transformers --model runs/", NEEDS["checkpoint"]),
     (r"^python examples/reinforce_minimal\.py --model Qwen/", NEEDS["hub"]),
     (r"^python training/grpo\.py", NEEDS["training"]),
