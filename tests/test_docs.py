@@ -54,10 +54,12 @@ NEEDS = {
     "hub": "downloads a model from the Hugging Face hub",
     "server": "starts a long-running server; tests/serving drives `thinkingbox serve` and its operator API",
     "training": "a GRPO run; tests/training runs the same script on a tiny CPU model",
+    "tbbench": "needs the Thinkingbox-bench data repository and its tool servers (docs/tbbench.md)",
 }
 # first match wins: (pattern, why it is skipped) or (pattern, None) for a command that runs
 RULES: list[tuple[str, str | None]] = [
-    (r"^(python3 -m venv|\. \.venv|pip install)", NEEDS["setup"]),
+    (r"^(python3? -m venv|\. \.venv|pip install)", NEEDS["setup"]),
+    (r"--suite tbbench|tb-servers|thinkingbox-data|THINKINGBOX_TBBENCH", NEEDS["tbbench"]),
     (r"^(vllm serve|CUDA_VISIBLE_DEVICES|accelerate launch)", NEEDS["gpu"]),
     (r"base-url https?://(localhost|127\.0\.0\.1):\d+|api\.openai\.com", NEEDS["endpoint"]),
     (r"--agent transformers --model runs/", NEEDS["checkpoint"]),
