@@ -30,7 +30,7 @@ from .runtime import TaskRuntime, runtime_for
 from .spaces import AgentAction, ChatObservation
 from .spec import TaskSpec
 from .state import EpisodeState
-from .tools import END_TOOL_NAME, ToolResult
+from .tools import END_TOOL_NAME, ToolResult, arguments_text, safe_repr, trace_arguments
 from .users import DONE_MARKER, ScriptedUser, SimulatedUser
 
 log = logging.getLogger(__name__)
@@ -270,8 +270,8 @@ class ThinkingboxEnv(gym.Env):
             ids.append(call_id if isinstance(call_id, str) and call_id else f"call_{self._call_counter}")
         tool_calls = []
         for cid, (_, name, args) in zip(ids, calls):
-            shown = args if isinstance(args, str) else json.dumps(args if args is not None else {}, default=str)
-            tool_calls.append({"id": cid, "type": "function", "function": {"name": name if isinstance(name, str) else str(name), "arguments": shown}})
+            shown = arguments_text(args)
+            tool_calls.append({"id": cid, "type": "function", "function": {"name": name if isinstance(name, str) else safe_repr(name), "arguments": shown}})
         self._emit({"role": "assistant", "content": content, "tool_calls": tool_calls}, out, "agent")
         finish = None
         for cid, (_, name, args) in zip(ids, calls):
@@ -281,7 +281,7 @@ class ThinkingboxEnv(gym.Env):
             self._actions += 1
             result = self.tool_backend.call(name, args)
             self.trace.append({
-                "type": "tool_call", "id": cid, "name": result.name, "arguments": args,
+                "type": "tool_call", "id": cid, "name": result.name, "arguments": trace_arguments(args),
                 "result": result.content, "ok": result.ok, "writes": result.writes and result.ok,
                 "error_kind": result.error_kind,
             })

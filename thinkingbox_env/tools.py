@@ -14,6 +14,7 @@ import difflib
 import inspect
 import json
 import logging
+import math
 import re
 import types
 import typing
@@ -30,6 +31,8 @@ from .diff import jsonable
 log = logging.getLogger(__name__)
 
 MAX_ARGUMENT_BYTES = 32_768
+MAX_ARGUMENT_DEPTH = 16  # no tool takes anything nested this deep; bounds every recursive walk of agent input
+INT64 = (-(2**63), 2**63 - 1)  # the backend's widest integer column
 END_TOOL_NAME = "end_conversation"
 
 
@@ -228,7 +231,13 @@ class Toolbox:
         return [t.openai_schema() for t in self.tools.values()]
 
     def parse_arguments(self, raw: Any) -> tuple[dict[str, Any] | None, str | None]:
-        """Arguments arrive as a dict or a JSON string; return (arguments, error)."""
+        """Arguments arrive as a dict or a JSON string; return (arguments, error).
+
+        Every structural problem an agent can produce is caught here, before pydantic
+        or the backend sees the value, so it comes back as an argument error naming
+        where it is rather than as an exception (deep nesting used to escape as
+        ``RecursionError``) or as an "internal" error from the database driver.
+        """
         if raw is None:
             return {}, None
         if isinstance(raw, str):
@@ -236,26 +245,30 @@ class Toolbox:
                 return None, f"arguments are too large ({len(raw)} characters; the limit is {MAX_ARGUMENT_BYTES} bytes)"
             if not raw.strip():
                 return {}, None
+            if _bracket_depth(raw) > MAX_ARGUMENT_DEPTH:
+                return None, f"arguments are nested more than {MAX_ARGUMENT_DEPTH} levels deep"
             try:
                 raw = json.loads(raw)
             except json.JSONDecodeError as exc:
                 return None, f"arguments are not valid JSON: {exc.msg} at position {exc.pos}"
+            except (ValueError, RecursionError) as exc:  # e.g. an integer literal too long to convert
+                return None, f"arguments are not valid JSON: {exc}"
         if not isinstance(raw, dict):
             return None, f"arguments must be a JSON object, got {type(raw).__name__}"
-        try:
-            size = len(json.dumps(raw, default=str))
-        except (TypeError, ValueError) as exc:
-            return None, f"arguments cannot be serialised: {exc}"
+        problem = _json_problem(raw, "", 0)
+        if problem is not None:
+            return None, problem
+        size = len(json.dumps(raw))
         if size > MAX_ARGUMENT_BYTES:
             return None, f"arguments are too large ({size} bytes; the limit is {MAX_ARGUMENT_BYTES} bytes)"
         return raw, None
 
     def call(self, state: Any, name: Any, raw_arguments: Any) -> ToolResult:
         if not isinstance(name, str) or name not in self.tools:
-            shown = name if isinstance(name, str) else repr(name)
-            close = difflib.get_close_matches(str(name), list(self.tools), n=3)
+            shown = name if isinstance(name, str) else safe_repr(name)
+            close = difflib.get_close_matches(name, list(self.tools), n=3) if isinstance(name, str) else []
             hint = f"; did you mean {', '.join(close)}?" if close else f"; available tools: {', '.join(self.tools)}"
-            return ToolResult(str(name), {"error": f"unknown tool '{shown[:100]}'{hint}"}, False, False, "unknown_tool")
+            return ToolResult(shown[:100], {"error": f"unknown tool '{shown[:100]}'{hint}"}, False, False, "unknown_tool")
         t = self.tools[name]
         arguments, err = self.parse_arguments(raw_arguments)
         if err is not None:
@@ -275,6 +288,12 @@ class Toolbox:
             if t.writes:
                 state.rollback(saved)
             return ToolResult(name, {"error": f"tool '{name}' was refused by the backend: {exc}"}, False, t.writes, "precondition")
+        except (duckdb.ConversionException, duckdb.OutOfRangeException, OverflowError) as exc:
+            # a value that passed its type but does not fit the backend's column: the agent's argument, not a bug
+            if t.writes:
+                state.rollback(saved)
+            reason = str(exc).splitlines()[0][:200]
+            return ToolResult(name, {"error": f"tool '{name}': an argument value does not fit the backend ({reason})"}, False, t.writes, "arguments")
         except Exception as exc:  # noqa: BLE001 - the contract is that step() never raises
             log.exception("tool %s failed", name)
             if t.writes:
@@ -283,3 +302,84 @@ class Toolbox:
         if t.writes:
             state.commit()
         return ToolResult(name, jsonable(value), True, t.writes)
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest bracket nesting of a JSON text, read without parsing it (which could recurse without bound)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _json_problem(value: Any, path: str, depth: int) -> str | None:
+    """The first thing in ``value`` that is not a plain, bounded JSON value, described with its path; None if all is well."""
+    where = f"argument '{path}'" if path else "arguments"
+    if depth > MAX_ARGUMENT_DEPTH:
+        return f"{where}: nested more than {MAX_ARGUMENT_DEPTH} levels deep"
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return f"{where}: contains a NUL character" if "\x00" in value else None
+    if isinstance(value, int):
+        return None if INT64[0] <= value <= INT64[1] else f"{where}: integer out of the 64-bit range"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{where}: {value} is not a finite number"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{where}: keys must be strings, got {type(key).__name__}"
+            if "\x00" in key:
+                return f"{where}: a key contains a NUL character"
+            problem = _json_problem(item, f"{path}.{key}" if path else key, depth + 1)
+            if problem is not None:
+                return problem
+        return None
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            problem = _json_problem(item, f"{path}[{i}]" if path else f"[{i}]", depth + 1)
+            if problem is not None:
+                return problem
+        return None
+    return f"{where}: {type(value).__name__} is not a JSON value"
+
+
+def safe_repr(value: Any, limit: int = 100) -> str:
+    """``repr`` for agent-supplied values, which may be nested too deep to repr at all."""
+    try:
+        return repr(value)[:limit]
+    except (RecursionError, ValueError):  # ValueError: an int too long to print
+        return f"<{type(value).__name__}>"
+
+
+def arguments_text(arguments: Any) -> str:
+    """The arguments as the agent's message shows them: its own string, or JSON; never raises."""
+    if isinstance(arguments, str):
+        return arguments
+    try:
+        return json.dumps(arguments if arguments is not None else {}, default=str)
+    except (RecursionError, ValueError, TypeError):
+        return safe_repr(arguments, MAX_ARGUMENT_BYTES)
+
+
+def trace_arguments(arguments: Any) -> Any:
+    """What the trace keeps of a call's arguments: the value itself when it is plain JSON, else its text."""
+    if arguments is None or isinstance(arguments, str):
+        return arguments
+    if isinstance(arguments, dict) and _json_problem(arguments, "", 0) is None:
+        return arguments
+    return arguments_text(arguments)
