@@ -15,7 +15,7 @@ def free_port() -> int:
 
 
 class HttpServer:
-    def __init__(self, target: str = "retail", token: str | None = "agent-token", operator_token: str = "operator-token",
+    def __init__(self, target: str = "retail", token: str | None = "agent-token-for-tests", operator_token: str = "operator-token-for-tests",
                  extra: list[str] | None = None):
         self.port = free_port()
         self.token, self.operator_token = token, operator_token

@@ -33,7 +33,7 @@ def _stdio_params(target="retail/ST030_001"):
     return StdioServerParameters(command=sys.executable, args=["-m", "thinkingbox_env.cli", "serve", target, "--transport", "stdio"])
 
 
-def _http_client(server, token="agent-token"):
+def _http_client(server, token="agent-token-for-tests"):
     headers = {"Authorization": f"Bearer {token}"} if token else None
     return Client(streamable_http_client(server.url, http_client=create_mcp_http_client(headers=headers)), mode="legacy")
 
@@ -109,8 +109,8 @@ def test_requests_without_the_agent_token_are_refused(server):
 
 def test_operator_api_needs_the_operator_token(server):
     assert _get(server.base + "/operator/sessions")[0] == 401
-    assert _get(server.base + "/operator/sessions", token="agent-token")[0] == 401  # the agent's token opens nothing here
-    status, body = _get(server.base + "/operator/sessions", token="operator-token")
+    assert _get(server.base + "/operator/sessions", token="agent-token-for-tests")[0] == 401  # the agent's token opens nothing here
+    status, body = _get(server.base + "/operator/sessions", token="operator-token-for-tests")
     assert status == 200 and "sessions" in body
 
 
@@ -126,7 +126,7 @@ def test_32_concurrent_sessions_never_see_each_others_writes(server):
 
     def worker(i):
         try:
-            backend = MCPToolBackend.http(server.url, operator_token="operator-token", token="agent-token")
+            backend = MCPToolBackend.http(server.url, operator_token="operator-token-for-tests", token="agent-token-for-tests")
             env = tb.make("retail/ST030_001", tool_backend=backend)
             env.reset(seed=i)
             created = json.loads(env.step({"name": "create_ticket", "arguments": {"requester_id": 3000001, "subject": f"session {i}", "category": "general"}})[0]["messages"][-1]["content"])
@@ -227,7 +227,7 @@ def test_no_agent_facing_tool_reveals_the_golden_outcome_or_the_checks(server):
 
 
 def test_operator_client_reports_bad_requests(server):
-    op = OperatorClient("operator-token", base_url=server.base)
+    op = OperatorClient("operator-token-for-tests", base_url=server.base)
     with pytest.raises(MCPBackendError, match="404"):
         op.outcome("no-such-session")
     with pytest.raises(MCPBackendError, match="unknown task"):
@@ -239,11 +239,11 @@ def test_idle_sessions_expire():
 
     srv = HttpServer("retail/ST030_001", extra=["--idle-timeout", "1"])
     try:
-        backend = MCPToolBackend.http(srv.url, operator_token="operator-token", token="agent-token")
+        backend = MCPToolBackend.http(srv.url, operator_token="operator-token-for-tests", token="agent-token-for-tests")
         env = tb.make("retail/ST030_001", tool_backend=backend)
         env.reset(seed=0)
         env.step({"name": "update_membership", "arguments": {"customer_id": "CUS-3000001", "action": "upgrade"}})
-        op = OperatorClient("operator-token", base_url=srv.base)
+        op = OperatorClient("operator-token-for-tests", base_url=srv.base)
         assert [s["session"] for s in op.request("GET", "/operator/sessions")["sessions"]] == [backend.session]
         time.sleep(2.5)
         assert op.request("GET", "/operator/sessions")["sessions"] == []

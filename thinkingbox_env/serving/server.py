@@ -4,7 +4,14 @@ The agent side is a plain MCP server: tool names, descriptions and input schemas
 come from the same ``@tool`` definitions the environment uses, and a call runs
 through the same ``Toolbox.call`` error contract. Over stdio there is one episode
 per process; over streamable HTTP every MCP session gets its own isolated episode,
-dropped after a configurable idle time.
+bound to the session id the server issued at the handshake and dropped after a
+configurable idle time. A request that names an id the server did not issue, or
+one whose episode has expired or been closed, is refused with a message saying
+so: an episode is never replaced behind a client's back, since an agent that went
+on working on a fresh state would be graded on writes it never made. Requests of
+the stateless (2026-era) protocol carry no server-issued id, so they are refused
+unless the server runs in single-episode mode, where every client shares the one
+episode as over stdio.
 
 The operator side (reset an episode, read its diff, compute its verdict) is a
 small HTTP API under ``/operator``, guarded by its own bearer token. It is never
@@ -16,18 +23,22 @@ Unix socket or a loopback port of the operator's choosing.
 from __future__ import annotations
 
 import hmac
+import json
 import logging
 import os
 import secrets
 import sys
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp.server import Server
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -35,7 +46,7 @@ from starlette.routing import Route
 
 from ..checks import dialogue_checks, failure_category, reward_vector, rubric_checks, state_checks, state_outcome, verdict
 from ..domain import Domain, load_domain
-from ..registry import list_tasks, load_task
+from ..registry import UnknownTaskError, list_tasks, load_task
 from ..runtime import runtime_for
 from ..spec import TaskSpec
 from ..state import EpisodeState
@@ -50,10 +61,36 @@ WRITES_META = "thinkingbox/writes"
 TOKEN_VARIABLE = "THINKINGBOX_MCP_TOKEN"
 OPERATOR_TOKEN_VARIABLE = "THINKINGBOX_OPERATOR_TOKEN"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+MIN_TOKEN_LENGTH = 16
+DEFAULT_MAX_EPISODES = 64  # each live episode holds its own state (several MB): the cap bounds the server's memory
+MAX_SEED = 2**32 - 1
+FINISH_REASONS = ("done_marker", "end_tool", "action_limit", "user_turn_limit")
+STATELESS_REFUSED = (
+    "this server binds every episode to an MCP session: requests of the stateless protocol era carry no "
+    "server-issued session id and are refused; connect with the initialize handshake (mode='legacy' or "
+    "'auto' in the Python client), or start the server with --single-episode to share one episode"
+)
 
 
 class OperatorError(ValueError):
     """A bad operator request; answered with HTTP 400 and the message."""
+
+
+class SessionError(LookupError):
+    """A request naming no live episode (never issued, expired or closed); answered with 404 and the reason."""
+
+
+class CapacityError(RuntimeError):
+    """The server already holds its maximum number of live episodes; answered with 503."""
+
+
+def check_token(label: str, token: str) -> str:
+    """Refuse tokens an attacker could guess or an operator could mistype into something trivially weak."""
+    if len(token) < MIN_TOKEN_LENGTH:
+        raise OperatorError(f"the {label} must be at least {MIN_TOKEN_LENGTH} characters long (got {len(token)})")
+    if not all(33 <= ord(ch) < 127 for ch in token):
+        raise OperatorError(f"the {label} must be printable ASCII without spaces (it travels in an HTTP header)")
+    return token
 
 
 @dataclass
@@ -71,9 +108,22 @@ class HostedEpisode:
 
 
 class EpisodeHost:
-    """The episodes of one server, keyed by MCP session id (or one for stdio)."""
+    """The episodes of one server, keyed by server-issued MCP session id (or one shared episode).
 
-    def __init__(self, target: str, idle_timeout: float | None = 1800.0):
+    In session mode an episode exists only between :meth:`open` (called when the server
+    issues a session id) and :meth:`drop` (the client closed the session) or idle expiry;
+    every lookup of any other id raises :class:`SessionError` instead of creating an
+    episode, so a client cannot choose its own id, reach another client's episode or
+    silently continue on a fresh state. In single-episode mode (stdio, or HTTP with
+    ``--single-episode``) every request shares the one episode keyed ``default``.
+    """
+
+    def __init__(self, target: str, idle_timeout: float | None = 1800.0, *, max_episodes: int = DEFAULT_MAX_EPISODES,
+                 single_episode: bool = False):
+        if max_episodes < 1:
+            raise OperatorError(f"max_episodes must be at least 1 (got {max_episodes})")
+        if idle_timeout is not None and not idle_timeout > 0:
+            raise OperatorError(f"the idle timeout must be a positive number of seconds (got {idle_timeout})")
         if "/" in target:
             self.default_task = load_task(target)
             self.domain: Domain = load_domain(self.default_task.domain)
@@ -84,9 +134,15 @@ class EpisodeHost:
                 raise OperatorError(f"domain '{target}' has no frozen tasks to start episodes with")
             self.default_task = load_task(tasks[0])
         self.toolbox = self.domain.toolbox
-        self.idle_timeout = idle_timeout
+        self.single_episode = single_episode
+        self.idle_timeout = None if single_episode else idle_timeout  # the one shared episode never expires
+        self.max_episodes = 1 if single_episode else max_episodes
         self._episodes: dict[str, HostedEpisode] = {}
+        self._gone: OrderedDict[str, str] = OrderedDict()  # recently ended sessions -> why, for a precise refusal
+        self._reserved = 0
         self._lock = threading.RLock()
+        if single_episode:
+            self._episodes[STDIO_SESSION] = self._new(self.default_task, 0)
 
     # ------------------------------------------------------------------ episodes
 
@@ -95,13 +151,66 @@ class EpisodeHost:
             raise OperatorError(f"this server serves the '{self.domain.name}' tools; task '{task.full_id}' needs '{task.domain}'")
         return HostedEpisode(task, seed, runtime_for(task).new_state())
 
-    def episode(self, session: str) -> HostedEpisode:
+    def key(self, session: str | None) -> str:
+        """The episode key a request maps to: its session id, or the shared one in single-episode mode."""
+        if self.single_episode:
+            return STDIO_SESSION
+        if not session:
+            raise SessionError("this request carries no MCP session id; open a session with the initialize handshake first")
+        return session
+
+    def reserve(self) -> None:
+        """Hold a slot for a session about to be issued, so concurrent handshakes cannot overshoot the cap."""
         with self._lock:
             self.expire()
-            ep = self._episodes.get(session)
+            if len(self._episodes) + self._reserved >= self.max_episodes:
+                raise CapacityError(
+                    f"this server already holds its maximum of {self.max_episodes} live episodes; close a session "
+                    "(HTTP DELETE), wait for an idle one to expire, or start the server with a higher --max-episodes"
+                )
+            self._reserved += 1
+
+    def release(self) -> None:
+        with self._lock:
+            self._reserved = max(0, self._reserved - 1)
+
+    def open(self, session: str) -> HostedEpisode:
+        """The episode of a session id the server has just issued; takes the slot :meth:`reserve` held."""
+        ep = self._new(self.default_task, 0)
+        with self._lock:
+            self._reserved = max(0, self._reserved - 1)
+            old = self._episodes.pop(session, None)
+            self._episodes[session] = ep
+        if old is not None:  # cannot happen with server-issued ids; never leak a state if it did
+            old.close()
+        log.info("session %s opened on %s", session[:12], ep.task.full_id)
+        return ep
+
+    def drop(self, session: str, reason: str) -> None:
+        with self._lock:
+            ep = self._episodes.pop(session, None)
+            if ep is not None:
+                self._remember_gone(session, reason)
+        if ep is not None:
+            ep.close()
+            log.info("session %s %s after %d tool calls", session[:12], reason, len(ep.calls))
+
+    def _remember_gone(self, session: str, reason: str) -> None:
+        self._gone[session] = reason
+        while len(self._gone) > 4096:
+            self._gone.popitem(last=False)
+
+    def episode(self, session: str | None) -> HostedEpisode:
+        """The live episode of a request, touched; :class:`SessionError` naming why if there is none."""
+        key = self.key(session)
+        with self._lock:
+            self.expire()
+            ep = self._episodes.get(key)
             if ep is None:
-                ep = self._new(self.default_task, 0)
-                self._episodes[session] = ep
+                why = self._gone.get(key)
+                if why is not None:
+                    raise SessionError(f"session {key[:12]}... has {why}; its episode and its writes are gone: open a new session")
+                raise SessionError(f"unknown session {key[:40]!r}: this server did not issue it (or it ended long ago)")
             ep.last_used = time.monotonic()
             return ep
 
@@ -113,15 +222,18 @@ class EpisodeHost:
         elif task_id is not None:
             task = load_task(task_id)
         else:
-            with self._lock:
-                current = self._episodes.get(session)
-            task = current.task if current is not None else self.default_task
-        new = self._new(task, seed)
+            task = None
+        key = self.key(session)
         with self._lock:
-            old = self._episodes.pop(session, None)
-            self._episodes[session] = new
-        if old is not None:
-            old.close()
+            current = self.episode(key)  # only a live session can be reset: the operator cannot mint ids either
+        new = self._new(task if task is not None else current.task, seed)
+        with self._lock:
+            old = self._episodes.get(key)
+            if old is not current:  # expired or closed while the new state was built
+                new.close()
+                raise SessionError(f"session {key[:12]}... ended during the reset")
+            self._episodes[key] = new
+        old.close()
         return new
 
     def expire(self) -> None:
@@ -132,6 +244,7 @@ class EpisodeHost:
             stale = [k for k, ep in self._episodes.items() if ep.last_used < cutoff]
             for key in stale:
                 self._episodes.pop(key).close()
+                self._remember_gone(key, f"expired after {self.idle_timeout:g} s idle")
                 log.info("episode of session %s expired after %.0f s idle", key[:12], self.idle_timeout)
 
     def sessions(self) -> list[dict[str, Any]]:
@@ -144,16 +257,26 @@ class EpisodeHost:
             ]
 
     def existing(self, session: str) -> HostedEpisode:
+        """The live episode for the operator, without counting the look as client activity."""
+        key = self.key(session)
         with self._lock:
             self.expire()
-            ep = self._episodes.get(session)
+            ep = self._episodes.get(key)
         if ep is None:
-            raise KeyError(session)
+            why = self._gone.get(key)
+            raise SessionError(f"session {key[:40]!r} has {why}" if why else f"unknown session {key[:40]!r}")
         return ep
 
     # ------------------------------------------------------------------ agent side
 
-    def call(self, session: str, name: str, arguments: Any) -> ToolResult:
+    def call(self, session: str | None, name: str, arguments: Any) -> ToolResult:
+        """Run one tool call on the session's episode, atomically with respect to every other call and reset.
+
+        A call the server has received runs to completion (or rolls back) even if its
+        client disconnects before reading the result: its writes stay in the episode,
+        where the operator's diff and verdict see them, like a request a real backend
+        committed before the connection dropped.
+        """
         with self._lock:  # the operator API may run on another thread (stdio mode)
             ep = self.episode(session)
             result = self.toolbox.call(ep.state, name, arguments)
@@ -196,13 +319,11 @@ class EpisodeHost:
 # --------------------------------------------------------------------------- MCP (agent side)
 
 
-def _session_key(ctx: Any) -> str:
+def _session_key(ctx: Any) -> str | None:
+    """The server-issued session id of an HTTP request (checked by :class:`SessionGate`); None elsewhere."""
     request = getattr(ctx, "request", None)
-    if request is not None:
-        sid = request.headers.get("mcp-session-id")
-        if sid:
-            return sid
-    return STDIO_SESSION
+    headers = getattr(request, "headers", None)
+    return headers.get("mcp-session-id") if headers is not None else None
 
 
 OPENING_PROMPT = "opening_request"
@@ -235,7 +356,10 @@ def build_mcp_server(host: EpisodeHost) -> Server:
         return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        result = host.call(_session_key(ctx), params.name, params.arguments)
+        try:
+            result = host.call(_session_key(ctx), params.name, params.arguments)
+        except SessionError as exc:  # expired between the gate and the call: refuse, never run on another state
+            raise MCPError(types.INVALID_REQUEST, str(exc)) from exc
         return types.CallToolResult(
             content=[types.TextContent(text=result.text())],
             is_error=not result.ok,
@@ -287,16 +411,58 @@ def _bearer_ok(request: Request, token: str) -> bool:
     return header.startswith("Bearer ") and hmac.compare_digest(header[7:].encode(), token.encode())
 
 
+def _body_keys(body: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise OperatorError(f"unknown field(s) {', '.join(map(repr, unknown))}; this route takes {', '.join(allowed)}")
+
+
+def _optional_str(body: dict[str, Any], name: str, default: str) -> str:
+    value = body.get(name, default)
+    if not isinstance(value, str):
+        raise OperatorError(f"'{name}' must be a string, got {type(value).__name__}")
+    return value
+
+
+def parse_reset_body(body: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None, int]:
+    """Validate a reset request: (task_id, spec, seed), or :class:`OperatorError` naming the bad field."""
+    _body_keys(body, ("task_id", "spec", "seed"))
+    task_id, spec, seed = body.get("task_id"), body.get("spec"), body.get("seed", 0)
+    if task_id is not None and (not isinstance(task_id, str) or not task_id.strip() or len(task_id) > 200):
+        raise OperatorError(f"'task_id' must be a task id string such as 'retail/ST030_001', got {type(task_id).__name__}")
+    if spec is not None and not isinstance(spec, dict):
+        raise OperatorError(f"'spec' must be a JSON object (a task spec), got {type(spec).__name__}")
+    if task_id is not None and spec is not None:
+        raise OperatorError("give either 'task_id' or 'spec', not both")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise OperatorError(f"'seed' must be an integer from 0 to {MAX_SEED}, got {seed!r:.40}")
+    return task_id, spec, seed
+
+
+def parse_verdict_body(body: dict[str, Any]) -> tuple[str, str, str]:
+    _body_keys(body, ("final_message", "transcript", "finish_reason"))
+    finish = _optional_str(body, "finish_reason", "done_marker")
+    if finish not in FINISH_REASONS:
+        raise OperatorError(f"'finish_reason' must be one of {', '.join(FINISH_REASONS)}, got {finish[:40]!r}")
+    return _optional_str(body, "final_message", ""), _optional_str(body, "transcript", ""), finish
+
+
 def operator_routes(host: EpisodeHost, operator_token: str) -> list[Route]:
     def guarded(handler: Any) -> Any:
         async def endpoint(request: Request) -> Response:
             if not _bearer_ok(request, operator_token):
                 return JSONResponse({"error": "operator token required"}, status_code=401)
             try:
-                body = await request.json() if request.method == "POST" and await request.body() else {}
+                raw = await request.body() if request.method == "POST" else b""
+                try:
+                    body = json.loads(raw) if raw.strip() else {}
+                except (ValueError, RecursionError) as exc:
+                    raise OperatorError(f"the request body is not valid JSON: {str(exc)[:120]}") from exc
                 if not isinstance(body, dict):
                     raise OperatorError("the request body must be a JSON object")
                 return JSONResponse(handler(request.path_params.get("session", ""), body))
+            except (SessionError, UnknownTaskError) as exc:
+                return JSONResponse({"error": str(exc)}, status_code=404)
             except KeyError as exc:
                 return JSONResponse({"error": f"unknown session or task: {exc.args[0]}"}, status_code=404)
             except (OperatorError, ValueError) as exc:
@@ -305,38 +471,104 @@ def operator_routes(host: EpisodeHost, operator_token: str) -> list[Route]:
         return endpoint
 
     def reset(session: str, body: dict[str, Any]) -> dict[str, Any]:
-        seed = body.get("seed", 0)
-        if not isinstance(seed, int):
-            raise OperatorError("seed must be an integer")
-        ep = host.reset(session, body.get("task_id"), body.get("spec"), seed)
+        task_id, spec, seed = parse_reset_body(body)
+        ep = host.reset(session, task_id, spec, seed)
         return {"session": session, "task_id": ep.task.full_id, "seed": ep.seed}
 
+    def verdict(session: str, body: dict[str, Any]) -> dict[str, Any]:
+        return host.verdict(session, *parse_verdict_body(body))
+
+    def no_body(handler: Any) -> Any:
+        def run(session: str, body: dict[str, Any]) -> dict[str, Any]:
+            _body_keys(body, ())
+            return handler(session)
+
+        return run
+
     return [
-        Route("/operator/sessions", guarded(lambda s, b: {"sessions": host.sessions()}), methods=["GET"]),
+        Route("/operator/sessions", guarded(no_body(lambda s: {"sessions": host.sessions()})), methods=["GET"]),
         Route("/operator/sessions/{session}/reset", guarded(reset), methods=["POST"]),
-        Route("/operator/sessions/{session}/diff", guarded(lambda s, b: {k: v for k, v in host.outcome(s).items() if k in ("diff", "state_hash")}), methods=["GET"]),
-        Route("/operator/sessions/{session}/outcome", guarded(lambda s, b: host.outcome(s)), methods=["GET"]),
-        Route(
-            "/operator/sessions/{session}/verdict",
-            guarded(lambda s, b: host.verdict(s, str(b.get("final_message", "")), str(b.get("transcript", "")), str(b.get("finish_reason", "done_marker")))),
-            methods=["POST"],
-        ),
+        Route("/operator/sessions/{session}/diff", guarded(no_body(lambda s: {k: v for k, v in host.outcome(s).items() if k in ("diff", "state_hash")})), methods=["GET"]),
+        Route("/operator/sessions/{session}/outcome", guarded(no_body(host.outcome)), methods=["GET"]),
+        Route("/operator/sessions/{session}/verdict", guarded(verdict), methods=["POST"]),
     ]
 
 
-class AgentTokenMiddleware:
-    """Refuses every MCP request that lacks the agent bearer token (when one is configured)."""
+def _rpc_refusal(message: str, status: int, code: int = types.INVALID_REQUEST) -> JSONResponse:
+    """A JSON-RPC error body at an HTTP error status: MCP clients surface its message verbatim."""
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, status_code=status)
 
-    def __init__(self, app: Any, token: str | None):
-        self.app = app
-        self.token = token
+
+class SessionGate:
+    """ASGI middleware in front of the MCP endpoint: the agent token, then the session binding.
+
+    It admits a request without a session id only as a new session (within the
+    episode cap), opens that session's episode when the server issues its id,
+    refuses ids that name no live episode before the MCP layer sees them, drops
+    the episode when the client closes its session, and refuses stateless-era
+    requests unless the host shares one episode.
+    """
+
+    def __init__(self, app: Any, host: EpisodeHost, token: str | None):
+        self.app, self.host, self.token = app, host, token
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        guarded = self.token and scope["type"] == "http" and not scope["path"].startswith("/operator")
-        if guarded and not _bearer_ok(Request(scope), self.token):
+        if scope["type"] != "http" or scope["path"].startswith("/operator"):
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        if self.token and not _bearer_ok(request, self.token):
             await JSONResponse({"error": "bearer token required"}, status_code=401)(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        if self.host.single_episode:
+            await self.app(scope, receive, send)
+            return
+        version = request.headers.get("mcp-protocol-version")
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            await _rpc_refusal(STATELESS_REFUSED, 400)(scope, receive, send)
+            return
+        session = request.headers.get("mcp-session-id")
+        if session is not None:
+            try:
+                self.host.episode(session)
+            except SessionError as exc:
+                await _rpc_refusal(str(exc), 404)(scope, receive, send)
+                return
+            if scope["method"] != "DELETE":
+                await self.app(scope, receive, send)
+                return
+            status: list[int] = []
+
+            async def watch(message: Any) -> None:
+                if message["type"] == "http.response.start":
+                    status.append(message["status"])
+                await send(message)
+
+            await self.app(scope, receive, watch)
+            if status and status[0] < 300:
+                self.host.drop(session, "been closed by its client")
+            return
+        try:
+            self.host.reserve()
+        except CapacityError as exc:
+            await _rpc_refusal(str(exc), 503, types.INTERNAL_ERROR)(scope, receive, send)
+            return
+        opened = False
+
+        async def issue(message: Any) -> None:
+            nonlocal opened
+            if message["type"] == "http.response.start" and message["status"] < 300:
+                issued = next((v.decode("latin-1") for k, v in message.get("headers", []) if k.lower() == b"mcp-session-id"), None)
+                if issued:
+                    self.host.open(issued)
+                    opened = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, issue)
+        finally:
+            if not opened:
+                self.host.release()
 
 
 def build_http_app(host: EpisodeHost, *, bind_host: str, token: str | None, operator_token: str) -> Any:
@@ -345,9 +577,10 @@ def build_http_app(host: EpisodeHost, *, bind_host: str, token: str | None, oper
         streamable_http_path="/mcp",
         host=bind_host,
         session_idle_timeout=host.idle_timeout,
+        max_sessions=None if host.single_episode else host.max_episodes,
         custom_starlette_routes=operator_routes(host, operator_token),
     )
-    return AgentTokenMiddleware(app, token)
+    return SessionGate(app, host, token)
 
 
 def build_operator_app(host: EpisodeHost, operator_token: str) -> Starlette:
@@ -358,28 +591,33 @@ def build_operator_app(host: EpisodeHost, operator_token: str) -> Starlette:
 
 
 def resolve_tokens(bind_host: str, token: str | None, operator_token: str | None) -> tuple[str | None, str]:
-    token = token or os.environ.get(TOKEN_VARIABLE) or None
+    token = token if token is not None else os.environ.get(TOKEN_VARIABLE) or None
+    if token is not None:
+        check_token(f"agent token (--token or {TOKEN_VARIABLE})", token)
     if bind_host not in LOOPBACK_HOSTS and not token:
         raise OperatorError(
             f"binding to {bind_host} exposes the tools beyond this machine: give a bearer token with --token or {TOKEN_VARIABLE}"
         )
-    operator_token = operator_token or os.environ.get(OPERATOR_TOKEN_VARIABLE)
-    if not operator_token:
+    operator_token = operator_token if operator_token is not None else os.environ.get(OPERATOR_TOKEN_VARIABLE) or None
+    if operator_token is None:
         operator_token = secrets.token_urlsafe(24)
         print(f"operator token: {operator_token}", file=sys.stderr, flush=True)
+    check_token(f"operator token (--operator-token or {OPERATOR_TOKEN_VARIABLE})", operator_token)
     if token and hmac.compare_digest(token, operator_token):
         raise OperatorError("the operator token must differ from the agent token")
     return token, operator_token
 
 
 def serve_http(target: str, bind_host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
-               operator_token: str | None = None, idle_timeout: float | None = 1800.0) -> None:
+               operator_token: str | None = None, idle_timeout: float | None = 1800.0, *,
+               max_episodes: int = DEFAULT_MAX_EPISODES, single_episode: bool = False) -> None:
     import uvicorn
 
     token, operator_token = resolve_tokens(bind_host, token, operator_token)
-    host = EpisodeHost(target, idle_timeout)
+    host = EpisodeHost(target, idle_timeout, max_episodes=max_episodes, single_episode=single_episode)
     app = build_http_app(host, bind_host=bind_host, token=token, operator_token=operator_token)
-    print(f"serving {target} over MCP at http://{bind_host}:{port}/mcp (operator API under /operator)", file=sys.stderr, flush=True)
+    mode = "one shared episode" if single_episode else f"one episode per session, at most {host.max_episodes}"
+    print(f"serving {target} over MCP at http://{bind_host}:{port}/mcp ({mode}; operator API under /operator)", file=sys.stderr, flush=True)
     try:
         uvicorn.run(app, host=bind_host, port=port, log_level="warning")
     finally:
@@ -390,7 +628,7 @@ def serve_stdio(target: str, operator_socket: str | None = None, operator_port: 
                 operator_token: str | None = None) -> None:
     from mcp.server.stdio import stdio_server
 
-    host = EpisodeHost(target, idle_timeout=None)
+    host = EpisodeHost(target, idle_timeout=None, single_episode=True)
     server = build_mcp_server(host)
     operator = None
     if operator_socket or operator_port:
