@@ -15,8 +15,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+
 from ..users import PERSONAS
 from .common import UserError, add_command, console, new_progress
+
+err_console = Console(stderr=True)  # diagnostics stay off stdout, which may carry --json -
 
 
 def _task_list_file(path: str) -> list[str]:
@@ -120,6 +124,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         RowWriter,
         RunControl,
         RunFileError,
+        RunLock,
         plan_trials,
         preflight,
         prepare_resume,
@@ -152,7 +157,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not out.parent.exists():
         raise UserError(f"the folder of -o {out} does not exist; create it (mkdir -p {out.parent}) or choose another file")
     done: set[tuple[str, int]] = set()
+    try:
+        lock = RunLock(out)  # before anything reads the file: a resume must not rewrite it under another writer
+    except RunFileError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return 2
     if out.exists() and out.stat().st_size > 0 and not args.resume:
+        lock.release()
         console.print(f"[red]error:[/] {out} exists; pass --resume to complete it, or choose another file")
         return 2
     if config.agent == "openai":
@@ -161,19 +172,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
             if not args.no_preflight:
                 preflight(config)
         except PreflightError as exc:
+            lock.release()
             console.print(f"[red]error:[/] {exc}")
             return 2
     if out.exists() and out.stat().st_size > 0:
         try:
             done = prepare_resume(out, config)
         except RunFileError as exc:
+            lock.release()
             console.print(f"[red]error:[/] {exc}")
             return 2
     plan = plan_trials(tasks, args.trials, done)
     total = len(tasks) * args.trials
     tally = {"done": len(done), "passed": 0, "valid": 0, "errors": 0, "first_error": None}
     control = RunControl(max_consecutive_errors=args.max_consecutive_errors)
-    writer = RowWriter(out)
+    writer = RowWriter(out, lock)
 
     with new_progress(transient=False) as progress, _stop_on_signals(control.stop):
         bar = progress.add_task("eval", total=total, completed=len(done))
@@ -201,6 +214,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             control.stop("SIGINT")
         finally:
             writer.close()
+            lock.release()
     saved = f"{tally['done']} of {total} trials saved"
     if control.stopped and control.reason not in ("errors", "crash"):
         console.print(f"[yellow]stopped by {control.reason}: {saved}; rerun with --resume to complete {out}[/]", highlight=False)
@@ -295,21 +309,31 @@ def add_eval_commands(subparsers: Any) -> None:
 # --------------------------------------------------------------------------- agg
 
 
-def _load_runs(paths: list[str]) -> list[dict[str, Any]]:
-    from ..eval.runner import read_rows
+def _load_runs(paths: list[str], skip_malformed: bool = False) -> list[dict[str, Any]]:
+    """The rows of run files; a line that is not a row is named, and stops the command unless skipping was asked for."""
+    from ..eval.runner import scan_rows
 
     rows: list[dict[str, Any]] = []
+    bad: list[str] = []
+    count = 0
     for p in paths:
         if not Path(p).is_file():
             raise UserError(f"no such run file: {p}; pass a file that thinkingbox eval -o wrote")
-        try:
-            found = read_rows(p)
-        except UnicodeDecodeError as exc:
-            raise UserError(f"{p} is not a run file (not text); pass a JSONL file that thinkingbox eval -o wrote") from exc
-        if not any(isinstance(r, dict) and "task_id" in r and "status" in r for r in found):
-            what = "has no JSON lines" if not found else "holds JSON, but no eval rows (no task_id or status)"
+        scan = scan_rows(p)
+        if not scan.rows:
+            json_lines = any(not why.startswith(("not valid JSON", "torn")) for _, why in scan.malformed)
+            what = "holds JSON, but no eval rows (no task_id or status)" if json_lines else "has no JSON lines"
             raise UserError(f"{p} is not a run file: it {what}; pass a JSONL file that thinkingbox eval -o wrote")
-        rows += found
+        rows += scan.rows
+        count += len(scan.malformed)
+        bad += scan.describe()
+    if count:
+        verb = "skipped" if skip_malformed else "found"
+        err_console.print(f"{'warning' if skip_malformed else 'error'}: {count} malformed row(s) {verb}:")
+        for line in bad:
+            err_console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+        if not skip_malformed:
+            raise UserError("the figures would leave these rows out: repair the file(s), or pass --skip-malformed to skip them")
     return rows
 
 
@@ -395,7 +419,7 @@ def print_summary(s: dict[str, Any], title: str) -> None:
 def cmd_agg(args: argparse.Namespace) -> int:
     from ..eval.metrics import summarize
 
-    rows = _load_runs(args.runs)
+    rows = _load_runs(args.runs, args.skip_malformed)
     summary = summarize(rows, prices=_parse_prices(args.prices), system_errors_as_failures=args.system_errors_as_failures)
     if args.json == "-":
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
@@ -414,7 +438,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     from ..eval.metrics import compare_runs
 
-    result = compare_runs(_load_runs([args.a]), _load_runs([args.b]))
+    result = compare_runs(_load_runs([args.a], args.skip_malformed), _load_runs([args.b], args.skip_malformed))
     if args.json:
         out = json.dumps(result, indent=2)
         if args.json == "-":
@@ -482,7 +506,7 @@ def render_transcript(row: dict[str, Any], width: int = 2000) -> list[str]:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    rows = [r for r in _load_runs([args.run]) if r["task_id"] == args.task]
+    rows = [r for r in _load_runs([args.run], args.skip_malformed) if r["task_id"] == args.task]
     if not rows:
         console.print(f"[red]error:[/] no trials of '{args.task}' in {args.run}")
         return 2
@@ -525,7 +549,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     if args.label and len(args.label) != len(args.runs):
         raise UserError(f"{len(args.label)} --label for {len(args.runs)} runs; give one --label per run file, in order")
-    loaded = [_load_runs([p]) for p in args.runs]
+    loaded = [_load_runs([p], args.skip_malformed) for p in args.runs]
     runs = {}
     for name, rows in zip(args.label or run_labels(args.runs, loaded), loaded):
         while name in runs:
@@ -551,6 +575,7 @@ def _add_views(sub: Any) -> None:
     p.add_argument("--prices", help="INPUT,CACHED,OUTPUT dollars per million tokens, for the cost columns")
     p.add_argument("--system-errors-as-failures", action="store_true",
                    help="count system-error trials as failed trials instead of leaving them out")
+    p.add_argument("--skip-malformed", action="store_true", help="leave out (and name) lines that are not rows instead of stopping")
     p.set_defaults(func=cmd_agg)
 
     p = add_command(sub, "compare", "paired per-task comparison of two runs, with a bootstrap interval for the lift",
@@ -560,6 +585,7 @@ def _add_views(sub: Any) -> None:
     p.add_argument("a", help="the baseline run file")
     p.add_argument("b", help="the run compared with it")
     p.add_argument("--json", help="also write the comparison as JSON ('-': print only the JSON)")
+    p.add_argument("--skip-malformed", action="store_true", help="leave out (and name) lines that are not rows instead of stopping")
     p.set_defaults(func=cmd_compare)
 
     p = add_command(sub, "report", "one self-contained HTML report of one or more runs",
@@ -571,6 +597,7 @@ def _add_views(sub: Any) -> None:
     p.add_argument("-o", "--output", default="report.html", help="the HTML file to write")
     p.add_argument("--title", default="thinkingbox evaluation report", help="the report's title")
     p.add_argument("--label", action="append", help="a name for each run, in order (repeatable; default: from the file names)")
+    p.add_argument("--skip-malformed", action="store_true", help="leave out (and name) lines that are not rows instead of stopping")
     p.set_defaults(func=cmd_report)
 
     p = add_command(sub, "show", "a readable transcript of one trial",
@@ -580,4 +607,5 @@ def _add_views(sub: Any) -> None:
     p.add_argument("run", help="run file (JSONL)")
     p.add_argument("--task", required=True, help="task id, e.g. retail/ST030_001")
     p.add_argument("--trial", type=int, help="trial index (default: list the task's trials)")
+    p.add_argument("--skip-malformed", action="store_true", help="leave out (and name) lines that are not rows instead of stopping")
     p.set_defaults(func=cmd_show)

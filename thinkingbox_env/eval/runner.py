@@ -22,6 +22,7 @@ trials rather than the whole run. Before the run, ``resolve_agent_model`` and
 from __future__ import annotations
 
 import json
+import logging
 import os
 import queue
 import socket
@@ -40,6 +41,9 @@ from ..judge import RubricJudge, parse_verdict
 from ..llm import sum_usage
 from ..registry import make
 from ..users import LLMUser, ScriptedUser
+
+log = logging.getLogger(__name__)
+
 
 ROW_SCHEMA_VERSION = 1
 AGENT_KINDS = ("openai", "transformers", "oracle", "noop")
@@ -359,20 +363,66 @@ class RunFileError(RuntimeError):
     pass
 
 
-def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """Every complete row of a run file; a torn last line (a killed writer) is skipped."""
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
+def row_problem(row: Any) -> str | None:
+    """Why a parsed line is not a usable row (None if it is): the fields every reader relies on."""
+    if not isinstance(row, dict):
+        return f"a row must be a JSON object, got {type(row).__name__}"
+    if not isinstance(row.get("task_id"), str):
+        return "no task_id string"
+    if isinstance(row.get("trial"), bool) or not isinstance(row.get("trial"), int):
+        return "no integer trial"
+    if not isinstance(row.get("status"), str):
+        return "no status string"
+    if row["status"] == "ok" and (isinstance(row.get("verdict"), bool) or not isinstance(row.get("verdict"), (int, float))):
+        return "status ok without a numeric verdict"
+    return None
+
+
+@dataclass
+class RowScan:
+    """A run file read line by line: its good rows and, by line number, every line that is not one."""
+
+    path: str
+    rows: list[dict[str, Any]]
+    malformed: list[tuple[int, str]]
+
+    def describe(self, limit: int = 10) -> list[str]:
+        lines = [f"{self.path}:{n}: {why}" for n, why in self.malformed[:limit]]
+        if len(self.malformed) > limit:
+            lines.append(f"... and {len(self.malformed) - limit} more")
+        return lines
+
+
+def scan_rows(path: str | Path) -> RowScan:
+    """Every line of a run file, sorted into rows and named problems; nothing is dropped without a record."""
+    rows: list[dict[str, Any]] = []
+    malformed: list[tuple[int, str]] = []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for number, line in enumerate(fh, start=1):
             if not line.endswith("\n"):
-                break  # torn
-            line = line.strip()
-            if line:
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError:
-                    continue
-    return rows
+                malformed.append((number, "torn last line (its writer stopped mid-row; --resume repairs the file)"))
+                break
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except (ValueError, RecursionError) as exc:
+                malformed.append((number, f"not valid JSON ({str(exc)[:80]})"))
+                continue
+            problem = row_problem(row)
+            if problem is not None:
+                malformed.append((number, problem))
+                continue
+            rows.append(row)
+    return RowScan(str(path), rows, malformed)
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """Every good row of a run file; a torn last line (a killed writer) and malformed lines are logged and skipped."""
+    scan = scan_rows(path)
+    for line in scan.describe():
+        log.warning("skipping %s", line)
+    return scan.rows
 
 
 # the command-line option behind each recorded configuration field, to name it in a resume refusal
@@ -432,10 +482,65 @@ def prepare_resume(path: Path, config: EvalConfig) -> set[tuple[str, int]]:
     return done
 
 
-class RowWriter:
-    """Appends one row per line; each row is one write, flushed and synced before the next."""
+class RunLock:
+    """An exclusive lock on a run file for the life of a run, naming its holder to whoever is refused.
 
-    def __init__(self, path: Path):
+    Two writers appending to one file double its rows, and a ``--resume`` that rewrites
+    the file while another run appends loses that run's rows; both are refused. The lock
+    is ``flock`` on a sidecar ``<file>.lock`` (the run file itself is replaced by a
+    resume, which would drop a lock held on it); the kernel releases it when its
+    process dies, so a killed run never leaves a stale lock. The sidecar stays behind
+    on purpose: deleting it would let a third process lock a fresh file while a
+    second still holds the old one.
+    """
+
+    def __init__(self, path: str | Path):
+        import fcntl
+
+        self.path = Path(path)
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            try:
+                holder = json.loads(os.pread(fd, 4096, 0) or b"{}")
+            except ValueError:
+                holder = {}
+            os.close(fd)
+            who = (f"pid {holder.get('pid', '?')} on host {holder.get('host', '?')}, started {holder.get('started', '?')}"
+                   if holder else "another process")
+            raise RunFileError(f"{self.path} is being written by {who} (lock {self.lock_path}); "
+                               "wait for that run to finish, or write to another file") from None
+        self.fd: int | None = fd
+        info = {"pid": os.getpid(), "host": socket.gethostname(),
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "file": str(self.path)}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode(), 0)
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.ftruncate(self.fd, 0)
+            os.close(self.fd)  # closing the descriptor releases the flock
+            self.fd = None
+
+    def __enter__(self) -> RunLock:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+
+class RowWriter:
+    """Appends one row per line; each row is one write, flushed and synced before the next.
+
+    The writer holds the run's :class:`RunLock` (its own unless the caller already took
+    one, e.g. before resuming) until :meth:`close`.
+    """
+
+    def __init__(self, path: Path, lock: RunLock | None = None):
+        self._own_lock = lock is None
+        self.lock = lock if lock is not None else RunLock(path)
         self.fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - held open for the whole run
 
     def write(self, row: dict[str, Any]) -> None:
@@ -445,6 +550,8 @@ class RowWriter:
 
     def close(self) -> None:
         self.fh.close()
+        if self._own_lock:
+            self.lock.release()
 
 
 def plan_trials(tasks: Iterable[str], trials: int, done: set[tuple[str, int]] = frozenset()) -> list[tuple[str, int]]:
