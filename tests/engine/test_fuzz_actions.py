@@ -79,7 +79,17 @@ arguments = st.one_of(
     st.text(max_size=60),
     st.builds(lambda v: _text_of(v)[:200], values),
 )
-names = st.one_of(st.sampled_from(TOOL_NAMES), st.text(max_size=30), st.integers(), st.none(), deep, st.lists(st.integers(), max_size=3))
+real_names = st.sampled_from(TOOL_NAMES)
+odd_names = st.one_of(st.text(max_size=30), st.integers(), st.none(), deep, st.lists(st.integers(), max_size=3))
+
+
+def _weighted(*pairs):
+    """Choose among strategies with integer weights (``one_of`` alone picks uniformly)."""
+    table = [strategy for weight, strategy in pairs for _ in range(weight)]
+    return st.integers(0, len(table) - 1).flatmap(lambda i: table[i])
+
+
+names = _weighted((4, real_names), (1, odd_names))
 tool_call = st.builds(lambda n, a: {"name": n, "arguments": a}, names, arguments)
 openai_call = st.builds(
     lambda n, a, shape: {"id": "c1", "type": "function", "function": {"name": n, "arguments": a}} if shape else {"id": n, "function": a},
@@ -101,7 +111,7 @@ class Sampled:
 
 sampled = st.builds(Sampled, st.integers(0, 2**32 - 1))
 
-actions = st.one_of(sampled, tool_call, tool_call, assistant, malformed)
+actions = _weighted((2, sampled), (4, tool_call), (1, assistant), (1, malformed))
 
 
 def _tool_results(obs):
