@@ -141,6 +141,19 @@ class Verdict(BaseModel):
         out["reward_vector"] = [float(x) for x in out["reward_vector"]]
         return out
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Verdict:
+        """The record back from :meth:`to_json` (what an operator client receives)."""
+        return cls(
+            task_id=data["task_id"],
+            reward=data["verdict"],
+            results=[CheckResult.model_validate(d) for d in data["check_details"]],
+            finish_reason=data["finish_reason"],
+            failure_category=data["failure_category"],
+            diff=data["diff"],
+            state_hash=data["state_hash"],
+        )
+
 
 class TrialCounts(BaseModel):
     """Per-trial interaction counts (the paper's Table 14 columns, plus the env's own counters)."""
