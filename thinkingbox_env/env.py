@@ -137,6 +137,8 @@ class ThinkingboxEnv(gym.Env):
         self.action_space = AgentAction(self.tool_schemas)
         self.messages: list[dict[str, Any]] = []
         self.trace: list[dict[str, Any]] = []
+        # the backend's live state when it runs in this process (None behind MCP or before reset); read-only by intent
+        self.state: EpisodeState | None = None
         self._started = False
         self._done = True
         self._actions = 0
@@ -152,10 +154,10 @@ class ThinkingboxEnv(gym.Env):
 
     # ------------------------------------------------------------------ read-only surface
 
-    @property
-    def state(self) -> EpisodeState | None:
-        """The live episode state when the backend runs in this process (``None`` behind MCP or before reset)."""
-        return getattr(self.tool_backend, "state", None)
+    _started = False  # subclasses with their own reset() may never set it; a live state counts as started
+
+    def _live(self) -> bool:
+        return self._started or self.state is not None
 
     @property
     def episode_over(self) -> bool:
@@ -203,6 +205,7 @@ class ThinkingboxEnv(gym.Env):
                 self.user = ScriptedUser(persona=options["persona"])
                 self.user.bind_domain(self.runtime.domain.spec)
         self.tool_backend.start(self)
+        self.state = getattr(self.tool_backend, "state", None)
         self._started = True
         self.user.reset(self.task.user, seed)
         self.messages, self.trace = [], []
@@ -217,7 +220,7 @@ class ThinkingboxEnv(gym.Env):
         return obs, info
 
     def step(self, action: Any):
-        if not self._started:
+        if not self._live():
             raise RuntimeError("call reset() before step()")
         if self._done:
             raise RuntimeError("the episode has ended; call reset() to start a new one")
@@ -330,7 +333,7 @@ class ThinkingboxEnv(gym.Env):
 
     def verdict(self, finish_reason: FinishReason | str = FinishReason.DONE_MARKER) -> Verdict:
         """Grade the current state and dialogue (the episode need not be over) with the one grading function."""
-        if not self._started:
+        if not self._live():
             raise RuntimeError("call reset() before grading an episode")
         dialogue = self.dialogue()
         return grade(
@@ -380,4 +383,5 @@ class ThinkingboxEnv(gym.Env):
         if self._started:
             self.tool_backend.close()
             self._started = False
+        self.state = None
         self._done = True

@@ -9,6 +9,7 @@ are filled with plain values (``.value``), never with enum members.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal, TypedDict
 
@@ -47,10 +48,9 @@ class FailureCategory(str, Enum):
 FAILURE_CATEGORIES: tuple[str, ...] = tuple(c.value for c in FailureCategory)
 
 
-class CheckResult(BaseModel):
+@dataclass
+class CheckResult:
     """The outcome of one check. ``passed is None`` means not evaluated; it never counts as passed."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str
     kind: str
@@ -59,6 +59,10 @@ class CheckResult(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "passed": self.passed, "detail": self.detail}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CheckResult:
+        return cls(str(data["name"]), str(data["kind"]), data["passed"], str(data.get("detail", "")))
 
 
 class ToolCallEvent(TypedDict):
@@ -147,7 +151,7 @@ class Verdict(BaseModel):
         return cls(
             task_id=data["task_id"],
             reward=data["verdict"],
-            results=[CheckResult.model_validate(d) for d in data["check_details"]],
+            results=[CheckResult.from_json(d) for d in data["check_details"]],
             finish_reason=data["finish_reason"],
             failure_category=data["failure_category"],
             diff=data["diff"],

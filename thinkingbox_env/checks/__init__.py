@@ -19,7 +19,7 @@ import pkgutil
 from ..diff import StateDiff
 from ..records import FAILURE_CATEGORIES, CheckResult
 from .base import CheckGroup, CheckKind, GradingContext, Judge, kind, kinds, kinds_in, register
-from .grading import evaluate_checks, failure_category, finish_reason_of, grade, reward_vector, verdict
+from .grading import assemble_verdict, evaluate_checks, failure_category, finish_reason_of, grade, reward_vector, verdict
 from .outcome import StateOutcome, state_outcome
 
 _INFRASTRUCTURE = {"base", "grading", "outcome"}
@@ -48,6 +48,7 @@ def state_checks(golden: StateDiff, agent: StateDiff) -> list[CheckResult]:
 __all__ = [
     "FAILURE_CATEGORIES",
     "STATE_KINDS",
+    "assemble_verdict",
     "CheckGroup",
     "CheckKind",
     "CheckResult",

@@ -102,13 +102,32 @@ def grade(
     context = GradingContext(task=task, golden=golden, outcome=outcome, final_message=final_message,
                              transcript=transcript, dialogue=dialogue or [], trace=trace, finish_reason=reason,
                              judge=judge)
-    results = evaluate_checks(context)
+    return assemble_verdict(task.full_id, evaluate_checks(context), trace=trace, finish_reason=reason,
+                            golden_has_effects=not golden.empty, diff=outcome.diff, state_hash=outcome.state_hash)
+
+
+def assemble_verdict(
+    task_id: str,
+    results: list[CheckResult],
+    *,
+    trace: list[dict[str, Any]],
+    finish_reason: FinishReason | str,
+    golden_has_effects: bool,
+    diff: dict[str, Any],
+    state_hash: str,
+) -> Verdict:
+    """The verdict record from check results: the conjunction and the failure category, computed one way.
+
+    ``grade`` ends here; an environment whose checks come from elsewhere (an external
+    benchmark's reference hashes) ends here too, so its verdict has the same fields.
+    """
+    reason = finish_reason_of(finish_reason)
     return Verdict(
-        task_id=task.full_id,
+        task_id=task_id,
         reward=verdict(results),
         results=results,
         finish_reason=reason,
-        failure_category=failure_category(results, trace, reason, not golden.empty),
-        diff=outcome.diff,
-        state_hash=outcome.state_hash,
+        failure_category=failure_category(results, trace, reason, golden_has_effects),
+        diff=diff,
+        state_hash=state_hash,
     )

@@ -46,7 +46,7 @@ class StateOutcome:
             effects=Counter({tuple(effect): count for effect, count in data["effects"]}),
             diff=data["diff"],
             state_hash=data["state_hash"],
-            sql=[CheckResult.model_validate(r) for r in data["sql"]],
+            sql=[CheckResult.from_json(r) for r in data["sql"]],
         )
 
 
