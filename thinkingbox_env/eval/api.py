@@ -39,6 +39,12 @@ def select_tasks(patterns: Sequence[str], split: str | None = None) -> list[str]
         elif any(ch in pat for ch in "*?["):
             matched = fnmatch.filter(every, pat)
         else:
+            known = domain_dirs()
+            head = pat.split("/", 1)[0]
+            if head not in known:
+                what = f"unknown domain '{head}'" if "/" in pat else f"'{pat}' is neither a domain nor a task id"
+                raise UnknownTaskError(f"{what}; the domains are {', '.join(known)} (thinkingbox list --domains), "
+                                       "and task ids look like 'retail/ST030_001'")
             load_task(pat)  # raises with suggestions when unknown
             matched = [pat]
         if not matched:
