@@ -15,11 +15,14 @@ variants.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+logger = logging.getLogger("thinkingbox.training.grpo")
 
 REWARD_NAMES = ("verdict", "effects", "no_collateral", "dialogue", "rubric", "progress")
 
@@ -162,17 +165,30 @@ def _training_template(tokenizer: Any) -> str | None:
         return None
 
 
-def evaluate(args: ThinkingboxArguments, checkpoint: str, output: Path, seed: int) -> int:
-    """The final checkpoint on frozen test tasks through the evaluation harness, in the training protocol."""
-    from thinkingbox_env.cli import main as thinkingbox
+def eval_config(args: ThinkingboxArguments, checkpoint: str, seed: int) -> Any:
+    """The evaluation of a checkpoint: the local transformers agent, in the protocol it was trained in."""
+    from thinkingbox_env.agents.openai_chat import SamplingConfig
+    from thinkingbox_env.eval.runner import EndpointConfig, EvalConfig
 
-    argv = ["eval", *args.eval_tasks, "--split", "test", "--agent", "transformers", "--model", checkpoint,
-            "--protocol", "customer-tool", "-n", str(args.eval_trials), "-c", "1", "--seed", str(seed),
-            "--max-tokens", str(args.eval_max_new_tokens), "-o", str(output), "--resume"]
-    if not args.include_policy:
-        argv.append("--no-policy")
-    code = thinkingbox(argv)
-    return code or thinkingbox(["agg", str(output)])
+    return EvalConfig(agent="transformers", agent_endpoint=EndpointConfig(model=checkpoint),
+                      sampling=SamplingConfig(max_tokens=args.eval_max_new_tokens), seed=seed,
+                      protocol="customer-tool", include_policy=args.include_policy)
+
+
+def evaluate(args: ThinkingboxArguments, checkpoint: str, output: Path, seed: int) -> Any:
+    """The final checkpoint on frozen test tasks through the evaluation library, in the training protocol.
+
+    Returns the run's summary; ``thinkingbox agg OUTPUT`` gives the full metrics.
+    """
+    from thinkingbox_env.eval import evaluate as run_evaluation
+    from thinkingbox_env.eval import select_tasks
+
+    tasks = select_tasks(args.eval_tasks, split="test")
+    summary = run_evaluation(tasks, eval_config(args, checkpoint, seed), out=output, trials=args.eval_trials,
+                             resume=True, concurrency=1)
+    logger.info("evaluation of %s: %d trials run (%d kept), pass@1 %.3f, system errors %d -> %s", checkpoint,
+                summary.planned, summary.kept, summary.pass_rate, summary.system_errors, output)
+    return summary
 
 
 def prepare_model(args: ThinkingboxArguments, grpo_args: Any, model_args: Any) -> tuple[Any, Any, Any]:

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import sys
 from collections.abc import Sequence
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-from ..domain import domain_dirs
-from ..registry import UnknownTaskError, list_tasks, load_task
 
 console = Console(soft_wrap=True)  # messages stay on one line, so logs and greps see them whole
 
@@ -47,28 +43,9 @@ def add_command(sub: argparse._SubParsersAction, name: str, summary: str, descri
 
 def select_tasks(patterns: Sequence[str]) -> list[str]:
     """Task ids from ids, domain names and glob patterns (``retail/ST030_*``); all tasks if none."""
-    every = list_tasks()
-    if not patterns:
-        return every
-    chosen: list[str] = []
-    for pat in patterns:
-        if pat in domain_dirs():
-            matched = [t for t in every if t.startswith(pat + "/")]
-        elif any(ch in pat for ch in "*?["):
-            matched = fnmatch.filter(every, pat)
-        else:
-            known = domain_dirs()
-            head = pat.split("/", 1)[0]
-            if head not in known:
-                what = f"unknown domain '{head}'" if "/" in pat else f"'{pat}' is neither a domain nor a task id"
-                raise UnknownTaskError(f"{what}; the domains are {', '.join(known)} (thinkingbox list --domains), "
-                                       "and task ids look like 'retail/ST030_001'")
-            load_task(pat)  # raises with suggestions when unknown
-            matched = [pat]
-        if not matched:
-            raise UnknownTaskError(f"no task matches '{pat}'")
-        chosen += [t for t in matched if t not in chosen]
-    return chosen
+    from ..eval.api import select_tasks as select  # the evaluation stack loads only for commands that select tasks
+
+    return select(patterns)
 
 
 def new_progress(transient: bool = True) -> Progress:

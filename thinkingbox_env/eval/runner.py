@@ -41,6 +41,7 @@ from ..judge import RubricJudge, parse_verdict
 from ..llm import sum_usage
 from ..registry import make
 from ..users import LLMUser, ScriptedUser
+from ..wrappers import CustomerToolWrapper
 
 log = logging.getLogger(__name__)
 
@@ -193,13 +194,18 @@ class _StoppableAgent:
         return self.agent.act(observation)
 
 
-def build_agent(config: EvalConfig, seed: int) -> Any:
+def _check_protocol(config: EvalConfig) -> None:
     if config.protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol '{config.protocol}'; choose from {', '.join(PROTOCOLS)}")
+    if config.protocol == "customer-tool" and config.agent in ("oracle", "noop"):
+        raise ValueError(f"the {config.agent} agent speaks the chat protocol only")
+
+
+def build_agent(config: EvalConfig, seed: int) -> Any:
+    """The agent of a trial, speaking the env's own protocol (customer-tool agents adapted by ``CustomerToolAgent``)."""
+    _check_protocol(config)
     agent = _build_model_agent(config, seed)
     if config.protocol == "customer-tool":
-        if config.agent in ("oracle", "noop"):
-            raise ValueError(f"the {config.agent} agent speaks the chat protocol only")
         return CustomerToolAgent(agent, include_policy=config.include_policy)
     return agent
 
@@ -282,13 +288,16 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
     seed = trial_seed(config.seed, trial)
     started_at = time.time()
     t0 = time.perf_counter()
-    agent = build_agent(config, seed)
+    _check_protocol(config)
+    agent = _build_model_agent(config, seed)
     if stop is not None:
         agent = _StoppableAgent(agent, stop)
     judge = build_judge(config)
     user = build_user(config)
     options = config.task_options.get(task_id.split("/", 1)[0], {})
     env = make(task_id, **options, user=_GuardedUser(user, stop), judge=judge, max_actions=config.max_actions)
+    if config.protocol == "customer-tool":  # the model plays the protocol it was trained in
+        env = CustomerToolWrapper(env, include_policy=config.include_policy)
     base = env.unwrapped
     spec = base.task  # the engine's TaskSpec, or the task of an external source (same domain/family/content_key)
     info: dict[str, Any] | None = None
@@ -337,7 +346,7 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
         "state_hash": info["state_hash"] if ok else None,
         "finish_reason": info["finish_reason"] if info else None,
         "failure_category": info["failure_category"] if ok else None,
-        "counts": {**trace_counts(trace, messages), "actions": base._actions, "user_turns": base._user_turns},
+        "counts": {**trace_counts(trace, messages), "actions": base.action_count, "user_turns": base.user_turn_count},
         "usage": usage,
         "judge_usage": judge_usage,
         "timings": {"started_at": started_at, "seconds": seconds,

@@ -19,20 +19,29 @@ names a frozen test task is refused.
 
 from __future__ import annotations
 
-import inspect
 import json
 import random
 from collections.abc import Callable
 from typing import Any
 
-from ..agents.customer_tool import EPISODE_OVER, REPLY_TOOL, system_prompt
-from ..checks import STATE_KINDS
 from ..domain import load_domain
 from ..env import ThinkingboxEnv
+from ..protocol import END_TOOL_NAME, EPISODE_OVER, REPLY_TOOL, customer_tool_prompt, reply_to_customer, tool_function
 from ..registry import generate_variant
 from ..spec import TaskSpec
-from ..tools import END_TOOL_NAME, Tool, plain_annotation
-from ..users import DONE_MARKER, ScriptedUser
+from ..tools import Tool
+from ..users import ScriptedUser
+from ..wrappers import CustomerToolWrapper
+
+__all__ = ["EPISODE_OVER", "REPLY_TOOL", "RefusedTestTask", "ThinkingboxTRLEnvironment", "build_grpo_dataset",
+           "build_sft_dataset", "environment_class", "environment_factories", "grpo_rows", "oracle_conversation",
+           "reward_dialogue", "reward_effects", "reward_no_collateral", "reward_progress", "reward_rubric",
+           "reward_verdict", "system_prompt", "task_for_row", "trl_tool_schemas"]
+
+
+def system_prompt(domain: str, include_policy: bool = True) -> str:
+    """The customer-as-a-tool system prompt of a domain (what a rollout's first message holds)."""
+    return customer_tool_prompt(load_domain(domain), include_policy)
 
 
 class RefusedTestTask(ValueError):
@@ -54,10 +63,8 @@ class ThinkingboxTRLEnvironment:
     max_actions: int = 50
 
     def __init__(self) -> None:
-        self._env: ThinkingboxEnv | None = None
+        self._env: CustomerToolWrapper | None = None
         self._final_message: str | None = None
-        self._info: dict[str, Any] | None = None
-        self._last_sent: str = ""
 
     # TRL's protocol --------------------------------------------------------
 
@@ -65,36 +72,24 @@ class ThinkingboxTRLEnvironment:
         spec = task_for_row(self.domain, row)
         if self._env is not None:
             self._env.close()
-        self._env = ThinkingboxEnv(spec, user=ScriptedUser(), max_actions=int(row.get("max_actions") or self.max_actions))
+        base = ThinkingboxEnv(spec, user=ScriptedUser(), max_actions=int(row.get("max_actions") or self.max_actions))
+        self._env = CustomerToolWrapper(base)
         self._env.reset(seed=int(row.get("seed") or 0))
-        self._final_message, self._info, self._last_sent = None, None, ""
+        self._final_message = None
         return spec.user.opening
 
     # helpers (private: TRL exposes every public method as a tool) -----------
 
-    def _step_tool(self, name: str, arguments: dict[str, Any]) -> str:
+    def _wrapper(self) -> CustomerToolWrapper:
         if self._env is None:
             raise RuntimeError("reset() first")
-        if self._info is not None or self._env._done:
-            return json.dumps({"error": EPISODE_OVER})
-        obs, _, terminated, truncated, info = self._env.step({"name": name, "arguments": arguments})
-        if terminated or truncated:
-            self._info = info
-        tool_messages = [m["content"] for m in obs["messages"] if m["role"] in ("tool", "system")]
-        return "\n".join(tool_messages)
+        return self._env
+
+    def _step_tool(self, name: str, arguments: dict[str, Any]) -> str:
+        return self._wrapper().call_tool(name, arguments)
 
     def _reply(self, message: str) -> str:
-        if self._env is None:
-            raise RuntimeError("reset() first")
-        if self._info is not None or self._env._done:
-            return EPISODE_OVER
-        text = message.replace(DONE_MARKER, "").strip()
-        self._last_sent = text
-        obs, _, terminated, truncated, info = self._env.step(text)
-        if terminated or truncated:
-            self._info = info
-            return EPISODE_OVER
-        return obs["messages"][-1]["content"]
+        return self._wrapper().reply(message)
 
     def _record_final_message(self, text: str) -> None:
         if self._final_message is None:
@@ -102,57 +97,16 @@ class ThinkingboxTRLEnvironment:
 
     def _finish(self) -> dict[str, Any]:
         """End the episode (if still open) with the recorded final message; return the env's final info."""
-        if self._env is None:
-            raise RuntimeError("reset() first")
-        if self._info is None:
-            closing = self._final_message if self._final_message is not None else self._last_sent
-            obs, _, _, _, info = self._env.step(f"{closing} {DONE_MARKER}".strip())
-            self._info = info
-        return self._info
+        return self._wrapper().finish(self._final_message)
 
     @property
     def env(self) -> ThinkingboxEnv | None:
-        return self._env
+        return self._env.unwrapped if self._env is not None else None  # type: ignore[return-value]
 
 
 def _tool_method(tool: Tool) -> Callable[..., str]:
     """A method whose signature and docstring are the tool's, for TRL's schema extraction."""
-    name = tool.name
-
-    def method(self: ThinkingboxTRLEnvironment, **kwargs: Any) -> str:
-        return self._step_tool(name, kwargs)
-
-    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    annotations: dict[str, Any] = {}
-    for field_name, field in tool.model.model_fields.items():
-        default = inspect.Parameter.empty if field.is_required() else field.default
-        annotation = plain_annotation(field.annotation)  # transformers' schema extraction knows no date type
-        params.append(inspect.Parameter(field_name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
-        annotations[field_name] = annotation
-    annotations["return"] = str
-    method.__signature__ = inspect.Signature(params, return_annotation=str)  # type: ignore[attr-defined]
-    method.__annotations__ = annotations
-    method.__name__ = method.__qualname__ = name
-    args = "".join(f"    {k}: {tool.param_docs.get(k) or k}\n" for k in tool.model.model_fields)
-    method.__doc__ = f"{tool.description}\n\nArgs:\n{args}\nReturns:\n    The tool result as JSON text." if args else (
-        f"{tool.description}\n\nReturns:\n    The tool result as JSON text."
-    )
-    return method
-
-
-def _reply_to_customer(self, message: str) -> str:  # noqa: ANN001 - TRL reads every annotation as a tool argument
-    """Send a message to the customer and return the customer's answer.
-
-    Args:
-        message: What to tell or ask the customer.
-
-    Returns:
-        The customer's reply.
-    """
-    return self._reply(message)
-
-
-_reply_to_customer.__name__ = _reply_to_customer.__qualname__ = REPLY_TOOL  # the schema name TRL shows the model
+    return tool_function(tool, lambda self, name, arguments: self._step_tool(name, arguments))
 
 
 class _OwnsReward:
@@ -188,7 +142,7 @@ def environment_class(domain: str, own_reward: bool = True, tools: list[str] | N
         if tool.name.startswith("_") or tool.name in ("reset", "get_reward", "env", REPLY_TOOL):
             raise ValueError(f"domain '{domain}': tool name '{tool.name}' clashes with the TRL environment protocol")
         namespace[tool.name] = _tool_method(tool)
-    namespace[REPLY_TOOL] = _reply_to_customer
+    namespace[REPLY_TOOL] = reply_to_customer
     bases = (_OwnsReward, ThinkingboxTRLEnvironment) if own_reward else (ThinkingboxTRLEnvironment,)
     name = "".join(part.title() for part in domain.split("_")) + ("Environment" if own_reward else "EnvironmentNoReward")
     cls = type(name, bases, namespace)
@@ -293,7 +247,6 @@ def reward_progress(completions: list[Any], environments: list[Any] | None = Non
 
 
 CHECK_GROUP_REWARDS = [reward_effects, reward_no_collateral, reward_dialogue, reward_rubric]
-assert set(STATE_KINDS) <= {"effect", "no_collateral", "sql"}
 
 
 # --------------------------------------------------------------------------- datasets

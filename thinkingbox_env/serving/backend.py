@@ -84,12 +84,20 @@ class OperatorClient:
     def outcome(self, session: str) -> dict[str, Any]:
         return self.request("GET", f"/operator/sessions/{session}/outcome")
 
-    def verdict(self, session: str, final_message: str = "", transcript: str = "") -> dict[str, Any]:
-        return self.request("POST", f"/operator/sessions/{session}/verdict", {"final_message": final_message, "transcript": transcript})
+    def verdict(self, session: str, final_message: str = "", transcript: str = "",
+                finish_reason: str = "done_marker") -> dict[str, Any]:
+        return self.request("POST", f"/operator/sessions/{session}/verdict",
+                            {"final_message": final_message, "transcript": transcript, "finish_reason": finish_reason})
 
 
 class MCPToolBackend:
-    """A ``ToolBackend`` whose tools run on an MCP server. Build it with :meth:`stdio` or :meth:`http`."""
+    """An :class:`~thinkingbox_env.env.EpisodeBackend` whose episode lives on an MCP server.
+
+    Build it with :meth:`stdio` or :meth:`http`. The server holds the state; ``outcome``
+    asks its operator API for what grading needs.
+    """
+
+    state = None  # no state in this process
 
     def __init__(self, connect: Any, operator: OperatorClient, session: str | None = None,
                  timeout: float = 60.0, cleanup: Any = None):
@@ -210,7 +218,7 @@ class MCPToolBackend:
 
         return asyncio.run_coroutine_threadsafe(submit(), self._loop).result(self.timeout)
 
-    # ------------------------------------------------------------------ ToolBackend
+    # ------------------------------------------------------------------ EpisodeBackend
 
     def start(self, env: Any) -> None:
         self.env = env

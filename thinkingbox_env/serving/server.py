@@ -44,7 +44,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..checks import dialogue_checks, failure_category, reward_vector, rubric_checks, state_checks, state_outcome, verdict
+from ..checks import grade, state_outcome
 from ..domain import Domain, load_domain
 from ..registry import UnknownTaskError, list_tasks, load_task
 from ..runtime import runtime_for
@@ -291,23 +291,17 @@ class EpisodeHost:
             return state_outcome(ep.task, ep.state).to_json()
 
     def verdict(self, session: str, final_message: str = "", transcript: str = "", finish_reason: str = "done_marker") -> dict[str, Any]:
+        """The episode's verdict by the same ``grade`` as the in-process env; the trace is the server's call record.
+
+        The server sees no judge and no dialogue beyond what the operator sends, so rubric
+        checks are left unevaluated here.
+        """
         with self._lock:
             ep = self.existing(session)
             outcome = state_outcome(ep.task, ep.state)
-        golden = runtime_for(ep.task).golden
-        results = state_checks(golden.diff, outcome.as_diff()) + outcome.sql
-        results += dialogue_checks(ep.task, final_message) + rubric_checks(ep.task, transcript, None)
-        trace = [{"type": "tool_call", **c} for c in ep.calls]
-        return {
-            "task_id": ep.task.full_id,
-            "verdict": verdict(results),
-            "checks": {r.name: r.passed for r in results},
-            "check_details": [r.to_json() for r in results],
-            "reward_vector": reward_vector(results).tolist(),
-            "failure_category": failure_category(results, trace, finish_reason, not golden.diff.empty),
-            "diff": outcome.diff,
-            "state_hash": outcome.state_hash,
-        }
+            trace = [{"type": "tool_call", **c} for c in ep.calls]
+        return grade(ep.task, outcome, final_message=final_message, transcript=transcript, trace=trace,
+                     finish_reason=finish_reason).to_json()
 
     def close(self) -> None:
         with self._lock:

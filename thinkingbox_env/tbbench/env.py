@@ -23,9 +23,10 @@ from typing import Any
 import gymnasium as gym
 from rank_bm25 import BM25Plus
 
-from ..checks import CheckResult, Judge
+from ..checks import CheckResult, Judge, assemble_verdict
 from ..env import ThinkingboxEnv
 from ..kb import tokenize
+from ..records import FinishReason, Verdict
 from ..spaces import AgentAction, ChatObservation
 from ..tools import ToolResult
 from ..users import ScriptedUser, SimulatedUser
@@ -301,6 +302,12 @@ class TBBenchEnv(ThinkingboxEnv):
             "state_hash": next(iter(hashes.values())) if len(hashes) == 1 else json.dumps(hashes, sort_keys=True),
             "golden_has_effects": bool(self.task.golden),
         }
+
+    def verdict(self, finish_reason: FinishReason | str = FinishReason.DONE_MARKER) -> Verdict:
+        """The reference verdict, assembled into the same record as every other environment's."""
+        ev = self.evaluate()
+        return assemble_verdict(self.task.full_id, ev["results"], trace=self.trace, finish_reason=finish_reason,
+                                golden_has_effects=ev["golden_has_effects"], diff=ev["diff"], state_hash=ev["state_hash"])
 
     def close(self) -> None:
         if self.state is not None:

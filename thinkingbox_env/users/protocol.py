@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
-DONE_MARKER = "<DONE>"
+from ..protocol import DONE_MARKER  # defined with the other protocol words of the engine
+
+__all__ = ["DONE_MARKER", "DONT_KNOW", "SATISFIED"]
+
 DONT_KNOW = "I don't know."
 SATISFIED = "Thanks, that solves it."

@@ -1,0 +1,71 @@
+"""``evaluate()``: the library call behind ``thinkingbox eval`` and the training script's final evaluation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from thinkingbox_env.eval import EvalConfig, evaluate, select_tasks
+from thinkingbox_env.eval.runner import ROW_SCHEMA_VERSION, RunFileError, read_rows
+from thinkingbox_env.records import EvalRow
+from thinkingbox_env.registry import UnknownTaskError
+
+TASKS = ["retail/ST030_001", "retail/ST004_001"]
+
+
+def test_evaluate_writes_one_typed_row_per_trial_and_resumes(tmp_path):
+    out = tmp_path / "runs" / "oracle.jsonl"
+    seen = []
+    summary = evaluate(TASKS, EvalConfig(agent="oracle"), out=out, trials=2, on_row=seen.append)
+    assert (summary.planned, summary.kept, summary.valid, summary.passed, summary.system_errors) == (4, 0, 4, 4, 0)
+    assert summary.pass_rate == 1.0
+    rows = read_rows(out)
+    assert [(r["task_id"], r["trial"]) for r in rows] == [(t, i) for i in range(2) for t in TASKS]
+    assert [r["task_id"] for r in seen] == [r["task_id"] for r in rows]
+    for row in rows:
+        typed = EvalRow.model_validate(row)
+        assert typed.schema_ == ROW_SCHEMA_VERSION and typed.finish_reason == "done_marker"
+        assert typed.counts.actions == row["counts"]["actions"] > 0
+    with pytest.raises(RunFileError, match="exists; pass resume=True"):
+        evaluate(TASKS, EvalConfig(agent="oracle"), out=out)
+    again = evaluate(TASKS, EvalConfig(agent="oracle"), out=out, trials=3, resume=True, keep_rows=True)
+    assert (again.kept, again.planned) == (4, 2) and {r["trial"] for r in again.rows} == {2}
+    assert len(read_rows(out)) == 6
+    with pytest.raises(RunFileError, match="different configuration"):
+        evaluate(TASKS, EvalConfig(agent="noop"), out=out, resume=True)
+
+
+def test_evaluate_refuses_bad_input_by_name(tmp_path):
+    with pytest.raises(ValueError, match="no tasks"):
+        evaluate([], out=tmp_path / "x.jsonl")
+    with pytest.raises(ValueError, match="trials must be >= 1"):
+        evaluate(TASKS, out=tmp_path / "x.jsonl", trials=0)
+    with pytest.raises(UnknownTaskError, match=r"not task ids: \['retail/\*', 'retail'\]"):
+        evaluate(["retail/*", "retail"], out=tmp_path / "x.jsonl")
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_select_tasks_takes_ids_domains_globs_and_a_split():
+    every_retail = select_tasks(["retail"])
+    assert every_retail and all(t.startswith("retail/") for t in every_retail)
+    assert select_tasks(["retail/ST030_00[12]"]) == ["retail/ST030_001", "retail/ST030_002"]
+    assert select_tasks(["retail"], split="train") == []  # frozen tasks are test tasks
+    assert select_tasks(["retail/ST030_001", "retail/ST030_*"])[0] == "retail/ST030_001"
+    with pytest.raises(UnknownTaskError, match=r"no task matches 'retail/ZZ\*'"):
+        select_tasks(["retail/ZZ*"])
+    with pytest.raises(ValueError, match="split must be 'test' or 'train'"):
+        select_tasks(["retail"], split="dev")
+
+
+def test_the_training_script_evaluates_with_the_command_lines_configuration(grpo_script):
+    """So that a run file the training script wrote can be resumed (and aggregated) from the command line."""
+    from thinkingbox_env.cli.eval import eval_config
+    from thinkingbox_env.cli.main import build_parser
+
+    args = grpo_script.ThinkingboxArguments(eval_tasks=["retail/ST004_*"], eval_max_new_tokens=256, include_policy=False)
+    ours = grpo_script.eval_config(args, "/ckpt/final", seed=7)
+    cli = build_parser().parse_args(["eval", "retail/ST004_*", "--split", "test", "--agent", "transformers", "--model",
+                                     "/ckpt/final", "--protocol", "customer-tool", "-n", "1", "-c", "1", "--seed", "7",
+                                     "--max-tokens", "256", "--no-policy", "-o", "x.jsonl"])
+    assert json.dumps(ours.public(), sort_keys=True) == json.dumps(eval_config(cli).public(), sort_keys=True)

@@ -1,0 +1,105 @@
+"""The contract every check kind follows, and the registry that finds them.
+
+A check kind is one class in one module of this package: it names itself, says
+which group of the failure taxonomy its failures belong to, and turns a grading
+context into check results. Kinds that must look at the live backend state (SQL
+predicates) also implement :meth:`CheckKind.on_state`; those results are computed
+next to the state (in-process, or by the MCP server that holds it) and travel to
+grading inside the :class:`~thinkingbox_env.checks.outcome.StateOutcome`.
+
+Adding a kind is adding a module that defines a ``CheckKind`` subclass: the package
+imports every module it holds, and the subclass registers itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from ..records import CheckResult, FinishReason
+
+if TYPE_CHECKING:
+    from ..diff import StateDiff
+    from ..spec import TaskSpec
+    from ..state import EpisodeState
+    from .outcome import StateOutcome
+
+Judge = Callable[[str, str], tuple[bool, str]]  # (question, transcript) -> (answer, reason)
+
+# What a failure of the kind says about the agent, for the failure taxonomy:
+# "state" (the backend ended wrong), "dialogue" (the customer was told the wrong thing
+# or not enough), "process" (an order rule of the policy was broken).
+CheckGroup = Literal["state", "dialogue", "process"]
+
+
+@dataclass
+class GradingContext:
+    """Everything a check may read about a finished (or paused) episode."""
+
+    task: TaskSpec
+    golden: StateDiff
+    outcome: StateOutcome
+    final_message: str = ""
+    transcript: str = ""
+    dialogue: list[dict[str, str]] = field(default_factory=list)
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    finish_reason: FinishReason = FinishReason.DONE_MARKER
+    judge: Judge | None = None
+
+
+class CheckKind:
+    """One criterion. Subclasses set ``name``, ``group`` and ``order`` and implement :meth:`evaluate`.
+
+    ``order`` fixes where the kind's results stand in ``check_names`` and the reward
+    vector, so that the vector's layout does not depend on module discovery order.
+    """
+
+    name: ClassVar[str] = ""
+    group: ClassVar[CheckGroup] = "state"
+    order: ClassVar[int] = 1000
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.name:
+            register(cls)
+
+    def on_state(self, task: TaskSpec, state: EpisodeState) -> list[CheckResult] | None:
+        """Results that need the live state; ``None`` for kinds that need none (the default)."""
+        return None
+
+    def evaluate(self, context: GradingContext) -> list[CheckResult]:
+        raise NotImplementedError
+
+
+_KINDS: dict[str, CheckKind] = {}
+
+
+def register(cls: type[CheckKind]) -> None:
+    """Add a kind to the registry (done by subclassing); a second kind with the same name is refused."""
+    existing = _KINDS.get(cls.name)
+    if existing is not None and type(existing) is not cls:
+        if type(existing).__qualname__ == cls.__qualname__ and type(existing).__module__ == cls.__module__:
+            _KINDS[cls.name] = cls()  # the same class, re-imported (module reload)
+            return
+        raise ValueError(f"check kind '{cls.name}' is defined twice: {type(existing).__module__} and {cls.__module__}")
+    if cls.group not in ("state", "dialogue", "process"):
+        raise ValueError(f"check kind '{cls.name}': group must be state, dialogue or process, got {cls.group!r}")
+    _KINDS[cls.name] = cls()
+
+
+def kinds() -> list[CheckKind]:
+    """Every registered kind, in result order."""
+    return sorted(_KINDS.values(), key=lambda k: (k.order, k.name))
+
+
+def kind(name: str) -> CheckKind:
+    try:
+        return _KINDS[name]
+    except KeyError:
+        raise KeyError(f"unknown check kind '{name}'; known: {', '.join(k.name for k in kinds())}") from None
+
+
+def kinds_in(group: CheckGroup) -> tuple[str, ...]:
+    """The names of the kinds whose failures belong to ``group``."""
+    return tuple(k.name for k in kinds() if k.group == group)

@@ -1,0 +1,133 @@
+"""``grade``: the one function that turns an episode into a :class:`~thinkingbox_env.records.Verdict`.
+
+The in-process environment and the MCP server's operator API both call it, so the
+two cannot drift apart in fields or values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..diff import StateDiff
+from ..records import CheckResult, FailureCategory, FinishReason, Verdict
+from ..spec import TaskSpec
+from .base import GradingContext, Judge, kinds, kinds_in
+from .outcome import StateOutcome
+
+
+def finish_reason_of(value: FinishReason | str) -> FinishReason:
+    """The enum member for a finish reason given as a string; a clear error naming the valid ones otherwise."""
+    if isinstance(value, FinishReason):
+        return value
+    try:
+        return FinishReason(value)
+    except ValueError:
+        valid = ", ".join(r.value for r in FinishReason)
+        raise ValueError(f"unknown finish_reason {value!r}; expected one of {valid}") from None
+
+
+def verdict(results: list[CheckResult]) -> float:
+    """The conjunctive verdict: every check evaluated and passed."""
+    return 1.0 if results and all(r.passed is True for r in results) else 0.0
+
+
+def reward_vector(results: list[CheckResult]) -> np.ndarray:
+    return np.array([1.0 if r.passed else 0.0 for r in results], dtype=np.float32)
+
+
+def failure_category(
+    results: list[CheckResult],
+    trace: list[dict[str, Any]],
+    finish_reason: FinishReason | str,
+    golden_has_effects: bool,
+) -> FailureCategory | None:
+    """The dominant failure signature, by the fixed precedence of the paper's appendix D.3.
+
+    A tool error never recovered from comes first; then a task that needed a write
+    and got none; then a conversation that did not close cleanly or a failed dialogue
+    check; the rest is a wrong write. Only unevaluated checks are not an agent failure.
+    """
+    if all(r.passed is True for r in results):
+        return None
+    if not any(r.passed is False for r in results):
+        return None
+    calls = [e for e in trace if e.get("type") == "tool_call"]
+    for i, call in enumerate(calls):
+        if not call["ok"] and not any(later["ok"] and later["name"] == call["name"] for later in calls[i + 1 :]):
+            return FailureCategory.TOOL_USAGE
+    state_kinds, dialogue_kinds = kinds_in("state"), kinds_in("dialogue")
+    state_failed = any(r.passed is False for r in results if r.kind in state_kinds)
+    wrote = any(c["ok"] and c["writes"] for c in calls)
+    if state_failed and golden_has_effects and not wrote:
+        return FailureCategory.NO_STATE_CHANGING_ACTION
+    dialogue_failed = any(r.passed is False for r in results if r.kind in dialogue_kinds)
+    if not finish_reason_of(finish_reason).terminated or dialogue_failed:
+        return FailureCategory.INCOMPLETE_USER_RESOLUTION
+    return FailureCategory.WRONG_STATE_UPDATE if wrote else FailureCategory.NO_STATE_CHANGING_ACTION
+
+
+def evaluate_checks(context: GradingContext) -> list[CheckResult]:
+    """Every registered kind's results, in kind order."""
+    results: list[CheckResult] = []
+    for k in kinds():
+        results += k.evaluate(context)
+    return results
+
+
+def grade(
+    task: TaskSpec,
+    outcome: StateOutcome,
+    *,
+    golden: StateDiff | None = None,
+    final_message: str = "",
+    transcript: str = "",
+    dialogue: list[dict[str, str]] | None = None,
+    trace: list[dict[str, Any]] | None = None,
+    finish_reason: FinishReason | str = FinishReason.DONE_MARKER,
+    judge: Judge | None = None,
+) -> Verdict:
+    """Grade an episode from its state outcome and what was said.
+
+    ``golden`` defaults to the task's cached golden diff. ``trace`` feeds the failure
+    category (and process checks); over MCP it is the server's record of tool calls.
+    """
+    if golden is None:
+        from ..runtime import runtime_for
+
+        golden = runtime_for(task).golden.diff
+    reason = finish_reason_of(finish_reason)
+    trace = trace if trace is not None else []
+    context = GradingContext(task=task, golden=golden, outcome=outcome, final_message=final_message,
+                             transcript=transcript, dialogue=dialogue or [], trace=trace, finish_reason=reason,
+                             judge=judge)
+    return assemble_verdict(task.full_id, evaluate_checks(context), trace=trace, finish_reason=reason,
+                            golden_has_effects=not golden.empty, diff=outcome.diff, state_hash=outcome.state_hash)
+
+
+def assemble_verdict(
+    task_id: str,
+    results: list[CheckResult],
+    *,
+    trace: list[dict[str, Any]],
+    finish_reason: FinishReason | str,
+    golden_has_effects: bool,
+    diff: dict[str, Any],
+    state_hash: str,
+) -> Verdict:
+    """The verdict record from check results: the conjunction and the failure category, computed one way.
+
+    ``grade`` ends here; an environment whose checks come from elsewhere (an external
+    benchmark's reference hashes) ends here too, so its verdict has the same fields.
+    """
+    reason = finish_reason_of(finish_reason)
+    return Verdict(
+        task_id=task_id,
+        reward=verdict(results),
+        results=results,
+        finish_reason=reason,
+        failure_category=failure_category(results, trace, reason, golden_has_effects),
+        diff=diff,
+        state_hash=state_hash,
+    )

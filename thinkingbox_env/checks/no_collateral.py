@@ -1,0 +1,40 @@
+"""``no_collateral``: nothing changed beyond what the golden run changed.
+
+With the ``effect`` checks it holds exactly when the final canonical state equals
+the golden one.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..diff import StateDiff
+from ..records import CheckResult
+from .base import CheckKind, GradingContext
+from .effect import effect_label
+
+
+def collateral_result(golden: StateDiff, agent: StateDiff) -> CheckResult:
+    extra = []
+    golden_updates = {(e[1], e[2]): json.loads(e[3]) for e in golden.effects if e[0] == "update"}
+    for effect, count in sorted(agent.effects.items()):
+        if effect[0] == "update":
+            want = golden_updates.get((effect[1], effect[2]))
+            got = json.loads(effect[3])
+            surplus = {c: v for c, v in got.items() if want is None or c not in want}
+            if surplus:
+                extra.append(f"{effect_label(effect)} changed {json.dumps(surplus, default=str)}")
+        elif count > golden.effects.get(effect, 0):
+            n = count - golden.effects.get(effect, 0)
+            extra.append(f"{effect_label(effect)} x{n}: {effect[2]}")
+    detail = "no other changes" if not extra else "; ".join(extra)[:2000]
+    return CheckResult(name="no_collateral", kind="no_collateral", passed=not extra, detail=detail)
+
+
+class NoCollateralCheck(CheckKind):
+    name = "no_collateral"
+    group = "state"
+    order = 200
+
+    def evaluate(self, context: GradingContext) -> list[CheckResult]:
+        return [collateral_result(context.golden, context.outcome.as_diff())]

@@ -1,0 +1,41 @@
+"""``sql``: a task's explicit predicates over the final state, one scalar query each.
+
+They need the live state, so they run next to it (``on_state``) and reach grading
+inside the state outcome; over MCP that means on the server.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..records import CheckResult
+from .base import CheckKind, GradingContext
+
+if TYPE_CHECKING:
+    from ..spec import TaskSpec
+    from ..state import EpisodeState
+
+
+class SqlCheck(CheckKind):
+    name = "sql"
+    group = "state"
+    order = 300
+
+    def on_state(self, task: TaskSpec, state: EpisodeState) -> list[CheckResult]:
+        out = []
+        for chk in task.checks.sql:
+            name = f"sql:{chk.name}"
+            try:
+                rows = state.query(chk.query)
+                value = list(rows[0].values())[0] if rows and len(rows[0]) == 1 and len(rows) == 1 else None
+                if value is None:
+                    out.append(CheckResult(name=name, kind="sql", passed=False,
+                                           detail=f"query must return one row with one value, got {len(rows)} rows"))
+                else:
+                    out.append(CheckResult(name=name, kind="sql", passed=bool(value), detail=f"value {value!r}"))
+            except Exception as exc:  # noqa: BLE001 - a broken check is a failed check, named
+                out.append(CheckResult(name=name, kind="sql", passed=False, detail=f"query failed: {exc}"))
+        return out
+
+    def evaluate(self, context: GradingContext) -> list[CheckResult]:
+        return context.outcome.results_of(self.name)

@@ -1,0 +1,213 @@
+"""Typed records that cross a boundary: check results, the verdict, finish reasons, failure categories, trace events.
+
+The in-process environment, the MCP server, the evaluation rows and the trainers all
+speak of the same things; defining them once keeps their field names and values from
+drifting apart. The enums are ``str``-valued, so a JSON row or a Gymnasium ``info``
+holds exactly the strings it held before the records existed: ``info`` and the rows
+are filled with plain values (``.value``), never with enum members.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Literal, TypedDict
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class FinishReason(str, Enum):
+    """Why an episode ended: two ways to terminate, two ways to be truncated."""
+
+    DONE_MARKER = "done_marker"
+    END_TOOL = "end_tool"
+    ACTION_LIMIT = "action_limit"
+    USER_TURN_LIMIT = "user_turn_limit"
+
+    @property
+    def terminated(self) -> bool:
+        """The agent closed the conversation itself (Gymnasium's ``terminated``)."""
+        return self in (FinishReason.DONE_MARKER, FinishReason.END_TOOL)
+
+    @property
+    def truncated(self) -> bool:
+        """A limit ended the conversation (Gymnasium's ``truncated``)."""
+        return not self.terminated
+
+
+class FailureCategory(str, Enum):
+    """The dominant failure signature of a failed trial, in the precedence of the paper's appendix D.3."""
+
+    TOOL_USAGE = "tool_usage"
+    NO_STATE_CHANGING_ACTION = "no_state_changing_action"
+    INCOMPLETE_USER_RESOLUTION = "incomplete_user_resolution"
+    WRONG_STATE_UPDATE = "wrong_state_update"
+
+
+FAILURE_CATEGORIES: tuple[str, ...] = tuple(c.value for c in FailureCategory)
+
+
+@dataclass
+class CheckResult:
+    """The outcome of one check. ``passed is None`` means not evaluated; it never counts as passed."""
+
+    name: str
+    kind: str
+    passed: bool | None
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "passed": self.passed, "detail": self.detail}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CheckResult:
+        return cls(str(data["name"]), str(data["kind"]), data["passed"], str(data.get("detail", "")))
+
+
+class ToolCallEvent(TypedDict):
+    """A tool call in the trace, successful or not (malformed actions are recorded as failed calls)."""
+
+    type: Literal["tool_call"]
+    id: str | None
+    name: str
+    arguments: Any
+    result: Any
+    ok: bool
+    writes: bool
+    error_kind: str | None
+
+
+class MessageEvent(TypedDict, total=False):
+    """A message in the trace; ``source`` says who produced it (env, task, agent, simulator, tool)."""
+
+    type: Literal["message"]
+    role: str
+    content: str | None
+    source: str
+    tool_calls: list[dict[str, Any]]
+
+
+# Plain dicts on the hot path (one per step), typed for readers and checkers.
+TraceEvent = ToolCallEvent | MessageEvent
+
+
+class Verdict(BaseModel):
+    """Everything grading concludes about one episode; the same record in-process and behind MCP."""
+
+    task_id: str
+    reward: float = Field(description="The conjunctive verdict: 1.0 when every check passed, else 0.0.")
+    results: list[CheckResult]
+    finish_reason: FinishReason
+    failure_category: FailureCategory | None
+    diff: dict[str, Any]
+    state_hash: str
+
+    @property
+    def checks(self) -> dict[str, bool | None]:
+        return {r.name: r.passed for r in self.results}
+
+    @property
+    def check_names(self) -> list[str]:
+        return [r.name for r in self.results]
+
+    @property
+    def check_details(self) -> list[dict[str, Any]]:
+        return [r.to_json() for r in self.results]
+
+    @property
+    def reward_vector(self) -> np.ndarray:
+        """One entry per check, in ``check_names`` order: 1.0 passed, 0.0 failed or not evaluated."""
+        return np.array([1.0 if r.passed else 0.0 for r in self.results], dtype=np.float32)
+
+    @property
+    def unevaluated(self) -> list[str]:
+        return [r.name for r in self.results if r.passed is None]
+
+    def info(self) -> dict[str, Any]:
+        """The grading part of the final Gymnasium ``info``: plain values, keys as the rows have always had them."""
+        return {
+            "verdict": self.reward,
+            "checks": self.checks,
+            "check_names": self.check_names,
+            "check_details": self.check_details,
+            "reward_vector": self.reward_vector,
+            "unevaluated": self.unevaluated,
+            "diff": self.diff,
+            "state_hash": self.state_hash,
+            "finish_reason": self.finish_reason.value,
+            "failure_category": self.failure_category.value if self.failure_category is not None else None,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """The verdict as a JSON object (the operator API's answer): ``info()`` with a list for the vector."""
+        out = {"task_id": self.task_id, **self.info()}
+        out["reward_vector"] = [float(x) for x in out["reward_vector"]]
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Verdict:
+        """The record back from :meth:`to_json` (what an operator client receives)."""
+        return cls(
+            task_id=data["task_id"],
+            reward=data["verdict"],
+            results=[CheckResult.from_json(d) for d in data["check_details"]],
+            finish_reason=data["finish_reason"],
+            failure_category=data["failure_category"],
+            diff=data["diff"],
+            state_hash=data["state_hash"],
+        )
+
+
+class TrialCounts(BaseModel):
+    """Per-trial interaction counts (the paper's Table 14 columns, plus the env's own counters)."""
+
+    messages: int
+    tool_calls: int
+    write_calls: int
+    tool_errors: int
+    agent_messages: int
+    user_messages: int
+    actions: int
+    user_turns: int
+
+
+class EvalRow(BaseModel):
+    """One trial of an evaluation run, one line of a run file.
+
+    ``status`` is ``ok`` or ``system_error``; the grading fields are ``None`` for a
+    system error (the trial says nothing about the agent). Extra keys are kept, so a
+    row read from an older or newer file still validates.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_: int = Field(alias="schema")
+    task_id: str
+    domain: str
+    family: str
+    trial: int
+    seed: int
+    status: Literal["ok", "system_error"]
+    system_error: dict[str, Any] | None
+    verdict: float | None
+    checks: dict[str, bool | None] | None
+    check_details: list[dict[str, Any]] | None
+    reward_vector: list[float] | None
+    unevaluated: list[str] | None
+    diff: dict[str, Any] | None
+    state_hash: str | None
+    finish_reason: FinishReason | None
+    failure_category: FailureCategory | None
+    counts: TrialCounts
+    usage: dict[str, Any]
+    judge_usage: dict[str, Any]
+    timings: dict[str, Any]
+    messages: list[dict[str, Any]]
+    trace: list[dict[str, Any]]
+    model_calls: list[dict[str, Any]]
+    judge_calls: list[dict[str, Any]]
+    worker: dict[str, Any]
+    package_version: str
+    task_hash: str
+    config: dict[str, Any]
