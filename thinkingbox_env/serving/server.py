@@ -46,6 +46,7 @@ from starlette.routing import Route
 
 from ..checks import grade, state_outcome
 from ..domain import Domain, load_domain
+from ..records import FinishReason
 from ..registry import UnknownTaskError, list_tasks, load_task
 from ..runtime import runtime_for
 from ..spec import TaskSpec
@@ -64,7 +65,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 MIN_TOKEN_LENGTH = 16
 DEFAULT_MAX_EPISODES = 64  # each live episode holds its own state (several MB): the cap bounds the server's memory
 MAX_SEED = 2**32 - 1
-FINISH_REASONS = ("done_marker", "end_tool", "action_limit", "user_turn_limit")
+FINISH_REASONS = tuple(r.value for r in FinishReason)
 STATELESS_REFUSED = (
     "this server binds every episode to an MCP session: requests of the stateless protocol era carry no "
     "server-issued session id and are refused; connect with the initialize handshake (mode='legacy' or "
