@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -141,3 +142,27 @@ def test_agg_names_never_passed_tasks_and_failing_checks_and_prints_no_nan(runs,
     assert "no data" in out  # no token counts in a no-op run
     assert "never passed: retail/ST004_001, retail/ST030_001" in out
     assert "most failed checks: " in out and "effect:" in out
+
+
+def test_runs_with_personas_get_a_robustness_table_lined_up_by_model(tmp_path):
+    plain, terse = tmp_path / "plain.jsonl", tmp_path / "terse.jsonl"
+    tasks = ["retail/ST030_001", "retail/ST001_001"]
+    assert main(["eval", *tasks, "--agent", "oracle", "-o", str(plain)]) == 0
+    assert main(["eval", *tasks, "--agent", "noop", "--persona", "terse", "-o", str(terse)]) == 0
+    # the no-op run stands in for a weaker result under another persona: relabel its model to match
+    rows = [json.loads(line) for line in terse.read_text().splitlines() if line.strip()]
+    model = json.loads(plain.read_text().splitlines()[0])["config"]["agent"]
+    for r in rows:
+        r["config"]["agent"] = model
+    terse.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "report.html"
+    assert main(["report", str(plain), str(terse), "-o", str(out)]) == 0
+    table = re.search(r'<table id="persona-robustness">.*?</table>', out.read_text(), re.DOTALL).group(0)
+    assert re.search(r"<td class=\"l\">terse</td><td class=\"l\">terse</td><td>0.0</td><td>-100.0</td>", table)
+    assert re.search(r"<td class=\"l\">plain</td><td class=\"l\">plain</td><td>100.0</td><td>-</td>", table)
+
+
+def test_a_report_of_plain_runs_has_no_robustness_table(runs, tmp_path):
+    out = tmp_path / "report.html"
+    assert main(["report", str(runs / "oracle.jsonl"), "-o", str(out)]) == 0
+    assert "persona-robustness" not in out.read_text()

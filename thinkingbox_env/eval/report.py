@@ -188,6 +188,37 @@ def _model_of(rows: list[dict[str, Any]]) -> str:
     return str(cfg.get("model") or cfg.get("kind") or "?")
 
 
+def _persona_of(rows: list[dict[str, Any]]) -> str:
+    """The simulated user's persona of a run (rows written before personas existed used the plain user)."""
+    personas = {str((r.get("user") or {}).get("persona") or "plain") for r in rows}
+    return ", ".join(sorted(personas)) or "plain"
+
+
+def robustness_table(runs: dict[str, list[dict[str, Any]]], summaries: dict[str, dict[str, Any]]) -> str:
+    """pass@1 of each run beside the plain-persona run of the same model, so a persona's cost is read as a difference.
+
+    Users who misremember, change their request or hurry are a test dimension of their own: the same agent
+    is run once per persona, and this table lines the runs up by model.
+    """
+    by_model: dict[str, dict[str, str]] = {}
+    for name, rows in runs.items():
+        by_model.setdefault(_model_of(rows), {})[name] = _persona_of(rows)
+    if all(set(p.values()) <= {"plain"} for p in by_model.values()):
+        return ""
+    out = ['<h2>Simulated-user robustness</h2><table id="persona-robustness"><tr><th class="l">model</th><th class="l">run</th>'
+           '<th class="l">persona</th><th>pass@1 %</th><th>vs plain (points)</th></tr>']
+    for model, named in sorted(by_model.items()):
+        plain = [n for n, persona in named.items() if persona == "plain"]
+        base = summaries[plain[0]]["pass@1"]["overall"]["value"] if plain else None
+        for name, persona in sorted(named.items(), key=lambda kv: (kv[1] != "plain", kv[1], kv[0])):
+            value = summaries[name]["pass@1"]["overall"]["value"]
+            delta = "-" if base is None or value is None or persona == "plain" else f"{100 * (value - base):+.1f}"
+            out.append(f'<tr><td class="l">{e(model)}</td><td class="l">{e(name)}</td><td class="l">{e(persona)}</td>'
+                       f"<td>{_pct(value)}</td><td>{delta}</td></tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
 def _transcript_html(row: dict[str, Any]) -> str:
     def cut(x: Any) -> str:
         text = x if isinstance(x, str) else json.dumps(x, default=str)
@@ -249,6 +280,8 @@ def build_report(runs: dict[str, list[dict[str, Any]]], title: str = "thinkingbo
                     f"<td>{_pct(o['ci95'][0])}-{_pct(o['ci95'][1])}</td>{cells}<td>{at_n}</td><td>{hat_n}</td>"
                     f"<td>{s['tasks_never_passed']}</td><td>{s['tasks_always_passed']}</td><td>{s['system_errors']['count']}</td></tr>")
     body.append("</table>")
+
+    body.append(robustness_table(runs, summaries))
 
     # task x run pass table
     tasks = sorted({r["task_id"] for rows in runs.values() for r in rows})
