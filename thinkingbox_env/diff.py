@@ -53,6 +53,7 @@ def _key(info: TableInfo, row: dict[str, Any]) -> tuple:
 
 @dataclass
 class TableDiff:
+    """Rows inserted, deleted and updated in one table, keyed by primary key so a diff reads the same whatever the row order."""
     inserted: list[dict[str, Any]] = field(default_factory=list)
     deleted: list[dict[str, Any]] = field(default_factory=list)
     updated: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = field(default_factory=list)  # key, before, after
@@ -97,6 +98,7 @@ class StateDiff:
 
 
 def compute_diff(state: EpisodeState) -> StateDiff:
+    """Compare the episode's tables with the template; only tables the episode wrote are read, which keeps grading cheap."""
     infos = state.tables
     tables: dict[str, TableDiff] = {}
     final_rows: dict[str, list[dict[str, Any]]] = {}
@@ -223,7 +225,7 @@ def canonical_hash(state: EpisodeState, diff: StateDiff | None = None) -> str:
         info = state.tables[table]
         if table in state.materialized:
             rows = diff.final_rows[table] if table in diff.final_rows else state.rows(table)
-            digest = _table_digest(info, rows, diff.created_keys, new_keys)
+            digest: str | None = _table_digest(info, rows, diff.created_keys, new_keys)
         else:
             base = state.template.base_schema(table)
             cache_key = (base, table)

@@ -45,6 +45,7 @@ def data_roots() -> list[Path]:
 
 
 def domain_dirs() -> dict[str, Path]:
+    """Domain folders by name across every data root; the first root wins, so a source checkout shadows the bundled copy."""
     found: dict[str, Path] = {}
     for root in data_roots():
         base = root / "domains"
@@ -57,6 +58,7 @@ def domain_dirs() -> dict[str, Path]:
 
 
 def task_spec_dir(domain: str) -> Path | None:
+    """Where a domain's frozen tasks live, searched in the same root order as the domains themselves."""
     for root in data_roots():
         d = root / "task_specs" / domain
         if d.is_dir():
@@ -74,7 +76,7 @@ def _import_domain_module(domain: str, path: Path, module: str) -> ModuleType:
     root_name = "thinkingbox_domains"
     if root_name not in sys.modules:
         root = ModuleType(root_name)
-        root.__path__ = []  # type: ignore[attr-defined]
+        root.__path__ = []
         sys.modules[root_name] = root
     pkg_name = f"{root_name}.{domain}"
     if pkg_name not in sys.modules:
@@ -87,6 +89,7 @@ def _import_domain_module(domain: str, path: Path, module: str) -> ModuleType:
 
 @dataclass
 class Domain:
+    """A loaded domain: its spec, tools and families, with the seeded database built once on first use and shared by its tasks."""
     name: str
     path: Path
     spec: DomainSpec
@@ -149,6 +152,7 @@ _DOMAINS_LOCK = threading.Lock()
 
 
 def load_domain(name: str) -> Domain:
+    """The process-wide instance of a domain, so its tools and database are loaded once however many envs use it."""
     with _DOMAINS_LOCK:
         if name in _DOMAINS:
             return _DOMAINS[name]

@@ -101,6 +101,7 @@ def _strip_marker(text: str) -> str:
 
 
 class ThinkingboxEnv(gym.Env):
+    """One task as a Gymnasium environment; the agent sends messages and tool calls, and the reward is the final verdict."""
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(
@@ -192,7 +193,7 @@ class ThinkingboxEnv(gym.Env):
 
     # ------------------------------------------------------------------ gym API
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
         if options:
             unknown = set(options) - {"max_actions", "persona"}
@@ -219,7 +220,7 @@ class ThinkingboxEnv(gym.Env):
         info = {"task_id": self.task.full_id, "split": self.task.split, "family": self.task.family}
         return obs, info
 
-    def step(self, action: Any):
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if not self._live():
             raise RuntimeError("call reset() before step()")
         if self._done:

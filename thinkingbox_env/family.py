@@ -20,6 +20,7 @@ from .spec import Patch, TaskSpec, parse_task
 
 
 class TaskFamily(ABC):
+    """A workflow that generates many task variants from a seed; frozen test tasks and training variants come from the same code."""
     code: ClassVar[str]  # id prefix, e.g. "ST030"
     name: ClassVar[str]  # e.g. "membership_upgrade"
     description: ClassVar[str] = ""

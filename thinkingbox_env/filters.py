@@ -30,6 +30,7 @@ MAX_FILTER_LENGTH = 2000
 
 
 class FilterError(ValueError):
+    """A filter expression the agent wrote that cannot be parsed; its message is returned to the agent as the tool's error."""
     pass
 
 
@@ -181,8 +182,11 @@ def compile_order_by(text: str | None, columns: set[str], default: str) -> str:
 
 def search_rows(db: Any, table: str, columns: tuple[str, ...], filter: str | None, order_by: str | None,
                 limit: int, offset: int, default_order: str = '"id" ASC') -> dict[str, Any]:
-    """The body of a list/search tool: validated paging, the filter and ordering compiled to
-    parameters, and ``{"items", "count"}``. Bad input becomes a ``ToolError`` the agent reads."""
+    """The body of a list/search tool, so every domain pages and filters the same way.
+
+    Paging is validated, the filter and ordering are compiled to parameters, and the result is
+    ``{"items", "count"}``. Bad input becomes a ``ToolError`` the agent reads.
+    """
     if not 1 <= limit <= 100:
         raise ToolError("limit must be between 1 and 100")
     if offset < 0:

@@ -20,6 +20,7 @@ _LOCK = threading.Lock()
 
 
 def tokenize(text: str) -> list[str]:
+    """Lower-cased word tokens; the same function indexes the documents and the query, so they match."""
     return _TOKEN_RE.findall(text.lower())
 
 

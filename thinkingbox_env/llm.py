@@ -16,11 +16,13 @@ DEFAULT_MODEL = "gpt-4o-mini"
 
 
 def resolve_model(role: str, model: str | None) -> str:
+    """The model of a role (agent, user, judge): the argument, else ``THINKINGBOX_<ROLE>_MODEL``, so each role can use its own model."""
     return model or os.environ.get(f"THINKINGBOX_{role.upper()}_MODEL") or DEFAULT_MODEL
 
 
 def openai_client(role: str, base_url: str | None = None, api_key: str | None = None,
                   timeout: float = 120.0, max_retries: int = 5) -> Any:
+    """An OpenAI-compatible client whose endpoint and key fall back to the role's environment variables."""
     from openai import OpenAI
 
     prefix = f"THINKINGBOX_{role.upper()}_"

@@ -33,6 +33,7 @@ _SOURCE_ENTRY_POINTS: dict[str, Any] | None = None
 
 
 class UnknownTaskError(KeyError):
+    """A task or suite id that no domain or task source provides; the message lists what is offered."""
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0])
 
@@ -83,6 +84,7 @@ def task_files() -> dict[str, Path]:
 
 
 def load_task(task_id: str) -> TaskSpec:
+    """Load and cache a frozen task by id; the cache makes repeated ``make`` calls in a training loop cheap."""
     with _LOCK:
         if task_id in _SPECS:
             return _SPECS[task_id]
@@ -146,7 +148,7 @@ def generate_variant(domain: str, family: str, seed: int, max_redraws: int = 100
 class TaskSource(Protocol):
     """Tasks provided outside the engine under a namespace of their own (``<namespace>/<name>``)."""
 
-    def make(self, name: str, **kwargs: Any) -> gym.Env: ...
+    def make(self, name: str, **kwargs: Any) -> ThinkingboxEnv: ...
 
     def suites(self) -> list[str]: ...
 
@@ -211,6 +213,7 @@ def make(task: str | TaskSpec, **kwargs: Any) -> ThinkingboxEnv:
 
 
 def make_variant(domain: str, family: str, seed: int, **kwargs: Any) -> ThinkingboxEnv:
+    """An environment for a freshly drawn training variant, guaranteed to differ from every test task."""
     return ThinkingboxEnv(generate_variant(domain, family, seed), **kwargs)
 
 
@@ -234,6 +237,7 @@ _REGISTERED_FOR: tuple | None = None
 
 
 def register_gym_envs() -> None:
+    """Register every frozen task with Gymnasium, again only when the set of task files changed."""
     global _REGISTERED_FOR
     stamp = _index_stamp()
     if stamp == _REGISTERED_FOR:

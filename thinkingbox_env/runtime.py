@@ -27,6 +27,7 @@ class GoldenError(RuntimeError):
 
 @dataclass
 class Golden:
+    """The result of replaying the golden calls once, which every episode of the task is graded against."""
     diff: StateDiff
     hash: str
     results: list[ToolResult]
@@ -35,6 +36,7 @@ class Golden:
 
 @dataclass
 class TaskRuntime:
+    """Per-task caches (template database, golden outcome) built lazily, so listing tasks costs nothing and each is built once."""
     spec: TaskSpec
     domain: Domain
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)

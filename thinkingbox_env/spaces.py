@@ -86,8 +86,11 @@ class ChatObservation(spaces.Space):
 
 
 class AgentAction(spaces.Space):
-    """An agent action: a message (``str``), one tool call ``{"name", "arguments"}``, or an
-    OpenAI-style assistant message ``{"role": "assistant", "content", "tool_calls": [...]}``."""
+    """An agent action, in any of the three forms the env accepts.
+
+    A message (``str``), one tool call ``{"name", "arguments"}``, or an OpenAI-style assistant
+    message ``{"role": "assistant", "content", "tool_calls": [...]}``.
+    """
 
     def __init__(self, tool_schemas: list[dict[str, Any]], seed: int | np.random.Generator | None = None):
         super().__init__(shape=None, dtype=None, seed=seed)

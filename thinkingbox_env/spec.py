@@ -43,6 +43,7 @@ class SequenceSpec(_Strict):
 
 
 class TableMeta(_Strict):
+    """What comparing states needs per table: columns that change every run, id sequences, references to created rows."""
     volatile: list[str] = Field(default_factory=list)
     sequence: SequenceSpec | None = None
     references: dict[str, str] = Field(default_factory=dict)  # column -> referenced table
@@ -125,6 +126,7 @@ DEFAULT_RULES = [
 
 
 class UserSpec(_Strict):
+    """What the simulated customer knows and wants; the same spec drives the scripted and the LLM user."""
     opening: str = Field(min_length=1)
     facts: list[Fact] = Field(default_factory=list)
     rules: list[str] = Field(default_factory=lambda: list(DEFAULT_RULES))
@@ -138,17 +140,20 @@ class UserSpec(_Strict):
 
 
 class ToolCall(_Strict):
+    """A tool call as tasks record it (golden calls), independent of any model's wire format."""
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
 class RowUpdate(_Strict):
+    """A change a task makes to the seed rows before the episode, so a variant needs no database of its own."""
     table: str
     key: dict[str, Any]
     set: dict[str, Any]
 
 
 class RowDelete(_Strict):
+    """A seed row a task removes before the episode."""
     table: str
     key: dict[str, Any]
 
@@ -205,12 +210,14 @@ class RubricCheck(_Strict):
 
 
 class CheckSpecs(_Strict):
+    """The hidden checks of a task, grouped by kind; the agent never sees them."""
     sql: list[SqlCheck] = Field(default_factory=list)
     dialogue: list[DialogueCheck] = Field(default_factory=list)
     rubric: list[RubricCheck] = Field(default_factory=list)
 
 
 class TaskSpec(_Strict):
+    """A frozen task as stored on disk: extra fields are refused, so a typo in a spec fails at load time, not silently at grading."""
     id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     domain: str
     family: str
@@ -255,6 +262,7 @@ _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is about
 
 
 def load_yaml(path: Path) -> Any:
+    """Read YAML with the safe loader (the C one when available) and name the file when it is malformed."""
     try:
         with open(path, encoding="utf-8") as fh:
             return yaml.load(fh, Loader=_YAML_LOADER)  # noqa: S506 - a safe loader, the C one when present
@@ -265,6 +273,7 @@ def load_yaml(path: Path) -> Any:
 
 
 def parse_task(data: Any, source: str, domain: str | None = None) -> TaskSpec:
+    """Validate a task mapping; errors name the source, the task and the field, because task files are edited by hand."""
     if not isinstance(data, dict):
         raise SpecError(f"{source}: a task spec must be a mapping, got {type(data).__name__}")
     task_id = data.get("id", "<no id>")
@@ -278,10 +287,12 @@ def parse_task(data: Any, source: str, domain: str | None = None) -> TaskSpec:
 
 
 def load_task_file(path: Path, domain: str | None = None) -> TaskSpec:
+    """Load one task file; ``domain`` is checked against the spec so a task filed under the wrong domain is refused."""
     return parse_task(load_yaml(path), str(path), domain)
 
 
 def load_domain_spec(path: Path) -> DomainSpec:
+    """Load a ``domain.yaml``, naming the file and field when it does not validate."""
     data = load_yaml(path)
     try:
         return DomainSpec.model_validate(data)
@@ -289,7 +300,7 @@ def load_domain_spec(path: Path) -> DomainSpec:
         raise SpecError(f"{path}: {_format_validation_error(exc)}") from exc
 
 
-_OPTIONAL_USER_FIELDS = {"decisions": [], "otherwise": "accept", "change": None}
+_OPTIONAL_USER_FIELDS: dict[str, Any] = {"decisions": [], "otherwise": "accept", "change": None}
 _OPTIONAL_FACT_FIELDS = {"slot": None, "value": None}
 
 

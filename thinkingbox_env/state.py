@@ -52,6 +52,7 @@ class StateError(RuntimeError):
 
 @dataclass(frozen=True)
 class TableInfo:
+    """The shape of one table, read from the database once, that copying, diffing and hashing all rely on."""
     name: str
     ddl_body: str  # the CREATE TABLE statement after "CREATE TABLE <schema>."
     columns: tuple[str, ...]
@@ -320,6 +321,7 @@ def _where(info: TableInfo, key: dict[str, Any], task_label: str) -> tuple[str, 
 
 @dataclass
 class TaskTemplate:
+    """A task's initial state as a schema in the shared database; episodes copy only the tables they write, so a reset is cheap."""
     domain: DomainDatabase
     schema: str
     tables: frozenset[str]

@@ -24,9 +24,12 @@ SPLITS = ("test", "train")
 
 
 class DomainEnv(gym.Env):
-    """Draws a task of ``domain`` on each reset; ``options={"task_id": ...}`` (test) or
-    ``options={"family": ...}`` (train) picks one instead. Other keyword arguments go to
-    every ``ThinkingboxEnv`` it builds (``user``, ``judge``, ``max_actions``, ...)."""
+    """Draws a task of ``domain`` on each reset.
+
+    ``options={"task_id": ...}`` (test) or ``options={"family": ...}`` (train) picks one instead.
+    Other keyword arguments go to every ``ThinkingboxEnv`` it builds (``user``, ``judge``,
+    ``max_actions``, ...).
+    """
 
     metadata = ThinkingboxEnv.metadata
 

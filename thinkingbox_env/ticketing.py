@@ -164,7 +164,7 @@ class Ticketing:
             ("description", str, ""), ("priority", Literal[self.priorities], "normal"), ("status", Literal[self.statuses], "open"),
         ]
         if self.teams:
-            params.append(("assigned_team", Literal[self.teams] | None, None))  # type: ignore[misc]
+            params.append(("assigned_team", Literal[self.teams] | None, None))
         return _build(create_ticket, "create_ticket", doc, params, writes=True)
 
     def _update_ticket(self) -> Tool:
@@ -204,7 +204,7 @@ class Ticketing:
             ("priority", Literal[self.priorities] | None, None), ("category", Literal[self.categories] | None, None),
         ]
         if self.teams:
-            params.append(("assigned_team", Literal[self.teams] | None, None))  # type: ignore[misc]
+            params.append(("assigned_team", Literal[self.teams] | None, None))
         params += [(link, str | None, None), ("note", str | None, None)]
         return _build(update_ticket, "update_ticket", doc, params, writes=True)
 

@@ -73,6 +73,7 @@ class ToolError(Exception):
 
 @dataclass
 class ToolResult:
+    """A tool call's outcome; errors are results with a kind, so the agent can recover and the trace can count them."""
     name: str
     content: Any  # JSON-safe value
     ok: bool
@@ -117,6 +118,7 @@ def _clean_schema(node: Any) -> Any:
 
 @dataclass
 class Tool:
+    """A domain function whose schema and argument model both come from its signature, so the two cannot disagree."""
     name: str
     description: str
     fn: Callable[..., Any]
@@ -191,6 +193,7 @@ END_TOOL.ends_episode = True
 
 
 def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
+    """Turn pydantic's errors into one sentence an agent can act on (which argument, what was wrong)."""
     parts = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"])

@@ -1,5 +1,8 @@
-"""Agents that act in an episode: the oracle and no-op baselines, an OpenAI-compatible chat model,
-a local transformers checkpoint, and the customer-as-a-tool adapter. May import the engine only."""
+"""Agents that act in an episode; this part may import the engine only.
+
+The oracle and no-op baselines, an OpenAI-compatible chat model, a local transformers checkpoint,
+and the customer-as-a-tool adapter.
+"""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from ..users import DONE_MARKER
 
 
 class Agent(Protocol):
+    """What the episode loop needs of a player, so scripted baselines and model-backed agents run through the same ``run_episode``."""
     def reset(self, task: TaskSpec, observation: dict[str, Any]) -> None: ...
 
     def act(self, observation: dict[str, Any]) -> Any: ...

@@ -128,5 +128,7 @@ def load_model(path: str) -> tuple[Any, Any]:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
     tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).to(device).eval()
+    # Any: transformers types the decorated .to() as taking a model, and the package may be absent where mypy runs.
+    model: Any = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
+    model = model.to(device).eval()
     return model, tokenizer

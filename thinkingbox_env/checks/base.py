@@ -94,6 +94,7 @@ def kinds() -> list[CheckKind]:
 
 
 def kind(name: str) -> CheckKind:
+    """Look a registered kind up by the name task specs use; the error lists the known kinds, since a typo in a spec lands here."""
     try:
         return _KINDS[name]
     except KeyError:

@@ -9,6 +9,7 @@ from .base import CheckKind, GradingContext
 
 
 class DialogueCheck(CheckKind):
+    """Checks on what the agent said, graded after the dialogue because the final state cannot show whether the customer was told."""
     name = "dialogue"
     group = "dialogue"
     order = 400

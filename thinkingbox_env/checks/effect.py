@@ -11,6 +11,7 @@ from .base import CheckKind, GradingContext
 
 
 def effect_label(effect: tuple[str, ...]) -> str:
+    """Name an effect by table and key so a failing check points at the row, not at an opaque tuple."""
     kind, table = effect[0], effect[1]
     if kind == "insert":
         return f"{table}:insert"

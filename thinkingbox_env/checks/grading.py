@@ -34,6 +34,7 @@ def verdict(results: list[CheckResult]) -> float:
 
 
 def reward_vector(results: list[CheckResult]) -> np.ndarray:
+    """One 0/1 entry per check in verdict order, for trainers that shape rewards per check instead of the all-or-nothing verdict."""
     return np.array([1.0 if r.passed else 0.0 for r in results], dtype=np.float32)
 
 

@@ -15,6 +15,7 @@ from .effect import effect_label
 
 
 def collateral_result(golden: StateDiff, agent: StateDiff) -> CheckResult:
+    """Fail on writes the golden run did not make: an agent that fixes the request but also touches other rows has broken something."""
     extra = []
     golden_updates = {(e[1], e[2]): json.loads(e[3]) for e in golden.effects if e[0] == "update"}
     for effect, count in sorted(agent.effects.items()):
@@ -32,6 +33,7 @@ def collateral_result(golden: StateDiff, agent: StateDiff) -> CheckResult:
 
 
 class NoCollateralCheck(CheckKind):
+    """Compares the agent's effects with the golden run's, so side effects outside the task fail even when every targeted check passes."""
     name = "no_collateral"
     group = "state"
     order = 200

@@ -51,6 +51,7 @@ class StateOutcome:
 
 
 def state_outcome(spec: TaskSpec, state: EpisodeState) -> StateOutcome:
+    """What grading needs from the database, read while it is open, so the verdict can be assembled after it is closed."""
     diff = compute_diff(state)
     bound: list[CheckResult] = []
     for k in kinds():

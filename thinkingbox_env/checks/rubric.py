@@ -11,6 +11,7 @@ from .base import CheckKind, GradingContext
 
 
 class RubricCheck(CheckKind):
+    """Questions only a judge can answer about the dialogue; without a judge they are reported as unevaluated rather than passed."""
     name = "rubric"
     group = "dialogue"
     order = 500

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 
 class SqlCheck(CheckKind):
+    """Queries over the final state, bound while the database is open because the verdict may be assembled after it is closed."""
     name = "sql"
     group = "state"
     order = 300

@@ -49,8 +49,11 @@ def select_tasks(patterns: Sequence[str]) -> list[str]:
 
 
 def new_progress(transient: bool = True) -> Progress:
-    """A bar with the count, elapsed time and an estimate of the time left; it stays on screen when
-    ``transient`` is false and the output is a terminal (a log file gets no repainted bars)."""
+    """A bar with the count, elapsed time and an estimate of the time left.
+
+    It stays on screen when ``transient`` is false and the output is a terminal (a log file gets no
+    repainted bars).
+    """
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     TextColumn("ETA"), TimeRemainingColumn(), console=console,
                     transient=transient or not sys.stderr.isatty())

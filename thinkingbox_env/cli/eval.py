@@ -88,6 +88,7 @@ def _stop_on_signals(stop: Callable[[str], None]) -> Iterator[None]:
 
 
 def eval_config(args: argparse.Namespace) -> Any:
+    """Translate the command line into the library's ``EvalConfig``, so training and the CLI run evaluations from the same record."""
     from ..agents.openai_chat import SamplingConfig
     from ..eval.runner import EvalConfig
 
@@ -119,6 +120,7 @@ def eval_config(args: argparse.Namespace) -> Any:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    """``thinkingbox eval``: run trials into a run file that can be resumed, with a progress bar and a stop on repeated system errors."""
     from ..eval.runner import (
         PreflightError,
         RowWriter,
@@ -184,7 +186,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             return 2
     plan = plan_trials(tasks, args.trials, done)
     total = len(tasks) * args.trials
-    tally = {"done": len(done), "passed": 0, "valid": 0, "errors": 0, "first_error": None}
+    tally: dict[str, Any] = {"done": len(done), "passed": 0, "valid": 0, "errors": 0, "first_error": None}
     control = RunControl(max_consecutive_errors=args.max_consecutive_errors)
     writer = RowWriter(out, lock)
 
@@ -358,6 +360,7 @@ def _parse_prices(text: str | None) -> dict[str, float] | None:
 
 
 def print_summary(s: dict[str, Any], title: str) -> None:
+    """Print the headline numbers of ``summarize`` as tables; the JSON output carries the full summary."""
     from rich.table import Table
 
     p1 = s["pass@1"]
@@ -417,6 +420,7 @@ def print_summary(s: dict[str, Any], title: str) -> None:
 
 
 def cmd_agg(args: argparse.Namespace) -> int:
+    """``thinkingbox agg``: aggregate run files into pass@k, intervals and costs, as tables or JSON."""
     from ..eval.metrics import summarize
 
     rows = _load_runs(args.runs, args.skip_malformed)
@@ -434,6 +438,7 @@ def cmd_agg(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    """``thinkingbox compare``: the paired per-task difference of two runs, the honest way to tell whether a change helped."""
     from rich.table import Table
 
     from ..eval.metrics import compare_runs
@@ -506,6 +511,7 @@ def render_transcript(row: dict[str, Any], width: int = 2000) -> list[str]:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    """``thinkingbox show``: replay one recorded trial's dialogue and checks, to read why it failed."""
     rows = [r for r in _load_runs([args.run], args.skip_malformed) if r["task_id"] == args.task]
     if not rows:
         console.print(f"[red]error:[/] no trials of '{args.task}' in {args.run}")
@@ -528,8 +534,10 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def run_labels(paths: list[str], runs: list[list[dict[str, Any]]]) -> list[str]:
-    """A distinct name per run: the label given at eval time, else the file name, else its folder
-    (``runs/base/eval.jsonl`` and ``runs/trained/eval.jsonl`` become ``base`` and ``trained``)."""
+    """A distinct name per run: the label given at eval time, else the file name, else its folder.
+
+    ``runs/base/eval.jsonl`` and ``runs/trained/eval.jsonl`` become ``base`` and ``trained``.
+    """
     stems = [Path(p).stem for p in paths]
     out = []
     for p, stem, rows in zip(paths, stems, runs):
@@ -545,6 +553,7 @@ def run_labels(paths: list[str], runs: list[list[dict[str, Any]]]) -> list[str]:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    """``thinkingbox report``: one self-contained HTML page comparing run files, to share without the tool installed."""
     from ..eval.report import build_report
 
     if args.label and len(args.label) != len(args.runs):

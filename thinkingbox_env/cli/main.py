@@ -19,6 +19,7 @@ from .tasks import add_task_commands
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Assemble every command group's parser; kept separate from ``main`` so tests and docs can inspect the commands."""
     parser = argparse.ArgumentParser(
         prog="thinkingbox", formatter_class=HelpFormatter,
         description="Stateful business-workflow tasks for LLM agents: list, run, validate and freeze tasks, serve them "
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The console entry point: user errors become a one-line message and an exit status, not a traceback."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:

@@ -10,6 +10,7 @@ from .common import add_command
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    """``thinkingbox serve``: expose a task's tools over MCP; operator misconfiguration is reported as a user error."""
     from ..serving.server import OperatorError, serve_http, serve_stdio
 
     try:
@@ -25,6 +26,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def add_serve_command(sub: Any) -> None:
+    """Declare ``serve`` and its transport, token and operator options."""
     p = add_command(sub, "serve", "serve a task's (or a domain's) tools over MCP",
                     "Serve a task's tools (or a whole domain's) to an MCP client over stdio or streamable HTTP; the "
                     "operator API resets episodes and reads verdicts.",

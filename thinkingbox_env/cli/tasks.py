@@ -17,6 +17,7 @@ from .common import UserError, add_command, console, new_progress, select_tasks
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    """``thinkingbox list``: what tasks and domains this install can see, including those added through THINKINGBOX_PATH."""
     if args.domains:
         from ..registry import list_tasks
 
@@ -35,6 +36,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """``thinkingbox run``: play tasks with the offline baselines, a smoke test that needs no model endpoint."""
     agents = {"oracle": OracleAgent, "noop": NoopAgent}
     names = [a.strip() for a in args.agents.split(",") if a.strip()]
     for name in names:
@@ -68,6 +70,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    """``thinkingbox validate``: check that each task is solvable by its golden calls and not solved by doing nothing."""
     from ..eval.validate import validate_task
 
     specs: list[TaskSpec] = []
@@ -149,6 +152,7 @@ def cmd_freeze(args: argparse.Namespace) -> int:
 
 
 def add_task_commands(sub: Any) -> None:
+    """Declare the commands that work on frozen tasks (list, run, validate, freeze); they need no model endpoint."""
     p = add_command(sub, "list", "list frozen tasks, or the domains", "List frozen tasks with their family, number of "
                     "golden writes and description; with --domains, the domains and how many tasks each has.",
                     ["thinkingbox list --domains", "thinkingbox list retail", "thinkingbox list 'retail/ST030_*'"])

@@ -12,6 +12,7 @@ from .common import console
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of the external tbbench source, shared by every command that can select its tasks."""
     p.add_argument("--suite", help="a named suite of an external task source, e.g. tbbench-v1 (the published "
                                     "Thinkingbox-bench release list); task arguments then filter it")
     p.add_argument("--data-dir", help="tbbench: the folder of your thinkingbox-data clone (or THINKINGBOX_TBBENCH_DIR)")
@@ -23,6 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def uses_tbbench(args: argparse.Namespace) -> bool:
+    """Whether the command touches the benchmark source, so runs that do not are spared registering it and reading its settings."""
     patterns = list(args.tasks or []) + list(args.task_patterns or [])
     return bool(args.suite or args.data_dir or args.server_python or args.reference_check
                 or any(p.startswith("tbbench/") for p in patterns))
@@ -58,6 +60,7 @@ def select(args: argparse.Namespace, options: dict[str, dict[str, Any]]) -> list
 
 
 def reference_check(args: argparse.Namespace, tasks: list[str], options: dict[str, dict[str, Any]]) -> int:
+    """Replay the reference calls and record which tasks reproduce their golden hashes, before trusting the servers."""
     from ..tbbench import reference_check as check
 
     opts = options.get("tbbench", {})

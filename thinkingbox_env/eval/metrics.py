@@ -46,6 +46,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 
 def pass_at_k_plugin(n: int, c: int, k: int) -> float:
+    """The plug-in estimate ``1 - (1 - c/n)^k``, biased upward for small n; kept to compare with the unbiased estimator."""
     return 1.0 - (1.0 - c / n) ** k
 
 
@@ -94,6 +95,7 @@ def bootstrap_mean_interval(values: np.ndarray, samples: int = BOOTSTRAP_SAMPLES
 
 @dataclass
 class TaskOutcome:
+    """A task's counted trials in order, from which every pass@k and pass^k of the task is derived."""
     task_id: str
     domain: str
     passes: list[bool]  # in trial order
@@ -108,6 +110,7 @@ class TaskOutcome:
 
 
 def is_valid(row: dict[str, Any]) -> bool:
+    """Whether a row measures the agent; system errors measure the infrastructure and are left out of the rates by default."""
     return row.get("status") == "ok"
 
 
@@ -169,6 +172,7 @@ def check_family(name: str) -> str:
 
 
 def final_agent_text(row: dict[str, Any]) -> str:
+    """The agent's last plain message in a row, what a reader or a judge sees as its answer to the customer."""
     for m in reversed(row.get("messages") or []):
         if m.get("role") == "assistant" and m.get("content") and not m.get("tool_calls"):
             return m["content"]
@@ -336,7 +340,7 @@ def compare_runs(rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]]) -> 
     b = task_outcomes(rows_b)
     common = sorted(set(a) & set(b))
     diffs = []
-    per_task = []
+    per_task: list[dict[str, Any]] = []
     for t in common:
         ra, rb = a[t].c / a[t].n, b[t].c / b[t].n
         diffs.append(rb - ra)

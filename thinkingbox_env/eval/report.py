@@ -55,6 +55,7 @@ def line_chart(svg_id: str, title: str, series: dict[str, list[tuple[float, floa
     parts = [f'<svg class="plot" id="{svg_id}" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" role="img" aria-label="{e(title)}">',
              f'<text x="{left}" y="16" class="title">{e(title)}</text>']
+    y: float  # grid lines are whole percentages, the plotted points below are not
     for y in range(0, 101, 20):
         parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{py(y):.1f}" y2="{py(y):.1f}" class="grid"/>'
                      f'<text x="{left - 6}" y="{py(y) + 4:.1f}" text-anchor="end" class="tick">{y}</text>')
@@ -288,16 +289,16 @@ def build_report(runs: dict[str, list[dict[str, Any]]], title: str = "thinkingbo
     body.append('<h2>Tasks by run</h2><table id="task-by-run"><tr><th class="l">task</th>'
                 + "".join(f"<th>{e(n)}</th>" for n in runs) + "</tr>")
     for task in tasks:
-        cells = []
+        run_cells: list[str] = []
         for rows in runs.values():
             valid = [r for r in rows if r["task_id"] == task and r.get("status") == "ok"]
             if not valid:
-                cells.append("<td>-</td>")
+                run_cells.append("<td>-</td>")
                 continue
             passed = sum(1 for r in valid if r.get("verdict") == 1.0)
             cls = "pass" if passed == len(valid) else "fail" if passed == 0 else ""
-            cells.append(f'<td class="{cls}">{passed}/{len(valid)}</td>')
-        body.append(f'<tr><td class="l">{e(task)}</td>{"".join(cells)}</tr>')
+            run_cells.append(f'<td class="{cls}">{passed}/{len(valid)}</td>')
+        body.append(f'<tr><td class="l">{e(task)}</td>{"".join(run_cells)}</tr>')
     body.append("</table>")
 
     # curves: each run keeps one colour in every plot

@@ -30,6 +30,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from typing import Any
 from ..agents.baselines import NoopAgent, OracleAgent, run_episode
 from ..agents.customer_tool import CustomerToolAgent
 from ..agents.openai_chat import ModelCallError, OpenAIChatAgent, SamplingConfig
+from ..env import ThinkingboxEnv
 from ..judge import RubricJudge, parse_verdict
 from ..llm import sum_usage
 from ..registry import make
@@ -217,7 +219,7 @@ def _build_model_agent(config: EvalConfig, seed: int) -> Any:
         return NoopAgent()
     if config.agent == "openai":
         ep = config.agent_endpoint
-        agent = OpenAIChatAgent(model=ep.model, base_url=ep.base_url, api_key=ep.api_key, sampling=config.sampling,
+        agent: Any = OpenAIChatAgent(model=ep.model, base_url=ep.base_url, api_key=ep.api_key, sampling=config.sampling,
                                 timeout=ep.timeout, max_retries=ep.max_retries, backoff=config.backoff,
                                 send_reasoning=config.send_reasoning)
         agent.set_seed(seed)
@@ -236,6 +238,7 @@ def _build_model_agent(config: EvalConfig, seed: int) -> Any:
 
 
 def build_user(config: EvalConfig) -> Any:
+    """The simulated customer of a trial; the scripted one needs no endpoint, the LLM one is the realistic setting."""
     if config.user == "scripted":
         return ScriptedUser(persona=config.persona)
     if config.user == "llm":
@@ -246,6 +249,7 @@ def build_user(config: EvalConfig) -> Any:
 
 
 def build_judge(config: EvalConfig) -> RecordingJudge | None:
+    """The rubric judge, recording its calls so their cost and failures land in the row; None leaves rubrics unevaluated."""
     ep = config.judge_endpoint
     if ep is None:
         return None
@@ -295,12 +299,12 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
     judge = build_judge(config)
     user = build_user(config)
     options = config.task_options.get(task_id.split("/", 1)[0], {})
-    env = make(task_id, **options, user=_GuardedUser(user, stop), judge=judge, max_actions=config.max_actions)
+    base = make(task_id, **options, user=_GuardedUser(user, stop), judge=judge, max_actions=config.max_actions)
+    env: ThinkingboxEnv | CustomerToolWrapper = base
     if config.protocol == "customer-tool":  # the model plays the protocol it was trained in
-        env = CustomerToolWrapper(env, include_policy=config.include_policy)
-    base = env.unwrapped
+        env = CustomerToolWrapper(base, include_policy=config.include_policy)
     spec = base.task  # the engine's TaskSpec, or the task of an external source (same domain/family/content_key)
-    info: dict[str, Any] | None = None
+    info: dict[str, Any] = {}  # stays empty when the episode did not finish
     system_error: dict[str, Any] | None = None
     try:
         info = run_episode(env, agent, seed=seed)
@@ -327,7 +331,7 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
     # the evaluator's tokens, kept apart from the agent's
     judge_usage = {**sum_usage(judge_calls), "judge_calls": len(judge_calls)}
     seconds = time.perf_counter() - t0
-    ok = system_error is None and info is not None
+    ok = system_error is None and bool(info)
     row: dict[str, Any] = {
         "schema": ROW_SCHEMA_VERSION,
         "task_id": task_id,
@@ -369,6 +373,7 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
 
 
 class RunFileError(RuntimeError):
+    """A run that cannot go on for a reason the user must fix (the file exists, another process writes it, Ray is missing)."""
     pass
 
 
@@ -563,7 +568,7 @@ class RowWriter:
             self.lock.release()
 
 
-def plan_trials(tasks: Iterable[str], trials: int, done: set[tuple[str, int]] = frozenset()) -> list[tuple[str, int]]:
+def plan_trials(tasks: Iterable[str], trials: int, done: AbstractSet[tuple[str, int]] = frozenset()) -> list[tuple[str, int]]:
     """Trial-major order: every task gets its first trial before any gets a second."""
     tasks = list(tasks)
     return [(t, i) for i in range(trials) for t in tasks if (t, i) not in done]

@@ -22,6 +22,7 @@ from ..spec import TaskSpec, ToolCall
 
 @dataclass
 class ValidationResult:
+    """What ``validate_task`` found about one task; an empty problem list means the task is usable."""
     task_id: str
     problems: list[str] = field(default_factory=list)
     counts: dict[str, str] = field(default_factory=dict)
@@ -55,6 +56,7 @@ def _is_id_argument(name: str) -> bool:
 
 
 def validate_task(spec: TaskSpec, judge: Any = None) -> ValidationResult:
+    """Check that a task discriminates: its golden calls pass, doing nothing fails, and resets are deterministic."""
     res = ValidationResult(spec.full_id)
     try:
         rt = runtime_for(spec)
@@ -71,7 +73,7 @@ def validate_task(spec: TaskSpec, judge: Any = None) -> ValidationResult:
         h_a, h_b = canonical_hash(env_a.state), canonical_hash(env_b.state)  # type: ignore[arg-type]
         if h_a != h_b or obs_a != obs_b:
             res.problems.append("reset is not deterministic")
-        initial_values = set()
+        initial_values: set[str] = set()
         for table in env_a.state.tables:  # type: ignore[union-attr]
             for row in env_a.state.rows(table):  # type: ignore[union-attr]
                 initial_values.update(_values(row))

@@ -188,7 +188,7 @@ def _final_text(completion: Any) -> str:
 
 
 def _infos(completions: list[Any], environments: list[Any]) -> list[dict[str, Any] | None]:
-    out = []
+    out: list[dict[str, Any] | None] = []
     for completion, env in zip(completions, environments):
         if not isinstance(env, ThinkingboxTRLEnvironment):
             out.append(None)
@@ -232,8 +232,10 @@ reward_rubric.__doc__ = "1.0 when every rubric question is answered yes; None fo
 
 
 def reward_progress(completions: list[Any], environments: list[Any] | None = None, **kwargs: Any) -> list[float | None]:
-    """Shaping signal for experiments, not the task's success: the fraction of expected
-    effects realised, minus 0.5 when anything else changed. In [-0.5, 1.0]."""
+    """Shaping signal for experiments, not the task's success.
+
+    The fraction of expected effects realised, minus 0.5 when anything else changed. In [-0.5, 1.0].
+    """
     values: list[float | None] = []
     for info in _infos(completions, environments or []):
         if info is None:

@@ -58,7 +58,8 @@ class OperatorClient:
     def _connection(self) -> tuple[http.client.HTTPConnection, str]:
         if self.socket_path is not None:
             return _UnixHTTPConnection(self.socket_path, self.timeout), ""
-        parts = urlsplit(self.base_url)  # type: ignore[arg-type]
+        assert self.base_url is not None  # __init__ takes exactly one of base_url and socket_path
+        parts = urlsplit(self.base_url)
         cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         return cls(parts.hostname or "127.0.0.1", parts.port, timeout=self.timeout), parts.path.rstrip("/")
 

@@ -339,8 +339,10 @@ def _documents(domain: Domain) -> dict[str, tuple[str, str, str]]:
 
 
 def build_mcp_server(host: EpisodeHost) -> Server:
-    """The agent side: the tools, the task's opening request as a prompt, and the policy and KB as resources,
-    so an MCP client gets the whole task over MCP."""
+    """The agent side, so an MCP client gets the whole task over MCP.
+
+    The tools, the task's opening request as a prompt, and the policy and KB as resources.
+    """
     documents = _documents(host.domain)
     tools = [
         types.Tool(name=t.name, description=t.description, input_schema=t.parameters)
@@ -435,6 +437,7 @@ def parse_reset_body(body: dict[str, Any]) -> tuple[str | None, dict[str, Any] |
 
 
 def parse_verdict_body(body: dict[str, Any]) -> tuple[str, str, str]:
+    """Validate the operator's verdict request; a bad field is an operator error, not a server crash."""
     _body_keys(body, ("final_message", "transcript", "finish_reason"))
     finish = _optional_str(body, "finish_reason", "done_marker")
     if finish not in FINISH_REASONS:
@@ -443,6 +446,7 @@ def parse_verdict_body(body: dict[str, Any]) -> tuple[str, str, str]:
 
 
 def operator_routes(host: EpisodeHost, operator_token: str) -> list[Route]:
+    """The operator API (sessions, reset, diff, outcome, verdict), behind a token the agent never sees, so it cannot grade itself."""
     def guarded(handler: Any) -> Any:
         async def endpoint(request: Request) -> Response:
             if not _bearer_ok(request, operator_token):
@@ -567,6 +571,7 @@ class SessionGate:
 
 
 def build_http_app(host: EpisodeHost, *, bind_host: str, token: str | None, operator_token: str) -> Any:
+    """The MCP endpoint and the operator API in one app, so one port serves both over HTTP."""
     server = build_mcp_server(host)
     app = server.streamable_http_app(
         streamable_http_path="/mcp",
@@ -579,6 +584,7 @@ def build_http_app(host: EpisodeHost, *, bind_host: str, token: str | None, oper
 
 
 def build_operator_app(host: EpisodeHost, operator_token: str) -> Starlette:
+    """The operator API alone, for stdio serving where MCP runs over the pipes."""
     return Starlette(routes=operator_routes(host, operator_token))
 
 
@@ -586,6 +592,7 @@ def build_operator_app(host: EpisodeHost, operator_token: str) -> Starlette:
 
 
 def resolve_tokens(bind_host: str, token: str | None, operator_token: str | None) -> tuple[str | None, str]:
+    """Decide the tokens from arguments and environment, refusing to expose an unauthenticated server beyond loopback."""
     token = token if token is not None else os.environ.get(TOKEN_VARIABLE) or None
     if token is not None:
         check_token(f"agent token (--token or {TOKEN_VARIABLE})", token)
@@ -606,6 +613,7 @@ def resolve_tokens(bind_host: str, token: str | None, operator_token: str | None
 def serve_http(target: str, bind_host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
                operator_token: str | None = None, idle_timeout: float | None = 1800.0, *,
                max_episodes: int = DEFAULT_MAX_EPISODES, single_episode: bool = False) -> None:
+    """Serve over streamable HTTP, where clients may run many episodes concurrently."""
     import uvicorn
 
     token, operator_token = resolve_tokens(bind_host, token, operator_token)
@@ -621,6 +629,7 @@ def serve_http(target: str, bind_host: str = "127.0.0.1", port: int = 8765, toke
 
 def serve_stdio(target: str, operator_socket: str | None = None, operator_port: int | None = None,
                 operator_token: str | None = None) -> None:
+    """Serve one episode over stdio, the transport MCP clients spawn as a subprocess; the operator API listens on a side socket."""
     from mcp.server.stdio import stdio_server
 
     host = EpisodeHost(target, idle_timeout=None, single_episode=True)

@@ -81,7 +81,7 @@ class PolicySearch:
             return []
         scores = self._bm25.get_scores(terms)
         ranked = sorted(range(len(self.documents)), key=lambda i: (-scores[i], i))
-        out = []
+        out: list[dict[str, Any]] = []
         for i in ranked:
             if len(out) == top_k:
                 break
@@ -190,6 +190,11 @@ def _list_server_tools(bench: TBBench, server: str, timeout: float) -> list[dict
 class TBBenchEnv(ThinkingboxEnv):
     """One benchmark task; ``reset()`` starts its server processes, ``close()`` ends them."""
 
+    # A benchmark task and its server episode stand where the engine's TaskSpec and EpisodeState do: the base
+    # class reads only the fields they share (ids, split, user), and every method that needs more is overridden here.
+    task: TBTask  # type: ignore[assignment]
+    state: ServerEpisode | None  # type: ignore[assignment]
+
     def __init__(self, task: TBTask, bench: TBBench, user: SimulatedUser | None = None, judge: Judge | None = None,
                  max_actions: int = 50, max_user_turns: int = 10, render_mode: str | None = None,
                  timeout: float = 60.0):
@@ -210,7 +215,7 @@ class TBBenchEnv(ThinkingboxEnv):
         self.observation_space = ChatObservation()
         self.action_space = AgentAction(self.tool_schemas)
         self.tool_backend: Any = None
-        self.state: ServerEpisode | None = None
+        self.state = None
         self.messages, self.trace = [], []
         self._done, self._actions, self._user_turns, self._call_counter = True, 0, 0, 0
         self.final_info = None
@@ -245,7 +250,7 @@ class TBBenchEnv(ThinkingboxEnv):
     def policy_text(self) -> str:
         return self.task.policy
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         gym.Env.reset(self, seed=seed)
         if options:
             unknown = set(options) - {"max_actions"}

@@ -107,6 +107,7 @@ def _docstring_yaml(doc: str | None, where: str) -> Any:
 
 @dataclass
 class ParsedModule:
+    """The parts of one benchmark test module that define tasks, read without importing or running it."""
     path: Path
     scenario: str
     agent: str | None
@@ -167,6 +168,7 @@ def parse_task_module(path: Path) -> ParsedModule:
 
 @dataclass(frozen=True)
 class ServerCommand:
+    """How to start one of the benchmark's tool servers, as its servers file declares it; the env never hard-codes a command."""
     name: str
     command: tuple[str, ...]
     env: tuple[tuple[str, str], ...] = ()
@@ -288,9 +290,10 @@ class TBTask:
 
 
 def golden_call(item: Any, where: str) -> ToolCall:
+    """Accept the several spellings of a tool call in the benchmark files and refuse anything else with its location."""
     if isinstance(item, dict):
         name = next((item[k] for k in _NAME_KEYS if isinstance(item.get(k), str)), None)
-        args = next((item[k] for k in _ARGUMENT_KEYS if k in item), {})
+        args: Any = next((item[k] for k in _ARGUMENT_KEYS if k in item), {})
         if isinstance(args, str):
             try:
                 args = json.loads(args)
@@ -302,6 +305,7 @@ def golden_call(item: Any, where: str) -> ToolCall:
 
 
 def rubric_text(item: Any, where: str) -> str:
+    """A rubric question from either of the benchmark's spellings (a string or a mapping with ``question``)."""
     if isinstance(item, str) and item.strip():
         return item.strip()
     if isinstance(item, dict) and isinstance(item.get("question"), str):

@@ -55,7 +55,11 @@ class TBBenchSource:
     def suites(self) -> list[str]:
         return [SUITE]
 
-    def suite_tasks(self, suite: str, data_dir: str | Path | None = None, server_python: str | None = None) -> list[str]:
+    def suite_tasks(self, suite: str, data_dir: str | Path | None = None, server_python: str | None = None,
+                    **unknown: Any) -> list[str]:
+        # TaskSource lets the caller pass any suite option; refuse the ones this source does not take.
+        if unknown:
+            raise TypeError(f"unknown tbbench suite options {sorted(unknown)}; supported: data_dir, server_python")
         if suite != SUITE:
             raise TBBenchFormatError(f"unknown suite '{suite}'; the tbbench source provides: {SUITE}")
         return [f"{NAMESPACE}/{t}" for t in self.bench(data_dir, server_python).release_tasks()]
@@ -97,6 +101,7 @@ def reference_check(task_ids: list[str], data_dir: str | Path | None = None, ser
                 event = next(e for e in reversed(env.trace) if e.get("type") == "tool_call")
                 if not event.get("ok"):
                     failed.append({"index": i, "name": call.name, "result": event.get("result")})
+            assert env.state is not None  # reset() started the server episode
             effects = env.state.effects()
             row.update(
                 reproduced=all(bool(e.get("result_db_hash")) and e.get("result_db_hash") == e.get("golden_db_hash")

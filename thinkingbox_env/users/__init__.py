@@ -20,6 +20,7 @@ from .slots import ENGINE_SLOTS, Vocabulary, infer_slot
 
 
 class SimulatedUser(Protocol):
+    """The customer side of an episode; ``deterministic`` tells Gymnasium whether a seed fixes the dialogue."""
     deterministic: bool
 
     def reset(self, spec: UserSpec, seed: int | None) -> None: ...

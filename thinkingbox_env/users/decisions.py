@@ -38,11 +38,13 @@ def dates_in(text: str) -> list[date]:
 
 
 def amounts_in(text: str) -> list[float]:
+    """Money amounts mentioned in a message, so the scripted user can tell whether the agent quoted the price it must confirm."""
     return [float(m.group(1).replace(",", "")) for m in _AMOUNT_RX.finditer(text)]
 
 
 @dataclass
 class Answer:
+    """The scripted user's decision on a question, with the words it replies with."""
     kind: Literal["agree", "refuse", "pick", "either", "ask"]
     text: str
 

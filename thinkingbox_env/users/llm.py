@@ -53,6 +53,7 @@ _QUOTES = [('"', '"'), ("'", "'"), ("“", "”"), ("‘", "’"), ("«", "»")]
 
 
 def normalise_reply(text: str | None) -> str:
+    """Strip role labels and wrapping quotes that user models add, so the agent sees the customer's words only."""
     text = (text or "").strip()
     while True:
         stripped = _ROLE_LABEL_RE.sub("", text, count=1).strip()

@@ -43,6 +43,7 @@ _PREFERENCE_SLOTS = {"autopay", "coverage", "resolution", "payment_method", "rep
 
 @dataclass
 class TypedFact:
+    """A fact the scripted user can give, with the slot it answers, so it replies to what was asked."""
     slot: str
     text: str
     value: str | None
