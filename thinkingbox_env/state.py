@@ -24,6 +24,7 @@ scan instead, which is what every table got before.
 
 from __future__ import annotations
 
+import csv
 import itertools
 import logging
 import re
@@ -79,6 +80,27 @@ class TableInfo:
         return tuple(c for c in self.columns if c not in self.meta.volatile)
 
 
+# Spec SQL (checks, patches) and tool queries run here with the process's privileges, so the
+# database itself refuses to reach outside memory: no files, no network, no extensions, no
+# Python objects by name, and no query can turn any of it back on.
+SANDBOX_CONFIG: dict[str, Any] = {
+    "threads": 1,
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "python_enable_replacements": False,
+    "lock_configuration": True,
+}
+
+
+def read_seed_csv(path: Path) -> tuple[list[str], list[list[str | None]]]:
+    """Header and rows of a seed file, read in Python because the database may not open files."""
+    with open(path, encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, [])
+        return header, [[v if v != "" else None for v in row] for row in reader]
+
+
 class _Process:
     """The process-wide database, created lazily, shared by every domain and episode."""
 
@@ -91,7 +113,7 @@ class _Process:
     def connection(cls) -> duckdb.DuckDBPyConnection:
         with cls._lock:
             if cls._con is None:
-                cls._con = duckdb.connect(":memory:", config={"threads": 1})
+                cls._con = duckdb.connect(":memory:", config=SANDBOX_CONFIG)
             return cls._con
 
     @classmethod
@@ -180,17 +202,20 @@ class DomainDatabase:
             if unknown:
                 raise StateError(f"domain '{spec.name}': domain.yaml describes unknown tables {sorted(unknown)}")
             if seed_dir is not None and seed_dir.is_dir():
-                for csv in sorted(seed_dir.glob("*.csv")):
-                    table = csv.stem
+                for seed_file in sorted(seed_dir.glob("*.csv")):
+                    table = seed_file.stem
                     if table not in self.tables:
-                        raise StateError(f"domain '{spec.name}': seed file {csv.name} names no table of schema.sql")
+                        raise StateError(f"domain '{spec.name}': seed file {seed_file.name} names no table of schema.sql")
                     try:
-                        cur.execute(
-                            f"INSERT INTO {_quote(table)} BY NAME SELECT * FROM read_csv(?, header=true, all_varchar=true)",
-                            [str(csv)],
-                        )
-                    except duckdb.Error as exc:
-                        raise StateError(f"domain '{spec.name}': seed file {csv}: {exc}") from exc
+                        header, rows = read_seed_csv(seed_file)
+                        if rows:
+                            cur.executemany(
+                                f"INSERT INTO {_quote(table)} ({', '.join(_quote(c) for c in header)}) "
+                                f"VALUES ({', '.join('?' for _ in header)})",
+                                rows,
+                            )
+                    except (duckdb.Error, StateError, OSError, csv.Error) as exc:
+                        raise StateError(f"domain '{spec.name}': seed file {seed_file}: {exc}") from exc
             cur.close()
         self.read_cache = ReadCache()
         self._domain_starts: dict[str, int] | None = None
