@@ -58,12 +58,19 @@ def domain_dirs() -> dict[str, Path]:
 
 
 def task_spec_dir(domain: str) -> Path | None:
-    """Where a domain's frozen tasks live, searched in the same root order as the domains themselves."""
-    for root in data_roots():
-        d = root / "task_specs" / domain
-        if d.is_dir():
-            return d
-    return None
+    """The first root's task folder of a domain; :func:`task_spec_dirs` lists all of them."""
+    dirs = task_spec_dirs(domain)
+    return dirs[0] if dirs else None
+
+
+def task_spec_dirs(domain: str) -> list[Path]:
+    """Every root's task folder of a domain, in search-path order.
+
+    An extra root adds tasks to the bundled ones: a folder on the path must not hide
+    the frozen task set it sits beside. A task id found in two roots is the first
+    root's (the earlier root overrides).
+    """
+    return [d for root in data_roots() for d in [root / "task_specs" / domain] if d.is_dir()]
 
 
 def _import_domain_module(domain: str, path: Path, module: str) -> ModuleType:

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import gymnasium as gym
 
-from .domain import PATH_VARIABLE, data_roots, domain_dirs, load_domain, task_spec_dir
+from .domain import PATH_VARIABLE, data_roots, domain_dirs, load_domain, task_spec_dirs
 from .env import ThinkingboxEnv
 from .spec import TaskSpec, load_task_file
 
@@ -74,11 +74,11 @@ def task_files() -> dict[str, Path]:
         return dict(index[1])
     out: dict[str, Path] = {}
     for domain in domain_dirs():
-        d = task_spec_dir(domain)
-        if d is None:
-            continue
-        for p in sorted(d.glob("*.yaml")):
-            out[f"{domain}/{p.stem}"] = p
+        found: dict[str, Path] = {}
+        for d in task_spec_dirs(domain):  # every root adds its tasks; the first root wins an id
+            for p in sorted(d.glob("*.yaml")):
+                found.setdefault(f"{domain}/{p.stem}", p)
+        out.update(sorted(found.items()))
     _INDEX = (stamp, out)
     return dict(out)
 

@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from pydantic import ValidationError
+
 from .diff import StateDiff, canonical_hash, compute_diff
 from .domain import Domain, load_domain
-from .spec import TaskSpec
+from .spec import SpecError, TaskSpec
 from .state import EpisodeState, StateError, TaskTemplate
 from .tools import ToolResult
 
@@ -42,6 +44,41 @@ class TaskRuntime:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _template: TaskTemplate | None = field(default=None, repr=False)
     _golden: Golden | None = field(default=None, repr=False)
+    _checked: bool = field(default=False, repr=False)
+
+    def check(self) -> None:
+        """Check at load everything that can be checked without an agent, once per runtime.
+
+        A broken spec must fail when the task is loaded, naming file, task and field,
+        not at reset, not out of ``step()`` when the first episode ends, and never as a
+        failed check booked against the agent.
+        """
+        if self._checked:
+            return
+        spec, box = self.spec, self.domain.toolbox
+        for i, call in enumerate(spec.golden):
+            if call.name not in box:
+                raise spec.error(f"golden.{i}.name", f"unknown tool '{call.name}'")
+            try:
+                box[call.name].validate(call.arguments)
+            except ValidationError as exc:
+                problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors())
+                raise spec.error(f"golden.{i}.arguments", f"not valid for tool '{call.name}': {problems}") from exc
+        try:
+            state = self.new_state()  # applies the patch to a scratch copy of the seed state
+        except StateError as exc:
+            raise spec.error("patch", str(exc)) from exc
+        try:
+            for i, chk in enumerate(spec.checks.sql):
+                try:
+                    rows = state.query(chk.query)
+                except Exception as exc:  # noqa: BLE001 - any failure of an author's query is the author's
+                    raise spec.error(f"checks.sql.{i}.query", f"check '{chk.name}' cannot run: {exc}") from exc
+                if rows and len(rows[0]) != 1:
+                    raise spec.error(f"checks.sql.{i}.query", f"check '{chk.name}' must return one value, got {len(rows[0])} columns")
+        finally:
+            state.close()
+        self._checked = True
 
     @property
     def template(self) -> TaskTemplate:
@@ -111,4 +148,11 @@ def runtime_for(spec: TaskSpec) -> TaskRuntime:
         _RECENT.move_to_end(key)
         while len(_RECENT) > MAX_CACHED_RUNTIMES:
             _RECENT.popitem(last=False)
-        return rt
+    try:
+        rt.check()
+    except SpecError:
+        with _LOCK:
+            _LIVE.pop(key, None)
+            _RECENT.pop(key, None)
+        raise
+    return rt

@@ -17,6 +17,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -233,10 +234,16 @@ class TaskSpec(_Strict):
         default_factory=dict, description="golden index -> why repeating that write changes nothing"
     )
     tags: list[str] = Field(default_factory=list)
+    _source: str | None = PrivateAttr(default=None)
 
     @property
     def full_id(self) -> str:
         return f"{self.domain}/{self.id}"
+
+    def error(self, field: str, message: str) -> SpecError:
+        """A spec error naming the file (when the task came from one), the task and the field."""
+        where = f"{self._source}: " if self._source else ""
+        return SpecError(f"{where}task '{self.full_id}': field '{field}': {message}")
 
     def content_key(self) -> str:
         """What makes two instances the same task (used to keep train variants off the test set)."""
@@ -283,6 +290,7 @@ def parse_task(data: Any, source: str, domain: str | None = None) -> TaskSpec:
         raise SpecError(f"{source}: task '{task_id}': {_format_validation_error(exc)}") from exc
     if domain is not None and spec.domain != domain:
         raise SpecError(f"{source}: task '{task_id}': field 'domain' is '{spec.domain}' but the file lives under '{domain}'")
+    spec._source = source
     return spec
 
 

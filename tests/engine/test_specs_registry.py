@@ -125,3 +125,79 @@ def test_a_second_domain_is_only_a_folder(monkeypatch):
     from thinkingbox_env.eval.validate import validate_task
 
     assert validate_task(tb.load_task("library/LB001_001")).ok
+
+
+def _loaded(tmp_path, mutate):
+    data = tb.load_task("retail/ST030_001").model_dump(mode="json")
+    mutate(data)
+    path = _write(tmp_path, data)
+    return path, load_task_file(path, "retail")
+
+
+@pytest.mark.parametrize(
+    "mutate,field,message",
+    [
+        (lambda d: d["golden"].insert(0, {"name": "refund_everything", "arguments": {}}), "golden.0.name", "unknown tool 'refund_everything'"),
+        (lambda d: d["golden"].insert(0, {"name": "get_order", "arguments": {"order": "x"}}), "golden.0.arguments", "not valid for tool 'get_order'"),
+        (lambda d: d["patch"]["update"].append({"table": "orders", "key": {"id": "ORD-NOPE"}, "set": {"status": "x"}}), "patch", "matched 0 rows"),
+        (lambda d: d["checks"]["sql"].append({"name": "typo", "query": "SELECT count(*) FROM orderz"}), "checks.sql.", "check 'typo' cannot run"),
+        (lambda d: d["checks"]["sql"].append({"name": "two", "query": "SELECT 1, 2"}), "checks.sql.", "one value"),
+    ],
+)
+def test_a_broken_spec_fails_when_its_task_is_loaded_naming_file_task_and_field(tmp_path, mutate, field, message):
+    path, spec = _loaded(tmp_path, mutate)
+    with pytest.raises(SpecError) as err:
+        tb.ThinkingboxEnv(spec)  # at load: before any reset, episode or verdict
+    text = str(err.value)
+    assert str(path) in text and "retail/ST030_001" in text and f"field '{field}" in text and message in text
+
+
+def test_a_spec_sql_check_cannot_read_host_files(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-4417")
+    query = f"SELECT content LIKE 'TOP%' FROM read_text('{secret}')"
+    path, spec = _loaded(tmp_path, lambda d: d["checks"]["sql"].append({"name": "peek", "query": query}))
+    with pytest.raises(SpecError) as err:
+        tb.ThinkingboxEnv(spec)
+    assert "checks.sql." in str(err.value) and "disabled" in str(err.value)
+    assert "TOP-SECRET-4417" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM read_csv('{p}')",
+        "SELECT * FROM read_text('{p}')",
+        "SELECT * FROM glob('{d}/*')",
+        "SELECT * FROM read_json('http://127.0.0.1:9/x')",
+        "SELECT 1 FROM (SELECT current_setting('enable_external_access') AS v) WHERE v",
+    ],
+)
+def test_no_query_of_a_spec_or_tool_reaches_files_or_the_network(tmp_path, sql):
+    secret = tmp_path / "secret.csv"
+    secret.write_text("a\nTOP-SECRET-4417\n")
+    state = tb.make("retail/ST030_001").runtime.new_state()
+    try:
+        rows = state.query(sql.format(p=secret, d=tmp_path))
+        assert rows == []  # only the settings probe runs, and it shows access is off
+    except Exception as exc:  # noqa: BLE001 - any refusal will do, as long as nothing leaks
+        assert "TOP-SECRET-4417" not in str(exc)
+    finally:
+        state.close()
+    from thinkingbox_env.state import _Process
+
+    with pytest.raises(Exception, match="Cannot change configuration"):
+        _Process.connection().cursor().execute("SET enable_external_access = true")
+
+
+def test_an_extra_task_folder_adds_to_the_bundled_tasks(tmp_path, monkeypatch):
+    bundled = tb.list_tasks("retail")
+    extra = tmp_path / "task_specs" / "retail"
+    extra.mkdir(parents=True)
+    data = tb.load_task("retail/ST030_001").model_dump(mode="json")
+    data["id"] = "ST999_001"
+    (extra / "ST999_001.yaml").write_text(yaml.safe_dump(data))
+    monkeypatch.setenv("THINKINGBOX_PATH", str(tmp_path))
+    now = tb.list_tasks("retail")
+    assert set(now) == set(bundled) | {"retail/ST999_001"} and len(now) == len(bundled) + 1
+    assert tb.load_task("retail/ST999_001").id == "ST999_001"
