@@ -44,10 +44,13 @@ CREATE TABLE customers (
 );
 
 -- Identity verification reached in the current conversation, one row per customer.
+-- failed_attempts counts calls where a factor did not match; at 3 verification locks
+-- for the rest of the conversation, as an identity service locks out a guesser.
 CREATE TABLE identity_verifications (
     customer_id VARCHAR PRIMARY KEY,
     level VARCHAR NOT NULL CHECK (level IN ('none', 'partial', 'full')),
-    verified_at TIMESTAMP NOT NULL
+    verified_at TIMESTAMP NOT NULL,
+    failed_attempts INTEGER NOT NULL DEFAULT 0 CHECK (failed_attempts >= 0)
 );
 
 -- Policy administration.

@@ -134,6 +134,7 @@ def get_customer_profile(db: EpisodeState, customer_id: str) -> dict:
 
 
 _LEVELS = {"none": 0, "partial": 1, "full": 2}
+MAX_FAILED_VERIFICATIONS = 3  # then locked for the conversation, so factors cannot be guessed by retrying
 
 
 @tool(writes=True)
@@ -150,7 +151,8 @@ def verify_identity(
     Date of birth is the primary factor (partial verification). Full verification also needs one
     secondary factor that matches: a policy number held by the customer, the security answer,
     or the last four digits of the SSN (only where one is on file). The recorded level never
-    goes down within a conversation.
+    goes down within a conversation. After 3 calls with a factor that does not match,
+    verification is locked for the rest of the conversation and further calls are refused.
 
     Args:
         customer_id: Customer id.
@@ -160,6 +162,13 @@ def verify_identity(
         ssn_last4: Last four digits of the SSN given by the caller, if any.
     """
     cust = _customer(db, customer_id)
+    prev = db.query_one("SELECT level, failed_attempts FROM identity_verifications WHERE customer_id = ?", [customer_id])
+    if prev is not None and prev["failed_attempts"] >= MAX_FAILED_VERIFICATIONS:
+        raise ToolError(
+            f"identity verification for {customer_id} is locked for this conversation after "
+            f"{prev['failed_attempts']} failed attempts; the level stays {prev['level']}. Do not retry: "
+            "continue at that level or transfer the customer to a human agent"
+        )
     dob = _date(date_of_birth, "date_of_birth")
     checks: dict[str, str] = {"date_of_birth": "match" if dob == cust["date_of_birth"] else "no match"}
     if policy_number is not None:
@@ -179,15 +188,25 @@ def verify_identity(
     level = "none"
     if checks["date_of_birth"] == "match":
         level = "full" if any(v == "match" for k, v in checks.items() if k != "date_of_birth") else "partial"
-    prev = db.query_one("SELECT level FROM identity_verifications WHERE customer_id = ?", [customer_id])
+    failed = int(any(v == "no match" for v in checks.values()))
     if prev is None:
-        db.execute("INSERT INTO identity_verifications VALUES (?, ?, ?)", [customer_id, level, db.now])
-        recorded = level
+        db.execute(
+            "INSERT INTO identity_verifications (customer_id, level, verified_at, failed_attempts) VALUES (?, ?, ?, ?)",
+            [customer_id, level, db.now, failed],
+        )
+        recorded, attempts = level, failed
     else:
         recorded = level if _LEVELS[level] > _LEVELS[prev["level"]] else prev["level"]
+        attempts = prev["failed_attempts"] + failed
         if recorded != prev["level"]:
             db.execute("UPDATE identity_verifications SET level = ?, verified_at = ? WHERE customer_id = ?", [recorded, db.now, customer_id])
-    return {"customer_id": customer_id, "factors": checks, "level_this_check": level, "verification_level": recorded}
+        if failed:
+            db.execute("UPDATE identity_verifications SET failed_attempts = ? WHERE customer_id = ?", [attempts, customer_id])
+    out: dict[str, Any] = {"customer_id": customer_id, "factors": checks, "level_this_check": level, "verification_level": recorded}
+    if failed:
+        out["failed_attempts"] = attempts
+        out["attempts_left"] = max(MAX_FAILED_VERIFICATIONS - attempts, 0)
+    return out
 
 
 @tool
@@ -198,8 +217,10 @@ def get_verification_status(db: EpisodeState, customer_id: str) -> dict:
         customer_id: Customer id.
     """
     _customer(db, customer_id)
-    row = db.query_one("SELECT level, verified_at FROM identity_verifications WHERE customer_id = ?", [customer_id])
-    return {"customer_id": customer_id, "verification_level": row["level"] if row else "none", "verified_at": row["verified_at"] if row else None}
+    row = db.query_one("SELECT level, verified_at, failed_attempts FROM identity_verifications WHERE customer_id = ?", [customer_id])
+    attempts = row["failed_attempts"] if row else 0
+    return {"customer_id": customer_id, "verification_level": row["level"] if row else "none", "verified_at": row["verified_at"] if row else None,
+            "failed_attempts": attempts, "locked": attempts >= MAX_FAILED_VERIFICATIONS}
 
 
 # --------------------------------------------------------------------------- policies
