@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .filters import search_rows
+from .invariants import well_formed_email, well_formed_text
 from .state import EpisodeState
 from .tools import Tool, ToolError, tool
 
@@ -117,7 +118,7 @@ class Ticketing:
 
     def _create_ticket_user(self) -> Tool:
         def create_ticket_user(db: EpisodeState, *, name: str, email: str) -> dict:
-            email = email.strip()
+            name, email = well_formed_text(name, "name"), well_formed_email(email)
             if db.query_one("SELECT id FROM ticket_users WHERE lower(email) = lower(?)", [email]):
                 raise ToolError(f"a ticketing user with email {email} already exists")
             new_id = db.next_id("ticket_users")

@@ -36,15 +36,24 @@ INT64 = (-(2**63), 2**63 - 1)  # the backend's widest integer column
 END_TOOL_NAME = "end_conversation"
 
 
+EARLIEST_DATE = date(1900, 1, 1)  # no record of these systems holds a day outside this range
+LATEST_DATE = date(2100, 12, 31)
+
+
 def _iso_date(value: Any) -> date:
+    day: date | None = None
     if isinstance(value, date) and not isinstance(value, datetime):
-        return value
-    if isinstance(value, str):
+        day = value
+    elif isinstance(value, str):
         try:
-            return date.fromisoformat(value.strip())
+            day = date.fromisoformat(value.strip())
         except ValueError:
             pass
-    raise ValueError(f"expected a date written YYYY-MM-DD, got {value!r}")
+    if day is None:
+        raise ValueError(f"expected a date written YYYY-MM-DD, got {value!r}")
+    if not EARLIEST_DATE <= day <= LATEST_DATE:
+        raise ValueError(f"{day.isoformat()} is outside the range a record can hold ({EARLIEST_DATE} to {LATEST_DATE})")
+    return day
 
 
 IsoDate = Annotated[date, BeforeValidator(_iso_date), WithJsonSchema({"type": "string", "format": "date"})]

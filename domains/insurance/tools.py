@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from thinkingbox_env.invariants import digits, not_after, not_before, well_formed_text
 from thinkingbox_env.kb import search_knowledge_base
 from thinkingbox_env.state import EpisodeState
 from thinkingbox_env.ticketing import Ticketing
@@ -161,6 +162,8 @@ def verify_identity(
         security_answer: Answer to the security question given by the caller, if any.
         ssn_last4: Last four digits of the SSN given by the caller, if any.
     """
+    if ssn_last4 is not None:
+        ssn_last4 = digits(ssn_last4, "ssn_last4", 4)
     cust = _customer(db, customer_id)
     prev = db.query_one("SELECT level, failed_attempts FROM identity_verifications WHERE customer_id = ?", [customer_id])
     if prev is not None and prev["failed_attempts"] >= MAX_FAILED_VERIFICATIONS:
@@ -323,6 +326,10 @@ def add_driver(
     if pol["status"] == "cancelled":
         raise ToolError(f"policy {policy_id} is cancelled")
     dob, eff = _date(date_of_birth, "date_of_birth"), _date(effective_date, "effective_date")
+    full_name = well_formed_text(full_name, "full_name")
+    license_number = well_formed_text(license_number, "license_number", 30)
+    not_after(dob, _today(db), "date_of_birth", "today")
+    not_before(eff, dob, "effective_date", "the driver's date of birth")
     dup = db.query_one(
         "SELECT id, status FROM drivers WHERE policy_id = ? AND upper(license_number) = upper(?) AND status <> 'removed'",
         [policy_id, license_number.strip()],
@@ -437,7 +444,11 @@ def add_vehicle(
     info = decode_vin(vin)
     if len(info["vin"]) != 17:
         raise ToolError(f"VIN must have 17 characters, got {len(info['vin'])}")
+    if not info.get("valid"):
+        raise ToolError(f"VIN {info['vin']} does not pass validate_vin: {'; '.join(info.get('problems') or ['invalid'])}")
+    model = well_formed_text(model, "model", 60)
     eff = _date(effective_date, "effective_date")
+    not_before(eff, pol["effective_date"], "effective_date", f"policy {policy_id} took effect")
     dup = db.query_one("SELECT id FROM vehicles WHERE policy_id = ? AND vin = ? AND status = 'active'", [policy_id, info["vin"]])
     if dup is not None:
         raise ToolError(f"VIN {info['vin']} is already on policy {policy_id} as vehicle {dup['id']}")
@@ -740,6 +751,7 @@ def file_claim(
     dol = _date(date_of_loss, "date_of_loss")
     if dol > _today(db):
         raise ToolError("the date of loss cannot be in the future")
+    description = well_formed_text(description, "description", 2000)
     cid = db.next_id("claims")
     db.execute(
         "INSERT INTO claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)",
@@ -841,6 +853,7 @@ def schedule_cancellation(
     eff = _date(effective_date, "effective_date")
     if eff > pol["expiration_date"]:
         raise ToolError(f"the policy expires on {pol['expiration_date']}; a cancellation must be on or before that date")
+    not_before(eff, pol["effective_date"], "effective_date", f"policy {policy_id} took effect")
     refund = _refund(db, pol, eff)
     cid = db.next_id("cancellations")
     db.execute("INSERT INTO cancellations VALUES (?, ?, ?, ?, ?, 'scheduled', ?)", [cid, policy_id, eff, reason, refund, db.now])

@@ -35,6 +35,9 @@ RETURN_FEE = Decimal("9.99")
 REMOVAL_FEE = Decimal("49.00")
 LATE_CANCEL_CHARGE = Decimal("35.00")
 INSTALL_FEE = Decimal("99.00")
+# the most one record can move: bounds of the system of record, far above anything policy grants
+MAX_STORE_CREDIT = Decimal("1000.00")
+MAX_POINTS_ADJUSTMENT = 100_000
 
 
 def cents(value: Decimal) -> Decimal:

@@ -14,12 +14,13 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from thinkingbox_env.invariants import money_within, non_negative_balance, well_formed_text
 from thinkingbox_env.kb import search_knowledge_base
 from thinkingbox_env.state import EpisodeState
 from thinkingbox_env.ticketing import Ticketing
 from thinkingbox_env.tools import IsoDate, ToolError, tool
 
-from .rules import installer_works_on, to_money, years_after
+from .rules import MAX_POINTS_ADJUSTMENT, MAX_STORE_CREDIT, installer_works_on, to_money, years_after
 
 # --------------------------------------------------------------------------- ticketing (the engine's kit)
 
@@ -233,9 +234,7 @@ def issue_store_credit(db: EpisodeState, customer_id: str, amount: float, reason
     """
     if db.query_one("SELECT id FROM customers WHERE id = ?", [customer_id]) is None:
         raise ToolError(f"customer {customer_id} not found")
-    amt = to_money(amount)
-    if amt <= 0:
-        raise ToolError("amount must be positive")
+    amt = money_within(to_money(amount), "amount", MAX_STORE_CREDIT)
     if order_id is not None and db.query_one("SELECT id FROM orders WHERE id = ? AND customer_id = ?", [order_id, customer_id]) is None:
         raise ToolError(f"order {order_id} does not belong to customer {customer_id}")
     cid = db.next_id("store_credits")
@@ -349,9 +348,8 @@ def update_shipping_address(db: EpisodeState, order_id: str, shipping_address: s
         raise ToolError(f"order {order_id} is {order['status']}; its address can no longer be changed")
     if db.query_one("SELECT id FROM shipments WHERE order_id = ?", [order_id]) is not None:
         raise ToolError(f"order {order_id} already has a shipping label; its address can no longer be changed")
-    if not shipping_address.strip():
-        raise ToolError("shipping_address must not be empty")
-    return db.execute("UPDATE orders SET shipping_address = ? WHERE id = ? RETURNING id, status, shipping_address", [shipping_address.strip(), order_id])[0]
+    address = well_formed_text(shipping_address, "shipping_address", 300)
+    return db.execute("UPDATE orders SET shipping_address = ? WHERE id = ? RETURNING id, status, shipping_address", [address, order_id])[0]
 
 
 @tool(writes=True)
@@ -811,6 +809,10 @@ def adjust_reward_points(db: EpisodeState, customer_id: str, points: int, order_
         raise ToolError(f"customer {customer_id} not found")
     if points == 0:
         raise ToolError("points must not be zero")
+    if abs(points) > MAX_POINTS_ADJUSTMENT:
+        raise ToolError(f"points {points} is beyond the {MAX_POINTS_ADJUSTMENT:,} a single adjustment can move")
+    balance = db.query_one("SELECT coalesce(sum(points), 0) AS total FROM reward_points WHERE customer_id = ?", [customer_id])
+    non_negative_balance(int(balance["total"] if balance else 0) + points, f"the reward points balance of {customer_id}")
     if order_id is not None and db.query_one("SELECT id FROM orders WHERE id = ? AND customer_id = ?", [order_id, customer_id]) is None:
         raise ToolError(f"order {order_id} does not belong to customer {customer_id}")
     pid = db.next_id("reward_points")
