@@ -201,3 +201,19 @@ def test_an_extra_task_folder_adds_to_the_bundled_tasks(tmp_path, monkeypatch):
     now = tb.list_tasks("retail")
     assert set(now) == set(bundled) | {"retail/ST999_001"} and len(now) == len(bundled) + 1
     assert tb.load_task("retail/ST999_001").id == "ST999_001"
+
+
+def test_a_check_that_breaks_only_on_the_final_state_is_unevaluated_not_an_agent_failure(tmp_path):
+    """Loading ran the query on the start state; if it fails on the end state the spec is at fault."""
+    boom = ("SELECT CAST((SELECT reason FROM store_credits WHERE reason = 'goodwill' "
+            "ORDER BY id DESC LIMIT 1) AS INTEGER) IS NULL")
+    path, spec = _loaded(tmp_path, lambda d: d["checks"]["sql"].append({"name": "boom", "query": boom}))
+    env = tb.ThinkingboxEnv(spec)  # loads: the query runs (no goodwill credit yet)
+    env.reset(seed=0)
+    customer = env.unwrapped.state.query_one("SELECT id FROM customers ORDER BY id LIMIT 1")["id"]
+    env.step({"name": "issue_store_credit", "arguments": {"customer_id": customer, "amount": 5.0, "reason": "goodwill"}})
+    *_, info = env.step("Done. <DONE>")
+    assert info["checks"]["sql:boom"] is None and "sql:boom" in info["unevaluated"]
+    detail = next(d for d in info["check_details"] if d["name"] == "sql:boom")["detail"]
+    assert detail.startswith("spec error")
+    env.close()

@@ -1,11 +1,14 @@
 """``sql``: a task's explicit predicates over the final state, one scalar query each.
 
 They need the live state, so they run next to it (``on_state``) and reach grading
-inside the state outcome; over MCP that means on the server.
+inside the state outcome; over MCP that means on the server. Every query already ran
+once when the task was loaded; one that still fails on a final state is a spec error
+and leaves its check unevaluated, which is never booked as the agent's failure.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from ..records import CheckResult
@@ -14,6 +17,8 @@ from .base import CheckKind, GradingContext
 if TYPE_CHECKING:
     from ..spec import TaskSpec
     from ..state import EpisodeState
+
+log = logging.getLogger(__name__)
 
 
 class SqlCheck(CheckKind):
@@ -34,8 +39,9 @@ class SqlCheck(CheckKind):
                                            detail=f"query must return one row with one value, got {len(rows)} rows"))
                 else:
                     out.append(CheckResult(name=name, kind="sql", passed=bool(value), detail=f"value {value!r}"))
-            except Exception as exc:  # noqa: BLE001 - a broken check is a failed check, named
-                out.append(CheckResult(name=name, kind="sql", passed=False, detail=f"query failed: {exc}"))
+            except Exception as exc:  # noqa: BLE001 - a broken check is the spec's fault, never the agent's
+                log.error("task %s: SQL check %s failed to run: %s", task.full_id, chk.name, exc)
+                out.append(CheckResult(name=name, kind="sql", passed=None, detail=f"spec error: query failed: {exc}"))
         return out
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
