@@ -334,3 +334,20 @@ def test_operator_routes_on_an_unknown_session_are_404(server):
     for method, route, body in (("POST", "reset", {}), ("GET", "diff", None), ("GET", "outcome", None), ("POST", "verdict", {})):
         status, text = _operator(server, method, f"/operator/sessions/made-up/{route}", body)
         assert status == 404 and "unknown session" in text["error"], (route, text)
+
+
+def test_an_operator_reset_with_a_spec_that_reads_host_files_is_refused_without_their_content(server, tmp_path):
+    import thinkingbox_env as tb
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-4417")
+    spec = tb.load_task("retail/ST030_001").model_dump(mode="json")
+    spec["checks"]["sql"].append({"name": "peek", "query": f"SELECT content LIKE 'TOP%' FROM read_text('{secret}')"})
+    sid = _open_raw_session(server)
+    try:
+        status, body = _operator(server, "POST", f"/operator/sessions/{sid}/reset", {"spec": spec})
+        assert status == 400 and "checks.sql." in body["error"] and "TOP-SECRET-4417" not in json.dumps(body)
+        status, outcome = _operator(server, "GET", f"/operator/sessions/{sid}/outcome")
+        assert status == 200 and "TOP-SECRET-4417" not in json.dumps(outcome)
+    finally:
+        _request(server, "DELETE", "/mcp", headers={"mcp-session-id": sid, "mcp-protocol-version": LEGACY_VERSION})
