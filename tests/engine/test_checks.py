@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from fake_openai import FakeOpenAI
 
 import thinkingbox_env as tb
 from thinkingbox_env.judge import RubricJudge, parse_verdict
+from thinkingbox_env.spec import SpecError
 
 
 def _with_checks(**checks):
@@ -64,14 +66,15 @@ def test_parse_verdict():
 
 def test_sql_and_dialogue_checks():
     spec = _with_checks(
-        sql=[{"name": "customer_is_plus", "query": "SELECT tier = 'plus' FROM customers WHERE id = 'CUS-3000001'"},
-             {"name": "broken", "query": "SELECT nonsense FROM nowhere"}],
+        sql=[{"name": "customer_is_plus", "query": "SELECT tier = 'plus' FROM customers WHERE id = 'CUS-3000001'"}],
         dialogue=[{"name": "no_score", "must_not": [r"\bscore\b"], "must": ["member"]}],
     )
+    broken = _with_checks(sql=[{"name": "broken", "query": "SELECT nonsense FROM nowhere"}])
+    with pytest.raises(SpecError, match=r"checks\.sql\.0\.query.*'broken' cannot run"):
+        tb.ThinkingboxEnv(broken)  # a broken check is the spec's error, at load, never the agent's failure
     env = tb.ThinkingboxEnv(spec)
     info = tb.run_episode(env, tb.OracleAgent())
     assert info["checks"]["sql:customer_is_plus"] is True
-    assert info["checks"]["sql:broken"] is False
     assert info["checks"]["dialogue:no_score"] is True
     info = tb.run_episode(env, tb.OracleAgent(closing="Your score is 85, you are a member now."))
     assert info["checks"]["dialogue:no_score"] is False
