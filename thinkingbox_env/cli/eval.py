@@ -120,20 +120,15 @@ def eval_config(args: argparse.Namespace) -> Any:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """``thinkingbox eval``: run trials into a run file that can be resumed, with a progress bar and a stop on repeated system errors."""
-    from ..eval.runner import (
-        PreflightError,
-        RowWriter,
-        RunControl,
-        RunFileError,
-        RunLock,
-        plan_trials,
-        preflight,
-        prepare_resume,
-        resolve_agent_model,
-        run_local,
-        run_ray,
-    )
+    """Parse, run through :func:`~thinkingbox_env.eval.evaluate`, and turn its summary into messages and an exit code.
+
+    The run itself (lock, resume, preflight, stopping) lives in the library so that
+    training and the command line share one path; what stays here is what only a
+    terminal needs: signal handlers, the progress bar and the exit codes (2 a refused
+    run, 130 stopped by a signal, 1 stopped by errors or no valid trial).
+    """
+    from ..eval.api import EvalSummary, evaluate
+    from ..eval.runner import PreflightError, RunControl, RunFileError
     from . import tbbench
 
     options = tbbench.task_options(args)
@@ -158,82 +153,45 @@ def cmd_eval(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if not out.parent.exists():
         raise UserError(f"the folder of -o {out} does not exist; create it (mkdir -p {out.parent}) or choose another file")
-    done: set[tuple[str, int]] = set()
-    try:
-        lock = RunLock(out)  # before anything reads the file: a resume must not rewrite it under another writer
-    except RunFileError as exc:
-        console.print(f"[red]error:[/] {exc}")
-        return 2
-    if out.exists() and out.stat().st_size > 0 and not args.resume:
-        lock.release()
-        console.print(f"[red]error:[/] {out} exists; pass --resume to complete it, or choose another file")
-        return 2
-    if config.agent == "openai":
-        try:
-            config.agent_endpoint.model = resolve_agent_model(config.agent_endpoint)
-            if not args.no_preflight:
-                preflight(config)
-        except PreflightError as exc:
-            lock.release()
-            console.print(f"[red]error:[/] {exc}")
-            return 2
-    if out.exists() and out.stat().st_size > 0:
-        try:
-            done = prepare_resume(out, config)
-        except RunFileError as exc:
-            lock.release()
-            console.print(f"[red]error:[/] {exc}")
-            return 2
-    plan = plan_trials(tasks, args.trials, done)
-    total = len(tasks) * args.trials
-    tally: dict[str, Any] = {"done": len(done), "passed": 0, "valid": 0, "errors": 0, "first_error": None}
     control = RunControl(max_consecutive_errors=args.max_consecutive_errors)
-    writer = RowWriter(out, lock)
-
     with new_progress(transient=False) as progress, _stop_on_signals(control.stop):
-        bar = progress.add_task("eval", total=total, completed=len(done))
+        bar = progress.add_task("eval", total=len(tasks) * args.trials)
+
+        live: list[EvalSummary] = []  # the summary evaluate() fills in as rows arrive
+
+        def on_start(summary: EvalSummary) -> None:
+            live.append(summary)
+            progress.update(bar, completed=summary.kept)
 
         def on_row(row: dict[str, Any]) -> None:
-            if args.label:
-                row["label"] = args.label
-            writer.write(row)
-            tally["done"] += 1
-            if row["status"] == "ok":
-                tally["valid"] += 1
-                tally["passed"] += row["verdict"] == 1.0
-            else:
-                tally["errors"] += 1
-                tally["first_error"] = tally["first_error"] or row.get("system_error")
-            rate = tally["passed"] / tally["valid"] if tally["valid"] else 0.0
-            progress.update(bar, advance=1, description=f"pass {rate:.3f}  system errors {tally['errors']}")
+            s = live[0]
+            progress.update(bar, advance=1, description=f"pass {s.pass_rate:.3f}  system errors {s.system_errors}")
 
         try:
-            if args.ray or args.ray_address:
-                run_ray(config, plan, on_row, address=args.ray_address, concurrency=args.concurrency, control=control)
-            else:
-                run_local(config, plan, on_row, concurrency=args.concurrency, control=control)
-        except KeyboardInterrupt:
-            control.stop("SIGINT")
-        finally:
-            writer.close()
-            lock.release()
-    saved = f"{tally['done']} of {total} trials saved"
-    if control.stopped and control.reason not in ("errors", "crash"):
-        console.print(f"[yellow]stopped by {control.reason}: {saved}; rerun with --resume to complete {out}[/]", highlight=False)
+            summary = evaluate(tasks, config, out=out, trials=args.trials, resume=args.resume,
+                               concurrency=args.concurrency, ray=args.ray, ray_address=args.ray_address,
+                               on_start=on_start, on_row=on_row, control=control,
+                               check_endpoint=not args.no_preflight, label=args.label)
+        except (RunFileError, PreflightError) as exc:
+            progress.stop()
+            console.print(f"[red]error:[/] {exc}")
+            return 2
+    saved = f"{summary.saved} of {summary.total} trials saved"
+    if summary.stop_reason not in (None, "errors", "crash"):
+        console.print(f"[yellow]stopped by {summary.stop_reason}: {saved}; rerun with --resume to complete {out}[/]", highlight=False)
         return 130
-    if control.reason == "errors":
-        first = control.first_error or {}
+    if summary.stop_reason == "errors":
+        first = summary.first_error or {}
         console.print(f"[red]error:[/] stopped after {args.max_consecutive_errors} system errors in a row; the first "
                       f"({first.get('where')}): {first.get('message')}", highlight=False)
         console.print(f"{saved}; fix the cause, then rerun with --resume to complete {out} "
                       "(system-error trials are run again)", highlight=False)
         return 1
-    rate = tally["passed"] / tally["valid"] if tally["valid"] else 0.0
-    console.print(f"{len(plan)} trials run ({len(done)} kept from before) -> {out}; "
-                  f"pass@1 of this session {rate:.3f}; system errors {tally['errors']}")
-    if plan and tally["valid"] == 0:
-        first = tally["first_error"] or {}
-        console.print(f"[red]error:[/] no trial was valid: all {len(plan)} ended in system errors; the first "
+    console.print(f"{summary.planned} trials run ({summary.kept} kept from before) -> {out}; "
+                  f"pass@1 of this session {summary.pass_rate:.3f}; system errors {summary.system_errors}")
+    if summary.planned and summary.valid == 0:
+        first = summary.first_error or {}
+        console.print(f"[red]error:[/] no trial was valid: all {summary.planned} ended in system errors; the first "
                       f"({first.get('where')}): {first.get('message')}")
         return 1
     return 0

@@ -2,7 +2,8 @@
 
 It selects tasks, opens (or resumes) the run file, runs the missing trials locally or
 on Ray, writes one row per trial as it finishes, and returns a short summary. The
-command line adds only its progress bar and messages (through ``on_row``); training
+command line adds only its signal handling, progress bar and messages (through
+``control``, ``on_start`` and ``on_row``) and maps the summary to an exit code; training
 scripts call it directly instead of going through the command line's argument parser.
 """
 
@@ -17,11 +18,24 @@ from typing import Any
 
 from ..domain import domain_dirs
 from ..registry import UnknownTaskError, list_tasks, load_task
-from .runner import EvalConfig, RowWriter, RunFileError, plan_trials, prepare_resume, run_local, run_ray
+from .runner import (
+    EvalConfig,
+    PreflightError,
+    RowWriter,
+    RunControl,
+    RunFileError,
+    RunLock,
+    plan_trials,
+    preflight,
+    prepare_resume,
+    resolve_agent_model,
+    run_local,
+    run_ray,
+)
 
 log = logging.getLogger(__name__)
 
-__all__ = ["EvalSummary", "evaluate", "select_tasks"]
+__all__ = ["EvalSummary", "PreflightError", "RunControl", "RunFileError", "evaluate", "select_tasks"]
 
 
 def select_tasks(patterns: Sequence[str], split: str | None = None) -> list[str]:
@@ -60,19 +74,38 @@ def select_tasks(patterns: Sequence[str], split: str | None = None) -> list[str]
 
 @dataclass
 class EvalSummary:
-    """What one ``evaluate`` call did. ``pass_rate`` is over this call's valid trials (system errors left out)."""
+    """What one ``evaluate`` call did. ``pass_rate`` is over this call's valid trials (system errors left out).
+
+    ``stop_reason`` tells a caller why the run ended early, so it can choose what to say
+    and which exit code to use: ``None`` (every planned trial ran), ``"errors"`` (too many
+    system errors in a row; ``first_error`` is the first of them), or whatever the caller
+    passed to :meth:`RunControl.stop` (the command line passes the signal's name).
+    """
 
     output: Path
     planned: int
     kept: int
+    total: int = 0
     passed: int = 0
     valid: int = 0
     system_errors: int = 0
+    first_error: dict[str, Any] | None = None
+    stop_reason: str | None = None
     rows: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     @property
     def pass_rate(self) -> float:
         return self.passed / self.valid if self.valid else 0.0
+
+    @property
+    def written(self) -> int:
+        """Rows this call wrote (valid or not)."""
+        return self.valid + self.system_errors
+
+    @property
+    def saved(self) -> int:
+        """Rows the run file holds now: those kept from before and those written."""
+        return self.kept + self.written
 
 
 def evaluate(
@@ -88,14 +121,26 @@ def evaluate(
     on_row: Callable[[dict[str, Any]], None] | None = None,
     on_start: Callable[[EvalSummary], None] | None = None,
     keep_rows: bool = False,
+    control: RunControl | None = None,
+    check_endpoint: bool = False,
+    label: str | None = None,
 ) -> EvalSummary:
     """Run ``trials`` trials of every task (ids, as :func:`select_tasks` returns them) into the run file ``out``.
 
-    An existing, non-empty ``out`` is refused unless ``resume``; with ``resume`` its good
-    rows are kept and only the missing (task, trial) pairs run, and a file written with
-    another configuration is refused (:class:`RunFileError`). ``on_row`` sees every row
-    right after it is written, ``on_start`` the summary once the plan is known (rows kept, trials to
-    run); ``keep_rows`` also returns them in the summary.
+    The run file is locked (:class:`RunLock`) before anything reads it, so a second writer
+    or a resume under a running writer is refused. An existing, non-empty ``out`` is
+    refused unless ``resume``; with ``resume`` its good rows are kept and only the missing
+    (task, trial) pairs run, and a file written with another configuration is refused
+    (:class:`RunFileError`). For the ``openai`` agent without a model, the only model the
+    endpoint serves is used; ``check_endpoint`` also sends one test request first, so a
+    wrong model or a dead server fails once (:class:`PreflightError`) instead of once per trial.
+
+    ``control`` stops the run cleanly (a signal handler calls ``control.stop``, or its
+    ``max_consecutive_errors`` is reached): nothing more is launched, finished rows are all
+    kept, and the summary's ``stop_reason`` says why. A ``KeyboardInterrupt`` during the
+    run is treated as ``control.stop("SIGINT")``. ``on_row`` sees every row right after it
+    is written, ``on_start`` the summary once the plan is known (rows kept, trials to run);
+    ``keep_rows`` also returns the rows in the summary; ``label`` names the run in every row.
     """
     config = config or EvalConfig()
     task_ids = list(tasks)
@@ -109,35 +154,57 @@ def evaluate(
                                "resolve ids, domains and globs with select_tasks() first")
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    done: set[tuple[str, int]] = set()
-    if path.exists() and path.stat().st_size > 0:
-        if not resume:
+    lock = RunLock(path)  # before anything reads the file: a resume must not rewrite it under another writer
+    try:
+        done: set[tuple[str, int]] = set()
+        if path.exists() and path.stat().st_size > 0 and not resume:
             raise RunFileError(f"{path} exists; pass resume=True (--resume) to complete it, or choose another file")
-        done = prepare_resume(path, config)
+        if config.agent == "openai":
+            config.agent_endpoint.model = resolve_agent_model(config.agent_endpoint)
+            if check_endpoint:
+                preflight(config)
+        if path.exists() and path.stat().st_size > 0:
+            done = prepare_resume(path, config)
+    except BaseException:
+        lock.release()
+        raise
     plan = plan_trials(task_ids, trials, done)
-    summary = EvalSummary(output=path, planned=len(plan), kept=len(done))
+    summary = EvalSummary(output=path, planned=len(plan), kept=len(done), total=len(task_ids) * trials)
     log.info("evaluating %d tasks x %d trials into %s (%d rows kept, %d to run)", len(task_ids), trials, path, len(done), len(plan))
-    if on_start is not None:
-        on_start(summary)
-    writer = RowWriter(path)
+    control = control or RunControl()
+    writer = RowWriter(path, lock)
 
     def record(row: dict[str, Any]) -> None:
+        if label:
+            row["label"] = label
         writer.write(row)
         if row["status"] == "ok":
             summary.valid += 1
             summary.passed += row["verdict"] == 1.0
         else:
             summary.system_errors += 1
+            summary.first_error = summary.first_error or row.get("system_error")
         if keep_rows:
             summary.rows.append(row)
         if on_row is not None:
             on_row(row)
 
     try:
+        if on_start is not None:
+            on_start(summary)
         if ray or ray_address:
-            run_ray(config, plan, record, address=ray_address, concurrency=concurrency)
+            run_ray(config, plan, record, address=ray_address, concurrency=concurrency, control=control)
         else:
-            run_local(config, plan, record, concurrency=concurrency)
+            run_local(config, plan, record, concurrency=concurrency, control=control)
+    except KeyboardInterrupt:
+        control.stop("SIGINT")
     finally:
         writer.close()
+        lock.release()
+    if control.stopped:
+        summary.stop_reason = control.reason
+        if control.reason == "errors":
+            summary.first_error = control.first_error or summary.first_error
+    log.info("%d trials written (%d kept) -> %s; pass@1 %.3f, system errors %d%s", summary.written, summary.kept, path,
+             summary.pass_rate, summary.system_errors, f"; stopped: {summary.stop_reason}" if summary.stop_reason else "")
     return summary
