@@ -203,7 +203,7 @@ class EvalRow(BaseModel):
     usage: dict[str, Any]
     judge_usage: dict[str, Any]
     timings: dict[str, Any]
-    messages: list[dict[str, Any]]
+    messages: list[dict[str, Any]] | None = None  # schema 1 only; rebuilt from the trace since (eval.metrics.row_messages)
     trace: list[dict[str, Any]]
     model_calls: list[dict[str, Any]]
     judge_calls: list[dict[str, Any]]

@@ -10,6 +10,7 @@ from scripted_model import Calls, Hang, Say, ScriptedModel, Usage, golden_script
 
 import thinkingbox_env as tb
 from thinkingbox_env.agents.openai_chat import SamplingConfig
+from thinkingbox_env.eval.metrics import row_messages
 from thinkingbox_env.eval.runner import EndpointConfig, EvalConfig, RecordingJudge, run_trial
 from thinkingbox_env.judge import RubricJudge
 
@@ -55,7 +56,7 @@ def test_parallel_tool_calls_in_one_turn():
         row = run_trial(_config(server), TASK, trial=0)
     assert row["verdict"] == 1.0
     assert row["usage"]["model_calls"] == 2
-    batched = [m for m in row["messages"] if m["role"] == "assistant" and m.get("tool_calls")]
+    batched = [m for m in row_messages(row) if m["role"] == "assistant" and m.get("tool_calls")]
     assert len(batched) == 1 and len(batched[0]["tool_calls"]) == len(tb.load_task(TASK).golden)
 
 
@@ -104,7 +105,7 @@ def test_persistent_5xx_ends_the_trial_as_a_system_error_after_five_retries():
     assert row["status"] == "system_error" and row["verdict"] is None
     assert row["system_error"]["where"] == "agent" and row["system_error"]["status"] == 504
     assert len(server.requests) == 6  # one try and five retries
-    assert row["failure_category"] is None and row["messages"][2]["role"] == "user"  # the partial trace is kept
+    assert row["failure_category"] is None and row_messages(row)[2]["role"] == "user"  # the partial trace is kept
 
 
 def test_429_is_retried_beyond_the_5xx_budget():

@@ -171,9 +171,33 @@ def check_family(name: str) -> str:
     return _KEY_RE.sub("", name)
 
 
+def row_messages(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The chat messages of a trial, as the agent saw them: stored in schema 1 rows, rebuilt from the trace since.
+
+    Every message is a trace event; a tool message takes its ``tool_call_id`` and
+    ``name`` from the tool call recorded just before it.
+    """
+    if isinstance(row.get("messages"), list):
+        return row["messages"]
+    out: list[dict[str, Any]] = []
+    last_call: dict[str, Any] | None = None
+    for event in row.get("trace") or []:
+        if event.get("type") == "tool_call":
+            last_call = event
+        elif event.get("type") == "message":
+            message = {k: v for k, v in event.items()
+                       if k not in ("type", "source", "model_call", "usage", "reasoning", "content_ref")}
+            if event.get("role") == "tool" and last_call is not None:
+                message = {"role": "tool", "tool_call_id": last_call.get("id"), "name": last_call.get("name"),
+                           **{k: v for k, v in message.items() if k != "role"}}
+                last_call = None
+            out.append(message)
+    return out
+
+
 def final_agent_text(row: dict[str, Any]) -> str:
     """The agent's last plain message in a row, what a reader or a judge sees as its answer to the customer."""
-    for m in reversed(row.get("messages") or []):
+    for m in reversed(row_messages(row)):
         if m.get("role") == "assistant" and m.get("content") and not m.get("tool_calls"):
             return m["content"]
     return ""

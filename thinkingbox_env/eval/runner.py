@@ -17,10 +17,18 @@ not rows), and every trial that finished is still handed over. The same control
 stops a run after K consecutive system errors, so a broken endpoint costs a few
 trials rather than the whole run. Before the run, ``resolve_agent_model`` and
 ``preflight`` make sure the endpoint answers at all, and with which model.
+
+Rows of schema 2 leave out the chat ``messages`` (they repeat the trace; see
+:func:`~thinkingbox_env.eval.metrics.row_messages`), and the long system texts (the agent's instructions and the
+policy, the same in every trial of a task) are stored once per file as ``text``
+records that rows refer to by hash (:func:`compact_row`); :func:`scan_rows` puts them
+back, so every reader sees whole rows. Schema 1 rows, which carry both in full, read
+as before.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -48,7 +56,8 @@ from ..wrappers import CustomerToolWrapper
 log = logging.getLogger(__name__)
 
 
-ROW_SCHEMA_VERSION = 1
+ROW_SCHEMA_VERSION = 2
+SHARED_TEXT_MIN_CHARS = 256  # system texts this long are stored once per run file, not once per row
 AGENT_KINDS = ("openai", "transformers", "oracle", "noop")
 PROTOCOLS = ("chat", "customer-tool")
 USER_KINDS = ("scripted", "llm")
@@ -356,7 +365,6 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
         "timings": {"started_at": started_at, "seconds": seconds,
                     "model_seconds": sum(c.get("seconds", 0.0) for c in model_calls),
                     "judge_seconds": sum(c.get("seconds", 0.0) for c in judge_calls)},
-        "messages": messages,
         "trace": _annotate_trace(trace, model_calls),
         "model_calls": model_calls,
         "judge_calls": judge_calls,
@@ -407,9 +415,53 @@ class RowScan:
         return lines
 
 
+def _text_ref(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+def compact_row(row: dict[str, Any], written: set[str]) -> list[str]:
+    """The lines that store ``row``: a ``text`` record for each long system text not yet in ``written``, then the row.
+
+    The row's copy refers to those texts by ``content_ref``; ``row`` itself is left as it
+    is (callbacks see whole rows). ``written`` is updated, so one writer stores each text once.
+    """
+    lines: list[str] = []
+    trace: list[Any] = []
+    for event in row.get("trace") or []:
+        content = event.get("content") if isinstance(event, dict) else None
+        if isinstance(content, str) and len(content) >= SHARED_TEXT_MIN_CHARS \
+                and event.get("type") == "message" and event.get("role") == "system":
+            ref = _text_ref(content)
+            if ref not in written:
+                lines.append(json.dumps({"kind": "text", "ref": ref, "content": content}))
+                written.add(ref)
+            event = {k: v for k, v in event.items() if k != "content"} | {"content_ref": ref}
+        trace.append(event)
+    lines.append(json.dumps({**row, "trace": trace} if "trace" in row else row, default=str))
+    return lines
+
+
+def _resolve_texts(row: dict[str, Any], texts: dict[str, str]) -> str | None:
+    """Put the shared texts back into ``row``'s trace; the reason it cannot be done, if one is missing."""
+    trace = row.get("trace")
+    if not isinstance(trace, list):
+        return None
+    for i, event in enumerate(trace):
+        if isinstance(event, dict) and "content_ref" in event:
+            ref = event["content_ref"]
+            if ref not in texts:
+                return f"refers to a shared text {ref} that is not in the file (was the file cut or its lines reordered?)"
+            trace[i] = {k: v for k, v in event.items() if k != "content_ref"} | {"content": texts[ref]}
+    return None
+
+
 def scan_rows(path: str | Path) -> RowScan:
-    """Every line of a run file, sorted into rows and named problems; nothing is dropped without a record."""
-    rows: list[dict[str, Any]] = []
+    """Every line of a run file, sorted into rows and named problems; nothing is dropped without a record.
+
+    ``text`` records (schema 2) are not rows: their texts are put back into the rows that refer to them.
+    """
+    numbered: list[tuple[int, dict[str, Any]]] = []
+    texts: dict[str, str] = {}
     malformed: list[tuple[int, str]] = []
     with open(path, encoding="utf-8", errors="replace") as fh:
         for number, line in enumerate(fh, start=1):
@@ -423,11 +475,25 @@ def scan_rows(path: str | Path) -> RowScan:
             except (ValueError, RecursionError) as exc:
                 malformed.append((number, f"not valid JSON ({str(exc)[:80]})"))
                 continue
+            if isinstance(row, dict) and row.get("kind") == "text" and "task_id" not in row:
+                if isinstance(row.get("ref"), str) and isinstance(row.get("content"), str):
+                    texts[row["ref"]] = row["content"]
+                else:
+                    malformed.append((number, "a text record needs a string ref and content"))
+                continue
             problem = row_problem(row)
             if problem is not None:
                 malformed.append((number, problem))
                 continue
+            numbered.append((number, row))
+    rows: list[dict[str, Any]] = []
+    for number, row in numbered:
+        problem = _resolve_texts(row, texts)
+        if problem is not None:
+            malformed.append((number, problem))
+        else:
             rows.append(row)
+    malformed.sort()
     return RowScan(str(path), rows, malformed)
 
 
@@ -487,9 +553,10 @@ def prepare_resume(path: Path, config: EvalConfig) -> set[tuple[str, int]]:
         done.add(key)
         kept.append(row)
     tmp = path.with_name(path.name + ".resume-tmp")
+    written: set[str] = set()
     with open(tmp, "w", encoding="utf-8") as fh:
         for row in kept:
-            fh.write(json.dumps(row, default=str) + "\n")
+            fh.write("".join(line + "\n" for line in compact_row(row, written)))
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
@@ -556,9 +623,11 @@ class RowWriter:
         self._own_lock = lock is None
         self.lock = lock if lock is not None else RunLock(path)
         self.fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - held open for the whole run
+        self.written: set[str] = set()  # shared texts this writer stored (a resumed file may hold a second copy)
 
     def write(self, row: dict[str, Any]) -> None:
-        self.fh.write(json.dumps(row, default=str) + "\n")
+        """One write for the row and the shared texts it is the first to need, so a killed run tears at most one line."""
+        self.fh.write("".join(line + "\n" for line in compact_row(row, self.written)))
         self.fh.flush()
         os.fsync(self.fh.fileno())
 
