@@ -268,6 +268,8 @@ class ThinkingboxEnv(gym.Env):
         self._user_turns += 1
         reply = self.user.reply(self.dialogue())
         self._emit({"role": "user", "content": reply}, out, "simulator")
+        if getattr(self.user, "ended", False):  # the customer said goodbye: nobody is left to answer the agent
+            return FinishReason.USER_LEFT
         return None
 
     def _assistant_message(self, action: dict[str, Any], out: list[dict[str, Any]]) -> FinishReason | None:

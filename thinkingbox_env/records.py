@@ -18,12 +18,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class FinishReason(str, Enum):
-    """Why an episode ended: two ways to terminate, two ways to be truncated."""
+    """Why an episode ended: two ways to terminate, three ways to be truncated.
+
+    ``user_left`` is the simulated user ending the chat (the impatient persona ignored
+    once too often): the agent did not close the conversation, so, like a limit, it
+    truncates the episode, and a failed trial counts as an unfinished one.
+    """
 
     DONE_MARKER = "done_marker"
     END_TOOL = "end_tool"
     ACTION_LIMIT = "action_limit"
     USER_TURN_LIMIT = "user_turn_limit"
+    USER_LEFT = "user_left"
 
     @property
     def terminated(self) -> bool:
@@ -32,7 +38,7 @@ class FinishReason(str, Enum):
 
     @property
     def truncated(self) -> bool:
-        """A limit ended the conversation (Gymnasium's ``truncated``)."""
+        """A limit or the user ended the conversation (Gymnasium's ``truncated``)."""
         return not self.terminated
 
 

@@ -155,6 +155,11 @@ class _GuardedUser:
     def reset(self, spec: Any, seed: int | None) -> None:
         self.user.reset(spec, seed)
 
+    @property
+    def ended(self) -> bool:
+        """Whether the user left the chat, passed through so the env can end the episode."""
+        return bool(getattr(self.user, "ended", False))
+
     def reply(self, dialogue: list[dict[str, str]]) -> str:
         if self.stop is not None and self.stop.is_set():
             raise TrialCancelled()

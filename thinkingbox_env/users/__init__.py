@@ -20,7 +20,12 @@ from .slots import ENGINE_SLOTS, Vocabulary, infer_slot
 
 
 class SimulatedUser(Protocol):
-    """The customer side of an episode; ``deterministic`` tells Gymnasium whether a seed fixes the dialogue."""
+    """The customer side of an episode; ``deterministic`` tells Gymnasium whether a seed fixes the dialogue.
+
+    A user may also expose a true ``ended`` attribute once it has left the chat (the
+    impatient persona does); the env then ends the episode with ``user_left`` right after
+    that reply, since further turns would talk to nobody.
+    """
     deterministic: bool
 
     def reset(self, spec: UserSpec, seed: int | None) -> None: ...

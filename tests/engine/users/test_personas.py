@@ -6,6 +6,7 @@ import pytest
 from fake_openai import FakeOpenAI
 
 import thinkingbox_env as tb
+from thinkingbox_env.records import FinishReason
 from thinkingbox_env.registry import load_task
 from thinkingbox_env.spec import Decision, RequestChange, UserSpec
 from thinkingbox_env.users import LLMUser, ScriptedUser, customer_agreed, read_customer_answer
@@ -129,3 +130,20 @@ def test_llm_user_prompt_carries_typed_facts_decisions_and_persona():
     assert "about charge" in profile and "refuse" in profile and "Manner: Answer in as few words" in profile
     assert user.describe() == {"kind": "llm", "persona": "terse", "model": "qwen-user", "base_url": server.base_url,
                                "temperature": 0.3, "max_tokens": 512}
+
+
+def test_the_episode_ends_truncated_when_the_impatient_user_leaves():
+    env = tb.make("retail/ST001_001", user=ScriptedUser("impatient", hurry_after=1))  # leaves after one ignored hurry
+    env.reset(seed=0)
+    _, reward, terminated, truncated, info = env.step("What's your email?")
+    assert not (terminated or truncated) and HURRY in env.unwrapped.messages[-1]["content"]
+    _, reward, terminated, truncated, info = env.step("What's your name?")
+    assert env.unwrapped.messages[-1]["content"] == GOODBYE
+    assert truncated and not terminated and reward == 0.0
+    assert info["finish_reason"] == FinishReason.USER_LEFT.value == "user_left"
+    assert info["failure_category"] == "no_state_changing_action"  # the category still reads the state first
+    assert env.unwrapped.episode_over
+    with pytest.raises(RuntimeError, match="episode has ended"):
+        env.step("Are you still there?")
+    env.close()
+    assert FinishReason.USER_LEFT.truncated and not FinishReason.USER_LEFT.terminated
