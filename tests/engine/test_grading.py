@@ -69,7 +69,7 @@ def test_an_unknown_finish_reason_is_named():
 
 def test_finish_reasons_split_into_terminated_and_truncated():
     assert {r.value for r in FinishReason if r.terminated} == {"done_marker", "end_tool"}
-    assert {r.value for r in FinishReason if r.truncated} == {"action_limit", "user_turn_limit"}
+    assert {r.value for r in FinishReason if r.truncated} == {"action_limit", "user_turn_limit", "user_left"}
     assert FinishReason("end_tool") == "end_tool"  # str-valued: equal to the strings rows hold
 
 
