@@ -94,11 +94,14 @@ def corrupted(tmp_path_factory):
     folder = tmp_path_factory.mktemp("runs")
     good = folder / "good.jsonl"
     assert subprocess.run(_eval(good, "-n", "2"), capture_output=True, timeout=300).returncode == 0
-    rows = good.read_text().splitlines()
+    lines = good.read_text().splitlines()
+    texts = [ln for ln in lines if '"kind": "text"' in ln]  # the shared system texts rows refer to
+    rows = [ln for ln in lines if ln not in texts]
+    assert len(texts) == 2 and len(rows) == 2
     bad = folder / "bad.jsonl"
     row = json.loads(rows[1])
     del row["trial"]
-    bad.write_text("\n".join([rows[0], '{"task_id": "retail/ST030_001", "trial": 1, "sta', json.dumps(row), "[1, 2]"]) + "\n")
+    bad.write_text("\n".join([*texts, rows[0], '{"task_id": "retail/ST030_001", "trial": 1, "sta', json.dumps(row), "[1, 2]"]) + "\n")
     return good, bad
 
 
@@ -107,7 +110,7 @@ def test_scan_names_every_malformed_line(corrupted):
     scan = scan_rows(bad)
     assert len(scan.rows) == 1
     assert [(n, why.split(" (")[0]) for n, why in scan.malformed] == [
-        (2, "not valid JSON"), (3, "no integer trial"), (4, "a row must be a JSON object, got list")]
+        (4, "not valid JSON"), (5, "no integer trial"), (6, "a row must be a JSON object, got list")]
 
 
 @pytest.mark.parametrize("command", ["agg", "compare", "report", "show"])
@@ -118,7 +121,7 @@ def test_views_stop_on_malformed_rows_naming_them_unless_told_to_skip(corrupted,
     refused = _cli(*args)
     assert refused.returncode != 0
     err = " ".join(refused.stderr.split())
-    assert "3 malformed row(s) found" in err and f"{bad}:2: not valid JSON" in err and f"{bad}:3: no integer trial" in err, err
+    assert "3 malformed row(s) found" in err and f"{bad}:4: not valid JSON" in err and f"{bad}:5: no integer trial" in err, err
     assert "--skip-malformed" in refused.stdout + refused.stderr
     skipped = _cli(*args, "--skip-malformed")
     assert skipped.returncode == 0, skipped.stderr

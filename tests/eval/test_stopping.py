@@ -32,7 +32,7 @@ def test_sigint_stops_launching_keeps_every_finished_trial_and_exits_130(tmp_pat
                "--base-url", server.base_url, "--api-key", "k", "-n", "4", "-c", "3", "-o", str(out)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and (not out.exists() or out.read_text().count("\n") < 4):
+        while time.monotonic() < deadline and (not out.exists() or out.read_text().count('"task_id"') < 4):
             time.sleep(0.02)
         proc.send_signal(signal.SIGINT)
         at_signal = len(server.requests)
