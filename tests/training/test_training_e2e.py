@@ -11,12 +11,13 @@ the training protocol.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from helpers import ST004_TOOLS as TOOLS
 from helpers import save_tiny_checkpoint
+
+from thinkingbox_env.eval.runner import read_rows
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("trl")
@@ -76,7 +77,7 @@ def test_warm_start_then_grpo_then_evaluation(tmp_path, monkeypatch, grpo_script
 
     final = grpo.finish(tb_args, grpo_args, trainer, tokenizer, peft)
     assert (final / "config.json").exists()
-    rows = [json.loads(line) for line in (out / "eval.jsonl").read_text().splitlines()]
+    rows = read_rows(out / "eval.jsonl")
     assert sorted(r["task_id"] for r in rows) == ["retail/ST004_001", "retail/ST004_002"]
     assert all(r["status"] == "ok" and r["config"]["agent"]["protocol"] == "customer-tool" for r in rows), rows
     assert all(r["usage"]["model_calls"] >= 1 for r in rows)
