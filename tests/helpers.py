@@ -26,11 +26,7 @@ def save_tiny_checkpoint(folder, variants: int = 2, seed: int = 0, vocab: int = 
                          include_policy: bool = False) -> None:
     """A random-init Qwen3 and a BPE tokenizer fitted to oracle conversations of ST004 train variants,
     saved like a hub model (the conversations are those a warm start with the same seed would use)."""
-    from thinkingbox_env.integrations.tiny_qwen import render_conversations, tiny_qwen3, train_tokenizer
-    from thinkingbox_env.integrations.trl import build_sft_dataset
+    from thinkingbox_env.integrations.tiny_qwen import save_tiny_checkpoint as save
 
-    corpus = build_sft_dataset(["retail"], variants, seed=seed, families={"retail": ["ST004"]}, include_policy=include_policy,
-                               tools=ST004_TOOLS)
-    tokenizer = train_tokenizer(render_conversations(list(corpus)), vocab_size=vocab)
-    tiny_qwen3(tokenizer, hidden_size=hidden, num_layers=layers).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
+    save(folder, domains=["retail"], families={"retail": ["ST004"]}, tools=ST004_TOOLS, include_policy=include_policy,
+         variants=variants, seed=seed, vocab=vocab, hidden=hidden, layers=layers)

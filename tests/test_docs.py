@@ -54,6 +54,8 @@ NEEDS = {
     "hub": "downloads a model from the Hugging Face hub",
     "server": "starts a long-running server; tests/serving drives `thinkingbox serve` and its operator API",
     "training": "a GRPO run; tests/training runs the same script on a tiny CPU model",
+    "cpu_training": "the CPU GRPO run takes minutes; tests/training/test_training_e2e.py runs training/configs/tiny_cpu.yaml "
+                    "through training/grpo.py on the same tiny model",
     "tbbench": "needs the Thinkingbox-bench data repository and its tool servers (docs/tbbench.md)",
 }
 # first match wins: (pattern, why it is skipped) or (pattern, None) for a command that runs
@@ -64,7 +66,9 @@ RULES: list[tuple[str, str | None]] = [
     (r"base-url https?://(localhost|127\.0\.0\.1):\d+|api\.openai\.com", NEEDS["endpoint"]),
     (r"--agent transformers --model runs/", NEEDS["checkpoint"]),
     (r"^python examples/reinforce_minimal\.py --model Qwen/", NEEDS["hub"]),
+    (r"^python training/grpo\.py --config training/configs/tiny_cpu\.yaml", NEEDS["cpu_training"]),
     (r"^python training/grpo\.py", NEEDS["training"]),
+    (r"^python -m thinkingbox_env\.integrations\.tiny_qwen ", None),
     (r"^(thinkingbox serve|curl )", NEEDS["server"]),
     (r"^thinkingbox (list|run|validate|freeze|eval|agg|compare|report|show)\b", None),
 ]
@@ -75,6 +79,8 @@ TINY = [
     (r"^thinkingbox run$", "thinkingbox run retail/ST030_001"),
     (r"^thinkingbox eval retail ", "thinkingbox eval retail/ST030_001 "),
     (r"--count \d+", "--count 1"),
+    (r"--config training/", f"--config {ROOT}/training/"),  # the command runs in a scratch folder
+    (r"(integrations\.tiny_qwen .*)$", r"\1 --vocab 500 --hidden 16 --layers 1"),
 ]
 
 
@@ -111,6 +117,13 @@ def test_documented_command_runs_as_written(where, command, tmp_path):
     command = command.replace("/tmp/", f"{tmp_path}/")
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     argv = shlex.split(command)
+    if argv[0] == "python":  # a module of the package, run as documented
+        pytest.importorskip("transformers", reason="needs the training extra (pip install -e '.[train]')")
+        out = subprocess.run([sys.executable, *argv[1:]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, f"{where}: `{command}` exited {out.returncode}\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}"
+        assert "Traceback" not in out.stderr
+        assert [p.parent.name for p in tmp_path.rglob("model.safetensors")] == ["tiny-qwen"], out.stderr  # the model it makes
+        return
     # run files a view command reads are made first, by the oracle on one task
     if argv[1] in ("agg", "compare", "report", "show"):
         for name in argv[2:]:

@@ -6,13 +6,23 @@ builds a byte-level BPE tokenizer trained on the conversations it will see, give
 the Qwen3 chat templates TRL ships (they render tools and tool calls and mark the
 assistant turns for ``assistant_only_loss``), and a random-init ``Qwen3ForCausalLM``
 of any size from a config.
+
+``python -m thinkingbox_env.integrations.tiny_qwen --config CONFIG.yaml FOLDER`` saves such a
+model, like a hub model, with its tokenizer fitted to the warm-start conversations the
+training config names (domains, families, tools, policy, variants and seed), so that a
+CPU training run (``training/configs/tiny_cpu.yaml``) needs no download.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>",
                   "<tool_response>", "</tool_response>", "<think>", "</think>"]
@@ -95,3 +105,78 @@ def tiny_qwen3(tokenizer: Any, hidden_size: int = 64, num_layers: int = 2, num_h
         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, bos_token_id=None,
     )
     return Qwen3ForCausalLM(config)
+
+
+def save_tiny_checkpoint(folder: str | Path, *, domains: Sequence[str] = ("retail",),
+                         families: dict[str, list[str]] | None = None, tools: list[str] | None = None,
+                         include_policy: bool = True, variants: int = 2, seed: int = 0, vocab: int = 1000,
+                         hidden: int = 32, layers: int = 1) -> Path:
+    """A random-init Qwen3 and a BPE tokenizer fitted to oracle conversations of train variants, saved like a hub model.
+
+    The conversations are those a warm start with the same domains, families, tools,
+    policy, variant count and seed trains on, so the tokenizer covers every value the
+    model is asked to copy.
+    """
+    from .trl import build_sft_dataset
+
+    if variants < 1 or vocab < 300 or hidden < 8 or layers < 1:
+        raise ValueError(f"variants >= 1, vocab >= 300, hidden >= 8 and layers >= 1 are needed; got {variants}, "
+                         f"{vocab}, {hidden}, {layers}")
+    corpus = build_sft_dataset(list(domains), variants, seed=seed, families=families, include_policy=include_policy,
+                               tools=tools)
+    tokenizer = train_tokenizer(render_conversations(list(corpus)), vocab_size=vocab)
+    model = tiny_qwen3(tokenizer, hidden_size=hidden, num_layers=layers)
+    out = Path(folder)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    log.info("saved a Qwen3 of %d parameters and a %d-token vocabulary to %s", model.num_parameters(), len(tokenizer), out)
+    return out
+
+
+def _families(items: list[str], domains: list[str]) -> dict[str, list[str]] | None:
+    """``DOMAIN:CODE`` items (the training config's form) by domain; None (every family) when there are none."""
+    if not items:
+        return None
+    out: dict[str, list[str]] = {}
+    for item in items:
+        domain, sep, code = str(item).partition(":")
+        if not sep or domain not in domains or not code:
+            raise ValueError(f"families item {item!r} must be DOMAIN:CODE with DOMAIN among {domains}")
+        out.setdefault(domain, []).append(code)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Save a tiny checkpoint for the warm start of a training config (the model a CPU run starts from)."""
+    import yaml
+
+    parser = argparse.ArgumentParser(
+        prog="python -m thinkingbox_env.integrations.tiny_qwen",
+        description="Save a random-init Qwen3 of about a million parameters, with a tokenizer fitted to the "
+                    "warm-start conversations of a training config, for a training run on CPU.",
+        epilog="example: python -m thinkingbox_env.integrations.tiny_qwen --config training/configs/tiny_cpu.yaml runs/tiny-qwen")
+    parser.add_argument("folder", help="where to save the model and tokenizer (pass it as --model_name_or_path)")
+    parser.add_argument("--config", required=True, help="the training config whose warm start the tokenizer is fitted to")
+    parser.add_argument("--vocab", type=int, default=4000, help="tokenizer vocabulary size (default: %(default)s)")
+    parser.add_argument("--hidden", type=int, default=128, help="hidden size (default: %(default)s)")
+    parser.add_argument("--layers", type=int, default=2, help="decoder layers (default: %(default)s)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    path = Path(args.config)
+    if not path.is_file():
+        parser.error(f"no such config: {path}")
+    config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    domains = list(config.get("domains") or ["retail"])
+    try:
+        save_tiny_checkpoint(args.folder, domains=domains, families=_families(list(config.get("families") or []), domains),
+                             tools=config.get("tools") or None, include_policy=bool(config.get("include_policy", True)),
+                             variants=int(config.get("sft_variants_per_family") or config.get("variants_per_family") or 8),
+                             seed=int(config.get("sft_dataset_seed", 0)), vocab=args.vocab, hidden=args.hidden,
+                             layers=args.layers)
+    except ValueError as exc:
+        parser.error(str(exc))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
