@@ -42,6 +42,8 @@ def test_messages_rebuilt_from_the_trace_are_the_messages_the_agent_saw(tmp_path
     assert row["counts"]["messages"] == len(row_messages(row))
     tool_messages = [m for m in row_messages(row) if m["role"] == "tool"]
     assert tool_messages and all(m["tool_call_id"] and m["name"] for m in tool_messages)
+    closing = [m["content"] for m in env.unwrapped.messages if m["role"] == "assistant" and m.get("content")][-1]
+    assert final_agent_text(row) == closing and "<DONE>" in closing  # the metrics read the rebuilt messages
 
 
 def test_a_row_whose_shared_text_is_missing_is_named_not_read_wrong(tmp_path):
