@@ -7,7 +7,7 @@ import json
 import pytest
 
 from thinkingbox_env.eval import EvalConfig, evaluate, select_tasks
-from thinkingbox_env.eval.runner import ROW_SCHEMA_VERSION, RunFileError, read_rows
+from thinkingbox_env.eval.runner import ROW_SCHEMA_VERSION, EndpointConfig, RunControl, RunFileError, RunLock, read_rows
 from thinkingbox_env.records import EvalRow
 from thinkingbox_env.registry import UnknownTaskError
 
@@ -69,3 +69,29 @@ def test_the_training_script_evaluates_with_the_command_lines_configuration(grpo
                                      "/ckpt/final", "--protocol", "customer-tool", "-n", "1", "-c", "1", "--seed", "7",
                                      "--max-tokens", "256", "--no-policy", "-o", "x.jsonl"])
     assert json.dumps(ours.public(), sort_keys=True) == json.dumps(eval_config(cli).public(), sort_keys=True)
+
+
+def test_evaluate_stops_through_its_run_control_and_keeps_what_finished(tmp_path):
+    out = tmp_path / "run.jsonl"
+    control = RunControl()
+    summary = evaluate(TASKS, EvalConfig(agent="oracle"), out=out, trials=3, control=control, label="base",
+                       on_row=lambda row: control.stop("SIGTERM"))
+    assert summary.stop_reason == "SIGTERM" and (summary.saved, summary.total) == (1, 6)
+    assert [r["label"] for r in read_rows(out)] == ["base"]
+    resumed = evaluate(TASKS, EvalConfig(agent="oracle"), out=out, trials=3, resume=True)
+    assert resumed.stop_reason is None and (resumed.kept, resumed.saved) == (1, 6)
+
+
+def test_evaluate_stops_after_consecutive_system_errors_naming_the_first(tmp_path):
+    dead = EndpointConfig(model="m", base_url="http://127.0.0.1:9/v1", api_key="k", timeout=2.0, max_retries=0)
+    summary = evaluate(TASKS, EvalConfig(agent="openai", agent_endpoint=dead), out=tmp_path / "run.jsonl", trials=4,
+                       control=RunControl(max_consecutive_errors=2))
+    assert summary.stop_reason == "errors" and summary.valid == 0 and 2 <= summary.system_errors < 8
+    assert summary.first_error["where"] == "agent"
+
+
+def test_evaluate_holds_the_run_file_lock(tmp_path):
+    out = tmp_path / "run.jsonl"
+    with RunLock(out), pytest.raises(RunFileError, match="being written by pid"):
+        evaluate(TASKS, EvalConfig(agent="oracle"), out=out)
+    assert evaluate(TASKS, EvalConfig(agent="oracle"), out=out).saved == 2  # released by the refusal too
