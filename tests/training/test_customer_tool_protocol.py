@@ -11,6 +11,7 @@ from scripted_model import Calls, Say, ScriptedModel, turn_of
 import thinkingbox_env as tb
 from thinkingbox_env.agents.customer_tool import REPLY_TOOL, system_prompt
 from thinkingbox_env.agents.transformers_local import parse_hermes
+from thinkingbox_env.eval.metrics import row_messages
 from thinkingbox_env.eval.runner import EndpointConfig, EvalConfig, build_agent, run_trial
 
 TASK = "retail/ST030_001"
@@ -57,7 +58,7 @@ def test_a_model_in_the_training_protocol_passes_through_the_harness(parallel):
     assert any(fact.text in answer["content"] for fact in spec.user.facts)
     assert "<DONE>" not in json.dumps(last["messages"])
     # in the environment, the question was a message to the customer and the closing turn ended the episode
-    said = [m["content"] for m in row["messages"] if m["role"] == "assistant" and m.get("content")]
+    said = [m["content"] for m in row_messages(row) if m["role"] == "assistant" and m.get("content")]
     assert said[0].startswith("Could you tell me your") and said[-1].endswith("<DONE>")
     assert row["finish_reason"] == "done_marker"
     assert row["usage"]["model_calls"] == (len(spec.golden) + 2 - (1 if parallel else 0))
