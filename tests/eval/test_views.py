@@ -11,6 +11,7 @@ import pytest
 from scripted_model import ScriptedModel, golden_script
 
 from thinkingbox_env.cli import main
+from thinkingbox_env.eval.runner import read_rows
 
 TASK = "retail/ST030_001"
 
@@ -150,8 +151,8 @@ def test_runs_with_personas_get_a_robustness_table_lined_up_by_model(tmp_path):
     assert main(["eval", *tasks, "--agent", "oracle", "-o", str(plain)]) == 0
     assert main(["eval", *tasks, "--agent", "noop", "--persona", "terse", "-o", str(terse)]) == 0
     # the no-op run stands in for a weaker result under another persona: relabel its model to match
-    rows = [json.loads(line) for line in terse.read_text().splitlines() if line.strip()]
-    model = json.loads(plain.read_text().splitlines()[0])["config"]["agent"]
+    rows = read_rows(terse)
+    model = read_rows(plain)[0]["config"]["agent"]
     for r in rows:
         r["config"]["agent"] = model
     terse.write_text("".join(json.dumps(r) + "\n" for r in rows))
