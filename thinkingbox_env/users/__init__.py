@@ -26,6 +26,7 @@ class SimulatedUser(Protocol):
     impatient persona does); the env then ends the episode with ``user_left`` right after
     that reply, since further turns would talk to nobody.
     """
+
     deterministic: bool
 
     def reset(self, spec: UserSpec, seed: int | None) -> None: ...
