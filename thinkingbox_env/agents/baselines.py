@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from ..runtime import runtime_for
 from ..spec import TaskSpec, ToolCall
 from ..users import DONE_MARKER
+from ..verdict_rules import describe, load_verdict_rules
 
 
 class Agent(Protocol):
@@ -21,19 +23,67 @@ class Agent(Protocol):
     def act(self, observation: dict[str, Any]) -> Any: ...
 
 
-class OracleAgent:
-    """Plays the golden tool calls (or a given list), then the closing message with the marker."""
+def ask_for_facts(task: TaskSpec) -> list[str]:
+    """One question per fact the customer knows, by the words that release it (one slot a turn,
+    so that no question hides another)."""
+    return [f"Could you tell me: {', '.join(f.unlock[:2])}?" for f in task.user.facts]
 
-    def __init__(self, calls: list[ToolCall] | None = None, closing: str | None = None):
+
+def proposal(task: TaskSpec, calls: list[ToolCall]) -> str | None:
+    """The proposal for the consent-guarded writes among ``calls``, or None when none is guarded."""
+    rules = [r for r in load_verdict_rules(str(runtime_for(task).domain.path)).process if r.kind == "consent_before"]
+    said = []
+    for call in calls:
+        for rule in rules:
+            if call.name in rule.writes:
+                said.append(describe(rule, call.name, call.arguments))
+    said = list(dict.fromkeys(said))
+    if not said:
+        return None
+    return "I can now " + ", and ".join(said) + ". Shall I go ahead?"
+
+
+class OracleAgent:
+    """Plays the golden trajectory through the simulated user, then the closing message with the marker.
+
+    Frozen task sets hold only the golden tool calls, so the oracle derives the dialogue steps
+    the domain's process rules require: it asks for the customer's facts first and proposes the
+    consent-guarded writes (described from their arguments) in the turn before the first of
+    them. ``consent="after"`` plays the proposal after those writes instead (to show the process
+    check catches it), ``consent="none"`` never proposes.
+    """
+
+    def __init__(self, calls: list[ToolCall] | None = None, closing: str | None = None,
+                 consent: str = "before", closing_turns: list[str] | None = None):
+        if consent not in ("before", "after", "none"):
+            raise ValueError("consent must be 'before', 'after' or 'none'")
         self._override = calls
         self._closing = closing
+        self._consent = consent
+        self._closing_turns = closing_turns or []
         self._queue: list[Any] = []
 
     def reset(self, task: TaskSpec, observation: dict[str, Any]) -> None:
-        calls = self._override if self._override is not None else task.golden
+        calls = list(self._override if self._override is not None else task.golden)
         closing = self._closing if self._closing is not None else task.golden_reply
-        self._queue = [{"name": c.name, "arguments": dict(c.arguments)} for c in calls]
-        self._queue.append(f"{closing} {DONE_MARKER}")
+        self._queue = []
+        self._queue += ask_for_facts(task)
+        propose = proposal(task, calls) if self._consent != "none" else None
+        guarded = {c.name for c in calls if proposal(task, [c])} if propose else set()
+        first = next((i for i, c in enumerate(calls) if c.name in guarded), None)
+        last = max((i for i, c in enumerate(calls) if c.name in guarded), default=None)
+        for i, c in enumerate(calls):
+            if propose and self._consent == "before" and i == first:
+                self._queue.append(propose)
+            self._queue.append({"name": c.name, "arguments": dict(c.arguments)})
+            if propose and self._consent == "after" and i == last:
+                self._queue.append(propose)
+        if self._closing_turns:
+            self._queue.append(closing)
+            self._queue += [f"{t} {DONE_MARKER}" if k == len(self._closing_turns) - 1 else t
+                            for k, t in enumerate(self._closing_turns)]
+        else:
+            self._queue.append(f"{closing} {DONE_MARKER}")
 
     def act(self, observation: dict[str, Any]) -> Any:
         if not self._queue:

@@ -19,7 +19,17 @@ import pkgutil
 from ..diff import StateDiff
 from ..records import FAILURE_CATEGORIES, CheckResult
 from .base import CheckGroup, CheckKind, GradingContext, Judge, kind, kinds, kinds_in, register
-from .grading import assemble_verdict, evaluate_checks, failure_category, finish_reason_of, grade, reward_vector, verdict
+from .grading import (
+    assemble_verdict,
+    dialogue_positions,
+    evaluate_checks,
+    failure_category,
+    finish_reason_of,
+    grade,
+    interleave,
+    reward_vector,
+    verdict,
+)
 from .outcome import StateOutcome, state_outcome
 
 _INFRASTRUCTURE = {"base", "grading", "outcome"}
@@ -55,7 +65,9 @@ __all__ = [
     "GradingContext",
     "Judge",
     "StateOutcome",
+    "dialogue_positions",
     "evaluate_checks",
+    "interleave",
     "failure_category",
     "finish_reason_of",
     "grade",

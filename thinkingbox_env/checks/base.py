@@ -46,6 +46,8 @@ class GradingContext:
     trace: list[dict[str, Any]] = field(default_factory=list)
     finish_reason: FinishReason = FinishReason.DONE_MARKER
     judge: Judge | None = None
+    # what several kinds derive from the same episode (the dialogue's values), computed once per grading
+    memo: dict[str, Any] = field(default_factory=dict)
 
 
 class CheckKind:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..diff import StateDiff
+from ..protocol import DONE_MARKER
 from ..records import CheckResult, FailureCategory, FinishReason, Verdict
 from ..spec import TaskSpec
 from .base import GradingContext, Judge, kinds, kinds_in
@@ -47,8 +48,11 @@ def failure_category(
     """The dominant failure signature, by the fixed precedence of the paper's appendix D.3.
 
     A tool error never recovered from comes first; then a task that needed a write
-    and got none; then a conversation that did not close cleanly or a failed dialogue
-    check; the rest is a wrong write. Only unevaluated checks are not an agent failure.
+    and got none; then a conversation that did not close cleanly, a failed dialogue-group
+    check (``mentions``, ``withholds``, ``grounded_values``, ``rubric``) or a failed
+    ``process`` check (the customer was not brought along: a write before verification
+    or agreement is a resolution the customer did not take part in); the rest is a
+    wrong write. Only unevaluated checks are not an agent failure.
     """
     if all(r.passed is True for r in results):
         return None
@@ -63,10 +67,41 @@ def failure_category(
     wrote = any(c["ok"] and c["writes"] for c in calls)
     if state_failed and golden_has_effects and not wrote:
         return FailureCategory.NO_STATE_CHANGING_ACTION
-    dialogue_failed = any(r.passed is False for r in results if r.kind in dialogue_kinds)
+    dialogue_failed = any(r.passed is False for r in results if r.kind in dialogue_kinds + kinds_in("process"))
     if not finish_reason_of(finish_reason).terminated or dialogue_failed:
         return FailureCategory.INCOMPLETE_USER_RESOLUTION
     return FailureCategory.WRONG_STATE_UPDATE if wrote else FailureCategory.NO_STATE_CHANGING_ACTION
+
+
+def dialogue_positions(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The episode's user and assistant text, each with the number of tool calls made before it.
+
+    This is what an operator sends the MCP server with a verdict request: the server
+    knows the tool calls, not the conversation, and the process checks need both in order.
+    """
+    out, calls = [], 0
+    for e in trace:
+        if e.get("type") == "tool_call":
+            calls += 1
+        elif e.get("role") in ("user", "assistant") and e.get("content") and not e.get("tool_calls"):
+            text = e["content"].replace(DONE_MARKER, "").strip() if e["role"] == "assistant" else e["content"]
+            out.append({"role": e["role"], "content": text, "calls_before": calls})
+    return out
+
+
+def interleave(calls: list[dict[str, Any]], dialogue: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A trace from tool-call events and messages placed by their ``calls_before`` (the inverse of :func:`dialogue_positions`)."""
+    trace: list[dict[str, Any]] = []
+    pending = sorted(enumerate(dialogue), key=lambda im: (int(im[1].get("calls_before", len(calls))), im[0]))
+    k = 0
+    for i in range(len(calls) + 1):
+        while k < len(pending) and int(pending[k][1].get("calls_before", len(calls))) <= i:
+            m = pending[k][1]
+            trace.append({"type": "message", "role": m["role"], "content": m["content"], "source": "operator"})
+            k += 1
+        if i < len(calls):
+            trace.append({"type": "tool_call", **calls[i]})
+    return trace
 
 
 def evaluate_checks(context: GradingContext) -> list[CheckResult]:

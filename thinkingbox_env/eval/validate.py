@@ -3,7 +3,9 @@
 For every task: the oracle passes; doing nothing fails; dropping any single golden
 write fails; repeating any single golden write fails unless the task says why that
 write is idempotent; two resets give the same state hash and observations; every
-identifier the user or the golden actions mention exists.
+identifier the user or the golden actions mention exists; the golden closing with
+one stated value changed fails; the golden trajectory with a verification or a
+consent moved after the write it guards fails, wherever a process rule applies.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 from ..agents.baselines import NoopAgent, OracleAgent, run_episode
@@ -18,6 +22,8 @@ from ..diff import canonical_hash
 from ..env import ThinkingboxEnv
 from ..runtime import runtime_for
 from ..spec import TaskSpec, ToolCall
+from ..values import Value, extract_values
+from ..verdict_rules import load_verdict_rules
 
 
 @dataclass
@@ -32,12 +38,56 @@ class ValidationResult:
         return not self.problems
 
 
-def _run(spec: TaskSpec, calls: list[ToolCall] | None, judge: Any = None) -> dict[str, Any]:
+def _run(spec: TaskSpec, calls: list[ToolCall] | None, judge: Any = None, **oracle: Any) -> dict[str, Any]:
     env = ThinkingboxEnv(spec, judge=judge, max_actions=max(50, 2 * len(spec.golden) + 5))
     try:
-        return run_episode(env, OracleAgent(calls) if calls is not None else NoopAgent(), seed=0)
+        return run_episode(env, OracleAgent(calls, **oracle) if calls is not None else NoopAgent(), seed=0)
     finally:
         env.close()
+
+
+def changed_value(v: Value, attempt: int = 0) -> str | None:
+    """The same value, wrong: an amount off by some dollars, a date some days later, an id one digit off."""
+    if v.kind == "money":
+        return f"${Decimal(v.norm) + (10, 7, 13)[attempt % 3]:,.2f}"
+    if v.kind == "date":
+        from datetime import date as _date
+
+        return (_date.fromisoformat(v.norm) + timedelta(days=(3, 4, 11)[attempt % 3])).isoformat()
+    if v.kind == "id" and v.text[-1:].isdigit():
+        return v.text[:-1] + str((int(v.text[-1]) + 1 + attempt) % 10)
+    return None
+
+
+def change_one_value(text: str, clock: Any, id_patterns: list[str], attempt: int = 0) -> tuple[str, str] | None:
+    """(closing with its first money amount, date or id changed, what was changed), or None."""
+    for v in extract_values(text, clock, id_patterns):
+        if v.kind in ("money", "date", "id") and "@" not in v.norm and not v.text.isalpha():
+            new = changed_value(v, attempt)
+            if new:
+                return text[: v.start] + new + text[v.end :], f"{v.text} -> {new}"
+    return None
+
+
+def _process_probes(spec: TaskSpec, rt: Any) -> list[tuple[str, list[ToolCall], dict[str, Any]]]:
+    """Golden variants that break one process rule each: (label, calls, oracle options)."""
+    probes: list[tuple[str, list[ToolCall], dict[str, Any]]] = []
+    writes = set(rt.golden_write_indices)
+    for rule in load_verdict_rules(str(rt.domain.path)).process:
+        guarded = [i for i in writes if spec.golden[i].name in rule.writes and rt.golden.results[i].ok]
+        if not guarded:
+            continue
+        if rule.kind == "consent_before":
+            probes.append((f"{rule.name}: consent after the write", list(spec.golden), {"consent": "after"}))
+        else:
+            verify = [i for i, c in enumerate(spec.golden) if c.name == rule.verify_tool]
+            last = max(guarded)
+            if verify and min(verify) < last:
+                kept = [c for i, c in enumerate(spec.golden) if i not in verify]
+                at = kept.index(spec.golden[last]) + 1
+                moved = kept[:at] + [spec.golden[i] for i in verify] + kept[at:]
+                probes.append((f"{rule.name}: verification after the write", moved, {}))
+    return probes
 
 
 def _values(obj: Any) -> Iterable[str]:
@@ -87,6 +137,34 @@ def validate_task(spec: TaskSpec, judge: Any = None) -> ValidationResult:
     if oracle["verdict"] != 1.0:
         failed = [n for n, v in oracle["checks"].items() if v is not True]
         res.problems.append(f"oracle fails checks {failed}")
+
+    # a changed value can happen to equal another true fact of the episode (a different order's
+    # date); the property is that a changed value is caught, so three different changes are tried
+    tried = []
+    for attempt in range(3):
+        changed = change_one_value(spec.golden_reply, rt.domain.spec.clock.date(), rt.domain.spec.id_patterns, attempt)
+        if changed is None:
+            break
+        tried.append(changed[1])
+        if _run(spec, list(spec.golden), judge, closing=changed[0])["verdict"] == 0.0:
+            res.counts["value"] = "fails"
+            break
+    else:
+        res.problems.append(f"the golden closing with a changed value still passes ({'; '.join(tried)})")
+        res.counts["value"] = "PASSES"
+    if not tried:
+        res.counts["value"] = "n/a"
+
+    probes = _process_probes(spec, rt)
+    caught = 0
+    for label, calls, options in probes:
+        info = _run(spec, calls, judge, **options)
+        named = [n for n, v in info["checks"].items() if n.startswith("process:") and v is False]
+        if info["verdict"] == 0.0 and named:
+            caught += 1
+        else:
+            res.problems.append(f"{label} is not failed by a process check")
+    res.counts["process"] = f"{caught}/{len(probes)}" if probes else "n/a"
 
     noop = _run(spec, None, judge)
     res.counts["noop"] = "fails" if noop["verdict"] == 0.0 else "PASSES"

@@ -35,7 +35,7 @@ from ..wrappers import CustomerToolWrapper
 
 __all__ = ["EPISODE_OVER", "REPLY_TOOL", "RefusedTestTask", "ThinkingboxTRLEnvironment", "build_grpo_dataset",
            "build_sft_dataset", "environment_class", "environment_factories", "grpo_rows", "oracle_conversation",
-           "reward_dialogue", "reward_effects", "reward_no_collateral", "reward_progress", "reward_rubric",
+           "reward_dialogue", "reward_effects", "reward_no_collateral", "reward_process", "reward_progress", "reward_rubric",
            "reward_verdict", "system_prompt", "task_for_row", "trl_tool_schemas"]
 
 
@@ -223,9 +223,12 @@ reward_effects.__doc__ = "1.0 when every expected state change happened (effect 
 reward_no_collateral = _group(("no_collateral",))
 reward_no_collateral.__name__ = "reward_no_collateral"
 reward_no_collateral.__doc__ = "1.0 when nothing else in the backend changed."
-reward_dialogue = _group(("dialogue",))
+reward_dialogue = _group(("mentions", "withholds", "grounded_values"))
 reward_dialogue.__name__ = "reward_dialogue"
-reward_dialogue.__doc__ = "1.0 when the final message meets the dialogue checks; None for tasks without any."
+reward_dialogue.__doc__ = "1.0 when what the agent told the customer meets the dialogue checks (mentions, withholds, grounded values)."
+reward_process = _group(("process",))
+reward_process.__name__ = "reward_process"
+reward_process.__doc__ = "1.0 when the domain's order rules (verification, consent) were kept; None where none applies."
 reward_rubric = _group(("rubric",))
 reward_rubric.__name__ = "reward_rubric"
 reward_rubric.__doc__ = "1.0 when every rubric question is answered yes; None for tasks without rubrics."

@@ -86,9 +86,11 @@ class OperatorClient:
         return self.request("GET", f"/operator/sessions/{session}/outcome")
 
     def verdict(self, session: str, final_message: str = "", transcript: str = "",
-                finish_reason: str = "done_marker") -> dict[str, Any]:
-        return self.request("POST", f"/operator/sessions/{session}/verdict",
-                            {"final_message": final_message, "transcript": transcript, "finish_reason": finish_reason})
+                finish_reason: str = "done_marker", dialogue: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"final_message": final_message, "transcript": transcript, "finish_reason": finish_reason}
+        if dialogue is not None:
+            body["dialogue"] = dialogue
+        return self.request("POST", f"/operator/sessions/{session}/verdict", body)
 
 
 class MCPToolBackend:

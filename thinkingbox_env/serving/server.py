@@ -44,7 +44,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..checks import grade, state_outcome
+from ..checks import grade, interleave, state_outcome
 from ..domain import Domain, load_domain
 from ..records import FinishReason
 from ..registry import UnknownTaskError, list_tasks, load_task
@@ -281,7 +281,8 @@ class EpisodeHost:
         with self._lock:  # the operator API may run on another thread (stdio mode)
             ep = self.episode(session)
             result = self.toolbox.call(ep.state, name, arguments)
-            ep.calls.append({"name": result.name, "ok": result.ok, "writes": result.writes and result.ok, "error_kind": result.error_kind})
+            ep.calls.append({"name": result.name, "arguments": arguments, "result": result.content, "ok": result.ok,
+                             "writes": result.writes and result.ok, "error_kind": result.error_kind})
             return result
 
     # ------------------------------------------------------------------ operator side
@@ -291,17 +292,26 @@ class EpisodeHost:
             ep = self.existing(session)
             return state_outcome(ep.task, ep.state).to_json()
 
-    def verdict(self, session: str, final_message: str = "", transcript: str = "", finish_reason: str = "done_marker") -> dict[str, Any]:
+    def verdict(self, session: str, final_message: str = "", transcript: str = "", finish_reason: str = "done_marker",
+                dialogue: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """The episode's verdict by the same ``grade`` as the in-process env; the trace is the server's call record.
 
-        The server sees no judge and no dialogue beyond what the operator sends, so rubric
-        checks are left unevaluated here.
+        The server sees no judge and no conversation beyond what the operator sends, so
+        rubric checks are left unevaluated here. ``dialogue`` (each message with the number
+        of tool calls made before it, as :func:`~thinkingbox_env.checks.dialogue_positions`
+        gives it) places the messages between the server's calls, which the dialogue and
+        process checks read; without it only ``final_message`` is known, said after the
+        last call, so a consent the customer gave cannot be seen.
         """
         with self._lock:
             ep = self.existing(session)
             outcome = state_outcome(ep.task, ep.state)
-            trace = [{"type": "tool_call", **c} for c in ep.calls]
-        return grade(ep.task, outcome, final_message=final_message, transcript=transcript, trace=trace,
+            calls = list(ep.calls)
+        if dialogue is None:
+            dialogue = [{"role": "assistant", "content": final_message, "calls_before": len(calls)}] if final_message else []
+        trace = interleave(calls, dialogue)
+        said = [{"role": m["role"], "content": m["content"]} for m in dialogue]
+        return grade(ep.task, outcome, final_message=final_message, transcript=transcript, dialogue=said, trace=trace,
                      finish_reason=finish_reason).to_json()
 
     def close(self) -> None:
@@ -436,13 +446,31 @@ def parse_reset_body(body: dict[str, Any]) -> tuple[str | None, dict[str, Any] |
     return task_id, spec, seed
 
 
-def parse_verdict_body(body: dict[str, Any]) -> tuple[str, str, str]:
+def parse_dialogue(value: Any) -> list[dict[str, Any]] | None:
+    """The verdict body's optional ``dialogue``: a list of ``{role, content, calls_before}`` objects."""
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise OperatorError(f"'dialogue' must be a list of messages, got {type(value).__name__}")
+    out = []
+    for i, m in enumerate(value):
+        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant") or not isinstance(m.get("content"), str):
+            raise OperatorError(f"'dialogue'[{i}] must be an object with role 'user' or 'assistant' and a string content")
+        calls = m.get("calls_before", 0)
+        if isinstance(calls, bool) or not isinstance(calls, int) or calls < 0:
+            raise OperatorError(f"'dialogue'[{i}].calls_before must be a non-negative integer, got {calls!r:.40}")
+        out.append({"role": m["role"], "content": m["content"], "calls_before": calls})
+    return out
+
+
+def parse_verdict_body(body: dict[str, Any]) -> tuple[str, str, str, list[dict[str, Any]] | None]:
     """Validate the operator's verdict request; a bad field is an operator error, not a server crash."""
-    _body_keys(body, ("final_message", "transcript", "finish_reason"))
+    _body_keys(body, ("final_message", "transcript", "finish_reason", "dialogue"))
     finish = _optional_str(body, "finish_reason", "done_marker")
     if finish not in FINISH_REASONS:
         raise OperatorError(f"'finish_reason' must be one of {', '.join(FINISH_REASONS)}, got {finish[:40]!r}")
-    return _optional_str(body, "final_message", ""), _optional_str(body, "transcript", ""), finish
+    return (_optional_str(body, "final_message", ""), _optional_str(body, "transcript", ""), finish,
+            parse_dialogue(body.get("dialogue")))
 
 
 def operator_routes(host: EpisodeHost, operator_token: str) -> list[Route]:

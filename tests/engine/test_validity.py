@@ -1,0 +1,31 @@
+"""The validity suite's claims, measured on 70 tasks (35 per domain)."""
+
+import pytest
+from validity_suite import rates, run_suite
+
+
+@pytest.fixture(scope="module")
+def suite() -> dict:
+    return run_suite(35)
+
+
+def test_enough_cases(suite: dict) -> None:
+    r = rates(suite)
+    assert r["n_correct"] >= 300 and r["n_false"] >= 300
+
+
+def test_no_correct_closing_fails_for_format(suite: dict) -> None:
+    failed = [(c.task_id, c.label, d) for c, kinds, d in suite["rows"] if c.correct and kinds]
+    assert failed == []
+
+
+def test_false_values_and_leaks_almost_never_pass(suite: dict) -> None:
+    by = rates(suite)["by_label"]
+    assert by["false:leaked confidential reason"]["passed"] == 0
+    assert by["false:wrong value"]["passed"] == 0
+    # an invented amount can coincide with a real record of the episode; measured, not hidden
+    assert by["false:invented promise"]["passed"] <= 0.02 * by["false:invented promise"]["n"]
+
+
+def test_every_process_violation_fails_with_the_process_check_named(suite: dict) -> None:
+    assert suite["process"] and all(v == 0.0 and named for _, _, v, named in suite["process"])

@@ -1,0 +1,51 @@
+"""Typed dialogue checks and process checks on real episodes of frozen tasks."""
+
+from thinkingbox_env.agents.baselines import OracleAgent, run_episode
+from thinkingbox_env.env import ThinkingboxEnv
+from thinkingbox_env.registry import load_task
+from thinkingbox_env.verdict_rules import agreed
+
+
+def _run(task_id: str, **oracle) -> dict:
+    env = ThinkingboxEnv(load_task(task_id), max_actions=200)
+    try:
+        return run_episode(env, OracleAgent(**oracle), seed=0)
+    finally:
+        env.close()
+
+
+def test_golden_passes_with_typed_and_process_checks_named() -> None:
+    info = _run("retail/ST001_001")
+    assert info["verdict"] == 1.0
+    assert "grounded_values" in info["checks"] and "process:consent_before_irreversible" in info["checks"]
+    assert info["checks"]["mentions:mentions_refund"] is True
+
+
+def test_reformatted_closing_and_trailing_pleasantry_pass() -> None:
+    info = _run("retail/ST001_001", closing="Done: ORD-100001 is canceled, and a refund of 568 dollars is on its way.",
+                closing_turns=["You're welcome!"])
+    assert info["verdict"] == 1.0, info["check_details"]
+
+
+def test_wrong_amount_fails_grounded_values_naming_the_value() -> None:
+    info = _run("retail/ST001_001", closing="Order ORD-100001 is cancelled and $573.19 is being refunded.")
+    assert info["checks"]["grounded_values"] is False
+    detail = next(d["detail"] for d in info["check_details"] if d["name"] == "grounded_values")
+    assert "$573.19" in detail
+
+
+def test_opposite_outcome_fails_mentions_by_polarity() -> None:
+    info = _run("retail/ST001_001", closing="I wasn't able to cancel order ORD-100001 and no refund was issued.")
+    assert info["checks"]["mentions:mentions_refund"] is False
+
+
+def test_consent_after_the_write_fails_the_process_check() -> None:
+    info = _run("retail/ST001_001", consent="after")
+    assert info["checks"]["process:consent_before_irreversible"] is False
+    assert info["verdict"] == 0.0
+
+
+def test_agreement_reader() -> None:
+    assert agreed("Yes, please go ahead.") is True
+    assert agreed("No, don't do that.") is False
+    assert agreed("What is the fee?") is None

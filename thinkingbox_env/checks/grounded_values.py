@@ -1,0 +1,120 @@
+"""``grounded_values``, on every task: every amount, date and business id told to the customer comes from somewhere.
+
+From the episode's state change, the task's own records, a tool result, the
+customer's words, the policy and knowledge base, or a derivation the domain declares
+(sums and differences of amounts, policy percentages, day, business-day and month
+windows), so that a correct agent explaining its arithmetic is never failed. An amount
+stated as an action already taken ("I've credited $25") must come from a write of
+the episode itself, not from the policy's price list. The result names the value.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+from decimal import Decimal
+
+from ..records import CheckResult
+from ..values import extract_values, money_norm, values_of
+from ..verdict_rules import DialogueContext, dialogue_context
+from .base import CheckKind, GradingContext
+
+_ACTION_CLAIM = r"\b(?:i(?:'ve| have)|we(?:'ve| have)|has been|have been|was|were|is being|will be)\s+(?:also\s+|just\s+|now\s+)?(?:{verbs})\b"
+
+
+def _grounding_pool(ctx: DialogueContext) -> tuple[set[tuple[str, str]], set[tuple[str, str]], set[tuple[str, str]]]:
+    """(direct, derived, reference): what the episode shows as such, what the domain's arithmetic
+    derives from it, and what the policy and knowledge base state."""
+    episode: set[tuple[str, str]] = set()
+    for rec in ctx.tool_results:
+        episode |= values_of(rec, ctx.clock, ctx.id_patterns)
+    for rec in ctx.state_records:
+        episode |= values_of(rec, ctx.clock, ctx.id_patterns)
+    for msg in ctx.user_messages:
+        episode |= {v.key for v in extract_values(msg, ctx.clock, ctx.id_patterns)}
+    episode.add(("date", ctx.clock.isoformat()))
+    reference = {v.key for v in extract_values(ctx.reference_text, ctx.clock, ctx.id_patterns)}
+    d = ctx.rules.derivations
+    money = sorted({Decimal(n) for k, n in episode if k == "money" and Decimal(n) > 0})
+    fees = sorted({Decimal(n) for k, n in reference if k == "money" and Decimal(n) > 0})
+    derived: set[tuple[str, str]] = set()
+    if d.money_sums and len(money) <= 400:
+        for i, a in enumerate(money):
+            for b in money[i:] + fees:
+                derived.add(("money", money_norm(a + b)))
+                derived.add(("money", money_norm(abs(a - b))))
+    for p in d.percents:
+        for a in money:
+            derived.add(("money", money_norm((a * Decimal(str(p)) / 100).quantize(Decimal("0.01")))))
+    # date windows run from today, from dates the episode wrote, and from dates the customer gave
+    bases = values_of(ctx.state_records[:1], ctx.clock, ctx.id_patterns)
+    for msg in ctx.user_messages:
+        bases |= {v.key for v in extract_values(msg, ctx.clock, ctx.id_patterns)}
+    dates = sorted({date.fromisoformat(n) for k, n in bases if k == "date"} | {ctx.clock})
+    # forward windows, and backward ones only where the domain declares them (a negative offset)
+    offsets = set(d.day_offsets)
+    for day in dates:
+        for off in offsets:
+            derived.add(("date", (day + timedelta(days=off)).isoformat()))
+        for off in d.business_day_offsets:
+            derived.add(("date", _add_business_days(day, off, set(d.holidays)).isoformat()))
+        for months in d.month_offsets:
+            derived.add(("date", _add_months(day, months).isoformat()))
+    return episode, derived, reference
+
+
+def _add_business_days(start: date, n: int, holidays: set[date]) -> date:
+    day, step = start, (1 if n >= 0 else -1)
+    left = abs(n)
+    while left:
+        day += timedelta(days=step)
+        if day.weekday() < 5 and day not in holidays:
+            left -= 1
+    return day
+
+
+def _add_months(start: date, months: int) -> date:
+    y, m = divmod(start.month - 1 + months, 12)
+    year, month = start.year + y, m + 1
+    for day in (start.day, 30, 29, 28):
+        try:
+            return date(year, month, day)
+        except ValueError:
+            continue
+    return start
+
+
+def grounded_values_result(ctx: DialogueContext) -> tuple[str, str, bool, str]:
+    direct, derived, reference = _grounding_pool(ctx)
+    verbs = "|".join(re.escape(v) for v in ctx.rules.action_verbs)
+    claim = re.compile(_ACTION_CLAIM.format(verbs=verbs), re.IGNORECASE)
+    done = values_of([ctx.state_records[:1], ctx.write_results], ctx.clock, ctx.id_patterns)
+    bad: list[str] = []
+    for msg in ctx.agent_messages:
+        claims = [(m.start(), m.end()) for m in claim.finditer(msg)]
+        for v in extract_values(msg, ctx.clock, ctx.id_patterns):
+            if v.kind not in ("money", "date", "id"):
+                continue
+            # an amount stated as an action already taken ("I've credited $25.00") is a record of
+            # a write of this episode: the state change or a write's result must hold it as such
+            sentence_start = max(msg.rfind(".", 0, v.start), msg.rfind("!", 0, v.start), msg.rfind(";", 0, v.start)) + 1
+            in_claim = v.kind == "money" and any(sentence_start <= s <= v.start for s, _ in claims)
+            if in_claim and v.key in done:
+                continue
+            if not in_claim and (v.key in direct or v.key in derived or v.key in reference):
+                continue
+            bad.append(f"{v.text!r}" + (" (stated as done, not an amount of this episode)" if in_claim else ""))
+    return ("grounded_values", "grounded_values", not bad,
+            "every stated amount, date and id is grounded" if not bad else f"ungrounded: {', '.join(dict.fromkeys(bad))}")
+
+
+
+
+class GroundedValuesCheck(CheckKind):
+    name = "grounded_values"
+    group = "dialogue"
+    order = 420
+
+    def evaluate(self, context: GradingContext) -> list[CheckResult]:
+        name, kind, passed, detail = grounded_values_result(dialogue_context(context))
+        return [CheckResult(name=name, kind=kind, passed=passed, detail=detail)]

@@ -1,0 +1,56 @@
+"""``mentions``: what the customer must be told, read over every assistant message of the episode.
+
+A value (money, date, duration, count, id) is matched as a whole value after
+normalisation; an outcome term with its polarity and the domain's declared variants,
+so that "could not be cancelled" does not report "is cancelled". The task's regex
+``dialogue`` entries are translated into mentions at load time
+(:func:`thinkingbox_env.verdict_rules.translate_dialogue`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..records import CheckResult
+from ..values import same_value
+from ..verdict_rules import DialogueContext, Mention, dialogue_context, phrase_polarity, typed_dialogue
+from .base import CheckKind, GradingContext
+
+# "I can cancel it. Shall I go ahead?" proposes the outcome; it does not report it
+_PROPOSAL = re.compile(r"\b(shall i|should i|would you like( me)? to|do you want( me)? to|ok(ay)? to|go ahead\?|proceed\?)",
+                       re.IGNORECASE)
+
+
+def said(ctx: DialogueContext, m: Mention) -> bool:
+    """Whether any assistant message of the episode tells the customer ``m``."""
+    if m.regex is not None:
+        return any(re.search(m.regex, msg, re.IGNORECASE) for msg in ctx.agent_messages)
+    if m.values:
+        stated = [v for _, v in ctx.agent_values()]
+        return any(same_value(want, got) for want in m.values for got in stated)
+    for msg in ctx.agent_messages:
+        if _PROPOSAL.search(msg):
+            continue
+        for term in m.terms:
+            if m.affirmed in phrase_polarity(msg, term):
+                return True
+    return False
+
+
+class MentionsCheck(CheckKind):
+    name = "mentions"
+    group = "dialogue"
+    order = 400
+
+    def evaluate(self, context: GradingContext) -> list[CheckResult]:
+        if not context.task.checks.dialogue:
+            return []
+        ctx = dialogue_context(context)
+        out = []
+        for t in typed_dialogue(context):
+            if not t.mentions:
+                continue
+            missing = [m.label if m.affirmed else f"not {m.label}" for m in t.mentions if not said(ctx, m)]
+            out.append(CheckResult(name=f"mentions:{t.name}", kind="mentions", passed=not missing,
+                                   detail="all stated" if not missing else f"not stated to the customer: {missing}"))
+        return out

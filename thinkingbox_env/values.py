@@ -1,0 +1,321 @@
+"""Typed values read out of free text: money, dates, durations, numbers and identifiers.
+
+Dialogue checks compare what the agent told the customer with the backend, so
+they must not care how a value was written (``$50`` is ``$50.00`` is ``50
+dollars`` is ``USD 50``; ``2026-03-16`` is ``March 16, 2026`` is ``Mar 16`` when
+the clock says 2026) and must never find a value inside another one (``23`` is
+not in ``2023`` nor in ``2026-03-23``). Extraction therefore scans the text once,
+most specific kind first, and every character belongs to at most one value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from typing import Literal
+
+ValueKind = Literal["money", "date", "duration", "number", "id"]
+
+_MONTHS = {
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
+    "jul": 7, "aug": 8, "sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12,
+}
+_MONTH_RE = (
+    r"(?P<{g}>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_WORD = "|".join(sorted(list(_UNITS) + list(_TENS) + list(_SCALES), key=len, reverse=True))
+# a run of number words ("twenty-three", "one hundred and five"); "a"/"an" count as one before a unit
+_WORDS_RE = rf"(?:{_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_WORD}))*"
+_NUM_RE = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_AMOUNT = rf"(?:{_NUM_RE}|{_WORDS_RE})"
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value as found in a text: its kind, a canonical form, and where it was written."""
+
+    kind: ValueKind
+    norm: str
+    text: str = ""
+    start: int = 0
+    end: int = 0
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.kind, self.norm)
+
+    def __str__(self) -> str:
+        return self.text or self.norm
+
+
+def words_to_number(text: str) -> int | None:
+    """``"twenty-three"`` -> 23, ``"one hundred and five"`` -> 105; None when it is not a number."""
+    total, current, seen = 0, 0, False
+    for tok in re.split(r"[\s-]+", text.lower().strip()):
+        if tok in ("", "and"):
+            continue
+        if tok in _UNITS:
+            current += _UNITS[tok]
+        elif tok in _TENS:
+            current += _TENS[tok]
+        elif tok == "hundred":
+            current = max(current, 1) * 100
+        elif tok in _SCALES:
+            total += max(current, 1) * _SCALES[tok]
+            current = 0
+        else:
+            return None
+        seen = True
+    return total + current if seen else None
+
+
+def parse_number(text: str) -> Decimal | None:
+    text = text.strip()
+    if not text:
+        return None
+    if text[0].isdigit():
+        try:
+            return Decimal(text.replace(",", ""))
+        except InvalidOperation:
+            return None
+    n = words_to_number(text)
+    return Decimal(n) if n is not None else None
+
+
+def money_norm(amount: Decimal | float | int | str) -> str:
+    return f"{Decimal(str(amount)).quantize(Decimal('0.01'))}"
+
+
+def number_norm(amount: Decimal | int | float | str) -> str:
+    d = Decimal(str(amount))
+    return str(d.quantize(Decimal(1))) if d == d.to_integral_value() else str(d.normalize())
+
+
+def id_norm(text: str) -> str:
+    """Identifiers compare without case and separators: ``ord-100001`` is ``ORD100001``."""
+    if "@" in text:
+        return text.strip().strip(".").lower()
+    return re.sub(r"[^A-Za-z0-9]", "", text).upper()
+
+
+def _year_for(month: int, day: int, clock: date | None) -> int | None:
+    """The year a date written without one means: the one nearest the domain clock."""
+    if clock is None:
+        return None
+    best = None
+    for year in (clock.year - 1, clock.year, clock.year + 1):
+        try:
+            d = date(year, month, day)
+        except ValueError:
+            continue
+        if best is None or abs((d - clock).days) < abs((best - clock).days):
+            best = d
+    return best.year if best else None
+
+
+def _date_norm(year: int | None, month: int, day: int, clock: date | None) -> str | None:
+    if year is None:
+        year = _year_for(month, day, clock)
+        if year is None:
+            return None
+    elif year < 100:
+        year += 2000
+    try:
+        return date(year, month, day).isoformat()
+    except ValueError:
+        return None
+
+
+_DAY = r"(?P<{g}>\d{{1,2}})(?:st|nd|rd|th)?"
+_DATE_PATTERNS = [
+    ("iso", re.compile(r"(?<![\w.-])(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})(?![\w-])")),
+    ("mdy", re.compile(r"(?<![\w/])(?P<m>\d{1,2})/(?P<d>\d{1,2})(?:/(?P<y>\d{4}|\d{2}))?(?![\w/])")),
+    ("month_day", re.compile(
+        r"(?<![\w])" + _MONTH_RE.format(g="mon") + r"\s+" + _DAY.format(g="d")
+        + r"(?:,?\s+(?P<y>\d{4}))?(?![\w])", re.IGNORECASE)),
+    ("day_month", re.compile(
+        r"(?<![\w])" + _DAY.format(g="d") + r"\s+(?:of\s+)?" + _MONTH_RE.format(g="mon")
+        + r"(?:,?\s+(?P<y>\d{4}))?(?![\w])", re.IGNORECASE)),
+]
+_RELATIVE_DAYS = {"today": 0, "tomorrow": 1, "yesterday": -1}
+
+_MONEY_PATTERNS = [
+    re.compile(rf"(?:US)?\$\s?(?P<a>{_NUM_RE})(?:\s?(?:USD|dollars?))?(?![\w])", re.IGNORECASE),
+    re.compile(rf"(?<![\w])(?:USD|US\s?dollars?)\s?(?P<a>{_NUM_RE})(?![\w])", re.IGNORECASE),
+    re.compile(rf"(?<![\w.,])(?P<a>{_AMOUNT})(?:\s+(?:US\s+)?dollars?|\s?USD)(?:\s+and\s+(?P<c>{_AMOUNT})\s+cents?)?(?![\w])",
+               re.IGNORECASE),
+    # a bare amount with exactly two decimals reads as money in a business reply ("a fee of 12.00")
+    re.compile(r"(?<![\w.,$/-])(?P<a>\d{1,3}(?:,\d{3})+\.\d\d|\d+\.\d\d)(?![\w.%])"),
+]
+_DURATION_RE = re.compile(
+    rf"(?<![\w.,])(?P<n>{_NUM_RE}|{_WORDS_RE}|an?)(?:[\s-]+(?P<kind>business|working|calendar))?[\s-]+"
+    r"(?P<unit>day|week|month|year|hour)s?(?![\w])",
+    re.IGNORECASE,
+)
+_NUMBER_RE = re.compile(rf"(?<![\w.,/-])(?P<n>{_NUM_RE})(?![\w/]|-\d|\.\d|,\d)|(?<![\w-])(?P<w>{_WORDS_RE})(?![\w-])",
+                        re.IGNORECASE)
+_BARE_ID_RE = re.compile(r"(?<![\w.,$/-])#?(?P<n>\d{5,})(?![\w.,/-]\d|\w)")
+_EMAIL_RE = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"
+
+
+@lru_cache(maxsize=64)
+def _loose_id_patterns(patterns: tuple[str, ...]) -> list[re.Pattern[str]]:
+    """Domain id patterns made case- and separator-insensitive (``CUS-\\d+`` also finds ``cus 1004``)."""
+    out = []
+    for p in patterns:
+        if "@" in p:
+            out.append(re.compile(rf"(?<![\w.+-]){p}", re.IGNORECASE))
+            continue
+        loose = p.replace(r"\-", "-").replace("-", r"[-\s_]?")
+        out.append(re.compile(rf"(?<![\w-])(?:{loose})(?![\w])", re.IGNORECASE))
+    return out
+
+
+def _free(taken: list[tuple[int, int]], start: int, end: int) -> bool:
+    return all(end <= s or start >= e for s, e in taken)
+
+
+def extract_values(text: str, clock: date | datetime | None = None, id_patterns: tuple[str, ...] | list[str] = ()) -> list[Value]:
+    """Every typed value written in ``text``, each character in at most one value, in text order."""
+    if isinstance(clock, datetime):
+        clock = clock.date()
+    found: list[Value] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(kind: ValueKind, norm: str | None, m_start: int, m_end: int) -> None:
+        if norm is None or not _free(taken, m_start, m_end):
+            return
+        taken.append((m_start, m_end))
+        found.append(Value(kind, norm, text[m_start:m_end], m_start, m_end))
+
+    for pat in _loose_id_patterns(tuple(id_patterns) + (_EMAIL_RE,)):
+        for m in pat.finditer(text):
+            add("id", id_norm(m.group()), m.start(), m.end())
+    for style, pat in _DATE_PATTERNS:
+        for m in pat.finditer(text):
+            if style in ("month_day", "day_month"):
+                month = _MONTHS[m.group("mon").lower()[:3]]
+            else:
+                month = int(m.group("m"))
+            y = m.group("y")
+            add("date", _date_norm(int(y) if y else None, month, int(m.group("d")), clock), m.start(), m.end())
+    if clock is not None:
+        for m in re.finditer(r"\b(today|tomorrow|yesterday)\b", text, re.IGNORECASE):
+            add("date", (clock + timedelta(days=_RELATIVE_DAYS[m.group(1).lower()])).isoformat(), m.start(), m.end())
+    for pat in _MONEY_PATTERNS:
+        for m in pat.finditer(text):
+            amount = parse_number(m.group("a"))
+            if amount is None:
+                continue
+            cents = m.groupdict().get("c")
+            if cents:
+                extra = parse_number(cents)
+                amount += (extra or 0) / 100
+            add("money", money_norm(amount), m.start(), m.end())
+    for m in _DURATION_RE.finditer(text):
+        raw = m.group("n").lower()
+        n = Decimal(1) if raw in ("a", "an") else parse_number(raw)
+        if n is None:
+            continue
+        unit = m.group("unit").lower()
+        qualifier = (m.group("kind") or "").lower()
+        if unit == "week":
+            n, unit = n * 7, "day"
+        if qualifier in ("business", "working"):
+            unit = "business day" if unit == "day" else unit
+        add("duration", f"{number_norm(n)} {unit}", m.start(), m.end())
+    for m in _BARE_ID_RE.finditer(text):
+        add("id", m.group("n"), m.start(), m.end())
+    for m in _NUMBER_RE.finditer(text):
+        raw = m.group("n") or m.group("w")
+        n = parse_number(raw)
+        if n is None:
+            continue
+        add("number", number_norm(n), m.start(), m.end())
+    found.sort(key=lambda v: v.start)
+    return found
+
+
+def parse_value(text: str, clock: date | datetime | None = None, id_patterns: tuple[str, ...] | list[str] = ()) -> Value | None:
+    """The single value a short text denotes (``"$50"``, ``"2026-03-16"``, ``"7 days"``), or None."""
+    vals = extract_values(text.strip(), clock, id_patterns)
+    if len(vals) == 1 and vals[0].end - vals[0].start >= len(text.strip()) - 1:
+        return vals[0]
+    return None
+
+
+def same_value(want: Value, got: Value) -> bool:
+    """Whole-value equality across kinds that a reader would take as the same statement.
+
+    A bare number stands for a money amount or a count of days with the same magnitude
+    ("a refund of 12" is ``$12.00``); money, dates and ids only equal their own kind.
+    """
+    if want.kind == got.kind:
+        return want.norm == got.norm
+    kinds = {want.kind, got.kind}
+    if kinds == {"number", "money"}:
+        num = want if want.kind == "number" else got
+        mon = got if num is want else want
+        try:
+            return Decimal(num.norm) == Decimal(mon.norm)
+        except InvalidOperation:
+            return False
+    if kinds == {"number", "id"}:
+        return want.norm == got.norm
+    return False
+
+
+def contains_value(values: list[Value], want: Value) -> bool:
+    return any(same_value(want, v) for v in values)
+
+
+def values_of(obj: object, clock: date | datetime | None = None, id_patterns: tuple[str, ...] | list[str] = ()) -> set[tuple[str, str]]:
+    """The value keys held by a structured record (a tool result, a row): money from decimals,
+    dates from ISO strings, ids from strings the domain patterns recognise, numbers from ints."""
+    out: set[tuple[str, str]] = set()
+
+    def walk(x: object, key: str = "") -> None:
+        if isinstance(x, dict):
+            for k, v in x.items():
+                walk(v, str(k))
+        elif isinstance(x, (list, tuple, set)):
+            for v in x:
+                walk(v, key)
+        elif isinstance(x, bool) or x is None:
+            return
+        elif isinstance(x, (int, float, Decimal)):
+            d = Decimal(str(x))
+            out.add(("number", number_norm(d)))
+            out.add(("money", money_norm(d)))
+            if isinstance(x, int) and abs(x) >= 10000:
+                out.add(("id", str(x)))
+        elif isinstance(x, (date, datetime)):
+            out.add(("date", (x.date() if isinstance(x, datetime) else x).isoformat()))
+        else:
+            s = str(x)
+            if re.fullmatch(r"-?\d+(\.\d+)?", s):
+                walk(Decimal(s), key)
+                if re.fullmatch(r"\d{5,}", s):
+                    out.add(("id", s))
+                return
+            m = re.match(r"^(\d{4}-\d{2}-\d{2})([ T]\d{2}:\d{2}(:\d{2})?)?$", s)
+            if m:
+                out.add(("date", m.group(1)))
+                return
+            out.update(v.key for v in extract_values(s, clock, id_patterns))
+            if len(s) <= 40 and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", s) and re.search(r"\d", s):
+                out.add(("id", id_norm(s)))
+
+    walk(obj)
+    return out

@@ -1,0 +1,398 @@
+"""What the typed dialogue checks and the process checks read: a domain's declarations and an episode's words.
+
+A domain declares once, in ``domains/<d>/verdicts.yaml`` next to its policy, the phrases
+that state the same outcome, what the customer is never told, the arithmetic of its
+rules (so that an explained amount or date counts as grounded) and its order rules.
+The check kinds themselves live in :mod:`thinkingbox_env.checks` (``mentions``,
+``withholds``, ``grounded_values``, ``process``); this module holds what they share,
+and what the oracle agent needs to propose a guarded write in the domain's words.
+
+Frozen task YAML still carries regular-expression ``dialogue`` entries; they are
+translated here, at load time, into typed mentions and withholds where that is mechanical.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .spec import DialogueCheck, TaskSpec, load_yaml
+from .users.acts import read_customer_answer
+from .values import Value, extract_values, parse_value
+
+if TYPE_CHECKING:
+    from .checks.base import GradingContext
+
+log = logging.getLogger(__name__)
+
+# --------------------------------------------------------------------------- domain declarations
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ConfidentialSpec(_Strict):
+    concepts: list[str] = Field(default_factory=list, description="phrases that reveal an internal reason")
+    columns: list[str] = Field(default_factory=list, description="table.column whose values in the task's records are internal")
+
+
+class DerivationSpec(_Strict):
+    """Arithmetic the domain's rules do, so that a correctly explained amount or date is grounded."""
+
+    money_sums: bool = True
+    percents: list[float] = Field(default_factory=list)
+    day_offsets: list[int] = Field(default_factory=list)
+    business_day_offsets: list[int] = Field(default_factory=list)
+    holidays: list[date] = Field(default_factory=list)
+    month_offsets: list[int] = Field(default_factory=list)
+
+
+class ProcessRule(_Strict):
+    name: str
+    kind: Literal["verified_before", "consent_before"]
+    description: str = ""
+    # the writes it guards: tool name -> how the agent describes that write (str.format over the arguments)
+    writes: dict[str, str]
+    verify_tool: str = ""
+    verified_field: str = ""
+    verified_values: list[str] = Field(default_factory=list)
+    match_argument: str = ""
+
+
+class VerdictRules(_Strict):
+    """The contents of ``domains/<d>/verdicts.yaml``: declared once per domain, next to its policy."""
+
+    outcome_terms: list[list[str]] = Field(default_factory=list)
+    confidential: ConfidentialSpec = Field(default_factory=ConfidentialSpec)
+    derivations: DerivationSpec = Field(default_factory=DerivationSpec)
+    action_verbs: list[str] = Field(default_factory=lambda: ["refunded", "credited", "added", "issued", "charged", "waived", "applied"])
+    process: list[ProcessRule] = Field(default_factory=list)
+
+
+@lru_cache(maxsize=16)
+def load_verdict_rules(domain_path: str) -> VerdictRules:
+    path = Path(domain_path) / "verdicts.yaml"
+    if not path.is_file():
+        return VerdictRules()
+    data = load_yaml(path) or {}
+    try:
+        return VerdictRules.model_validate(data)
+    except Exception as exc:  # noqa: BLE001 - name the file
+        raise ValueError(f"{path}: {exc}") from exc
+
+
+# --------------------------------------------------------------------------- phrase normalisation
+
+_CONTRACTIONS = [
+    (r"\bcan'?t\b", "cannot"), (r"\bcan not\b", "cannot"), (r"\bwon'?t\b", "will not"), (r"\b(\w+)n't\b", r"\1 not"),
+    (r"\b(unable|not able) to\b", "cannot"), (r"\bi'm\b", "i am"), (r"\bi've\b", "i have"), (r"\bit's\b", "it is"),
+    (r"\byou're\b", "you are"), (r"\bthat's\b", "that is"),
+]
+_NEGATIONS = {"not", "no", "cannot", "never", "unable", "nothing", "without", "neither", "nor", "ineligible"}
+
+
+def _stem(word: str) -> str:
+    for suffix in ("lled", "led", "ied", "ed", "ing", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: -len(suffix)]
+            return base + ("l" if suffix in ("lled", "led") else "y" if suffix == "ied" else "")
+    return word
+
+
+def normalise_phrase(text: str) -> list[str]:
+    """Lower-cased, contractions expanded, "unable to" read as "cannot", words stemmed."""
+    t = text.lower().replace("’", "'").replace("‘", "'")
+    for pat, rep in _CONTRACTIONS:
+        t = re.sub(pat, rep, t)
+    words = re.findall(r"[a-z0-9$.]+(?:'[a-z]+)?", t)
+    # "cannot be cancelled" says the same as "cannot cancel"
+    out: list[str] = []
+    for w in words:
+        w = w.strip(".")
+        if not w:
+            continue
+        if w in ("be", "been", "being") and out and out[-1] in ("cannot", "not"):
+            continue
+        out.append(_stem(w))
+    return out
+
+
+def _clauses(text: str) -> list[str]:
+    return [c for c in re.split(r"[.;!?\n]+|,\s+(?:but|and|so|however)\b|\bbut\b|\bhowever\b", text) if c.strip()]
+
+
+def _find_phrase(tokens: list[str], phrase: list[str]) -> int:
+    n = len(phrase)
+    for i in range(len(tokens) - n + 1):
+        if all(tokens[i + k] == phrase[k] or tokens[i + k].startswith(phrase[k]) for k in range(n)):
+            return i
+    return -1
+
+
+def phrase_polarity(text: str, phrase: str) -> list[bool]:
+    """For every clause of ``text`` that says ``phrase``: True when affirmed, False when negated.
+
+    A phrase that itself negates ("not eligible") is affirmed when said as written.
+    """
+    want = normalise_phrase(phrase)
+    if not want:
+        return []
+    out = []
+    for clause in _clauses(text):
+        toks = normalise_phrase(clause)
+        i = _find_phrase(toks, want)
+        if i < 0:
+            continue
+        negated = any(t in _NEGATIONS for t in toks[max(0, i - 6) : i])
+        out.append(not negated)
+    return out
+
+
+# --------------------------------------------------------------------------- check specs
+
+
+@dataclass
+class Mention:
+    """One thing the customer must be told: a typed value, or an outcome term with its polarity."""
+
+    label: str
+    values: list[Value] = field(default_factory=list)  # any one of them
+    terms: list[str] = field(default_factory=list)  # any one of them (variants)
+    affirmed: bool = True
+    regex: str | None = None  # a pattern with no typed reading, kept as written
+
+
+@dataclass
+class Withhold:
+    label: str
+    values: list[Value] = field(default_factory=list)
+    terms: list[str] = field(default_factory=list)
+    affirmed_only: bool = False  # forbids claiming the thing, not denying it
+    regex: str | None = None
+
+
+@dataclass
+class TypedDialogue:
+    name: str
+    mentions: list[Mention] = field(default_factory=list)
+    withholds: list[Withhold] = field(default_factory=list)
+
+
+@dataclass
+class DialogueContext:
+    """Everything the typed dialogue checks read, gathered once at the end of an episode."""
+
+    agent_messages: list[str]
+    user_messages: list[str]
+    tool_results: list[Any]
+    state_records: list[Any]
+    reference_text: str
+    clock: date
+    id_patterns: tuple[str, ...]
+    rules: VerdictRules
+    write_results: list[Any] = field(default_factory=list)
+
+    def agent_values(self) -> list[tuple[int, Value]]:
+        return [(i, v) for i, m in enumerate(self.agent_messages) for v in extract_values(m, self.clock, self.id_patterns)]
+
+
+_REGEX_META = re.compile(r"[\\()\[\]{}?*+|^$.]")
+
+
+def _literal(pattern: str) -> str | None:
+    """The plain text a simple pattern stands for (``12\\.00`` -> ``12.00``, ``\\bscore\\b`` -> ``score``)."""
+    p = pattern.replace(r"\b", "")
+    p = re.sub(r"\\(.)", r"\1", p)
+    if re.search(r"[()\[\]{}?*+|^$]", p):
+        return None
+    return p
+
+
+def _variants(term: str, rules: VerdictRules) -> list[str]:
+    norm = normalise_phrase(term)
+    for group in rules.outcome_terms:
+        if any(normalise_phrase(g) == norm for g in group):
+            return list(dict.fromkeys([term, *group]))
+    return [term]
+
+
+def translate_dialogue(chk: DialogueCheck, golden_reply: str, clock: date, id_patterns: tuple[str, ...],
+                       rules: VerdictRules) -> TypedDialogue:
+    """Today's must/must_not patterns read as typed mentions and withholds.
+
+    A pattern that names a value becomes that value in any format. A pattern for a kind
+    of value (any date, any amount) becomes the values of that kind the golden reply
+    states. A word or phrase becomes an outcome term with the polarity the golden reply
+    gives it. Anything else keeps its regular expression.
+    """
+    out = TypedDialogue(chk.name)
+    golden_vals = extract_values(golden_reply, clock, id_patterns)
+    for pattern in chk.must:
+        lit = _literal(pattern)
+        val = parse_value(lit, clock, id_patterns) if lit else None
+        if val is None and lit and re.fullmatch(r"\d+(?:\.\d+)?", lit):
+            val = Value("number", lit.rstrip("0").rstrip(".") if "." in lit else lit, lit)
+        if val is not None:
+            out.mentions.append(Mention(pattern, values=[val]))
+            continue
+        rx = re.compile(pattern, re.IGNORECASE)
+        typed = [v for v in golden_vals if rx.fullmatch(v.text) or rx.search(v.text) and v.kind in ("date", "money")]
+        typed = [v for v in typed if v.kind in ("date", "money", "duration", "id")]
+        if typed:
+            for v in typed:
+                out.mentions.append(Mention(f"{pattern} ({v.text})", values=[v]))
+            continue
+        alternatives = [a for a in pattern.split("|")] if "(" not in pattern else []
+        lits = [_literal(a) for a in alternatives]
+        if lits and all(lits):
+            terms = [t for lit_ in lits for t in _variants(lit_, rules)]  # type: ignore[arg-type]
+            pols = [p for t in terms for p in phrase_polarity(golden_reply, t)]
+            affirmed = pols[0] if pols else True
+            out.mentions.append(Mention(pattern, terms=list(dict.fromkeys(terms)), affirmed=affirmed))
+        else:
+            out.mentions.append(Mention(pattern, regex=pattern))
+    for pattern in chk.must_not:
+        lit = _literal(pattern)
+        val = parse_value(lit, clock, id_patterns) if lit else None
+        if val is None and lit and re.fullmatch(r"\d+", lit):
+            val = Value("number", lit, lit)
+        if val is not None:
+            out.withholds.append(Withhold(pattern, values=[val]))
+            continue
+        alternatives = pattern.split("|") if "(" not in pattern else []
+        lits = [_literal(a) for a in alternatives]
+        if lits and all(lits):
+            terms = [t for lit_ in lits for t in _variants(lit_, rules)]  # type: ignore[arg-type]
+            # forbidding a negative phrase ("not eligible") forbids saying it; forbidding an action word
+            # ("refunded") forbids claiming the action, not denying it
+            negative = any(set(normalise_phrase(t)) & _NEGATIONS for t in terms)
+            out.withholds.append(Withhold(pattern, terms=list(dict.fromkeys(terms)), affirmed_only=not negative))
+        else:
+            out.withholds.append(Withhold(pattern, regex=pattern))
+    return out
+
+
+# --------------------------------------------------------------------------- context of an episode
+
+
+def typed_dialogue_for(spec: TaskSpec, clock: date, id_patterns: tuple[str, ...], rules: VerdictRules) -> list[TypedDialogue]:
+    """The task's ``dialogue`` entries read as typed mentions and withholds."""
+    return [translate_dialogue(c, spec.golden_reply, clock, id_patterns, rules) for c in spec.checks.dialogue]
+
+
+@lru_cache(maxsize=16)
+def _reference_text(domain_path: str, policy: str) -> str:
+    kb = Path(domain_path) / "kb"
+    docs = [p.read_text(encoding="utf-8") for p in sorted(kb.glob("*.md"))] if kb.is_dir() else []
+    return "\n".join([policy, *docs])
+
+
+def episode_context(spec: TaskSpec, domain: Any, dialogue: list[dict[str, str]], trace: list[dict[str, Any]],
+                    diff: Any) -> DialogueContext:
+    """Gather what the dialogue checks read from one finished (or running) episode."""
+    return DialogueContext(
+        agent_messages=[m["content"] for m in dialogue if m["role"] == "assistant"],
+        user_messages=[m["content"] for m in dialogue if m["role"] == "user"],
+        tool_results=[e.get("result") for e in trace if e.get("type") == "tool_call"],
+        state_records=[diff, spec.patch.model_dump(mode="json")],
+        reference_text=_reference_text(str(domain.path), domain.policy),
+        clock=domain.spec.clock.date(),
+        id_patterns=tuple(domain.spec.id_patterns),
+        rules=load_verdict_rules(str(domain.path)),
+        write_results=[e.get("result") for e in trace if e.get("type") == "tool_call" and e.get("writes")],
+    )
+
+
+
+
+def dialogue_context(context: GradingContext) -> DialogueContext:
+    """The episode's words for the dialogue kinds, gathered once per grading (the kinds share it)."""
+    cached = context.memo.get("dialogue_context")
+    if cached is None:
+        from .runtime import runtime_for
+
+        domain = runtime_for(context.task).domain
+        cached = episode_context(context.task, domain, context.dialogue, context.trace, context.outcome.diff)
+        context.memo["dialogue_context"] = cached
+    return cached
+
+
+def typed_dialogue(context: GradingContext) -> list[TypedDialogue]:
+    """The task's translated dialogue entries, computed once per grading."""
+    cached = context.memo.get("typed_dialogue")
+    if cached is None:
+        ctx = dialogue_context(context)
+        cached = typed_dialogue_for(context.task, ctx.clock, ctx.id_patterns, ctx.rules)
+        context.memo["typed_dialogue"] = cached
+    return cached
+
+
+def domain_rules(task: TaskSpec) -> VerdictRules:
+    """The verdict declarations of the task's domain (empty when the domain declares none)."""
+    from .runtime import runtime_for
+
+    return load_verdict_rules(str(runtime_for(task).domain.path))
+
+
+# --------------------------------------------------------------------------- agreement and proposals
+
+_YES = re.compile(
+    r"\b(yes|yeah|yep|sure|ok(ay)?|please (do|go ahead|proceed)|go ahead|proceed|do it|that'?s (fine|right|correct)|"
+    r"sounds good|agreed|i agree|confirm(ed)?|correct|please)\b", re.IGNORECASE)
+_NO = re.compile(
+    r"\b(no|nope|don'?t|do not|stop|wait|hold on|not (now|yet)|never ?mind|i('d| would) rather not|decline|refuse)\b",
+    re.IGNORECASE)
+
+
+def _agreed_by_words(reply: str) -> bool | None:
+    no, yes = _NO.search(reply), _YES.search(reply)
+    if no and (not yes or no.start() <= yes.start()):
+        return False
+    if yes:
+        return True
+    return None
+
+
+def _agreed_by_acts(reply: str) -> bool | None:
+    """The simulated user's dialogue-act reader, so a scripted and an LLM user's replies read alike."""
+    answer = read_customer_answer(reply)
+    return True if answer == "agree" else False if answer == "refuse" else _agreed_by_words(reply)
+
+
+AgreementReader = Callable[[str], "bool | None"]
+_reader: AgreementReader = _agreed_by_acts
+
+
+def set_agreement_reader(reader: AgreementReader | None) -> None:
+    """Point the consent check at another reader of user replies (None restores the default)."""
+    global _reader
+    _reader = reader if reader is not None else _agreed_by_acts
+
+
+def agreed(reply: str) -> bool | None:
+    """True when the reply agrees to a proposal, False when it refuses, None when it says neither."""
+    return _reader(reply)
+
+
+def describe(rule: ProcessRule, name: str, arguments: dict[str, Any]) -> str:
+    """The words an agent uses to propose a guarded write (the rule's template over the call's arguments)."""
+
+    class _Blank(dict):  # type: ignore[type-arg]
+        def __missing__(self, key: str) -> str:
+            return ""
+
+    args = _Blank({k: (float(v) if k == "amount" and isinstance(v, (int, str)) and str(v).replace(".", "", 1).isdigit() else v)
+                   for k, v in (arguments or {}).items()})
+    try:
+        return rule.writes[name].format_map(args).replace("  ", " ").strip()
+    except (ValueError, TypeError):
+        return rule.writes[name].split("{")[0].strip()
