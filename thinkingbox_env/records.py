@@ -108,6 +108,10 @@ class Verdict(BaseModel):
     failure_category: FailureCategory | None
     diff: dict[str, Any]
     state_hash: str
+    skipped: list[CheckResult] = Field(
+        default_factory=list,
+        description="Checks that exist only with a judge and had none (the automatic truthfulness rubric): "
+                    "reported as not evaluated, outside the conjunction.")
 
     @property
     def checks(self) -> dict[str, bool | None]:
@@ -139,6 +143,7 @@ class Verdict(BaseModel):
             "check_details": self.check_details,
             "reward_vector": self.reward_vector,
             "unevaluated": self.unevaluated,
+            "skipped": [r.to_json() for r in self.skipped],
             "diff": self.diff,
             "state_hash": self.state_hash,
             "finish_reason": self.finish_reason.value,
@@ -162,6 +167,7 @@ class Verdict(BaseModel):
             failure_category=data["failure_category"],
             diff=data["diff"],
             state_hash=data["state_hash"],
+            skipped=[CheckResult.from_json(d) for d in data.get("skipped", [])],
         )
 
 

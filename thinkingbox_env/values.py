@@ -94,12 +94,23 @@ def parse_number(text: str) -> Decimal | None:
 
 
 def money_norm(amount: Decimal | float | int | str) -> str:
-    return f"{Decimal(str(amount)).quantize(Decimal('0.01'))}"
+    """Two decimals; a value beyond the decimal context (an agent may say anything) is kept as written."""
+    d = Decimal(str(amount))
+    try:
+        return f"{d.quantize(Decimal('0.01'))}"
+    except InvalidOperation:
+        return str(d)
 
 
 def number_norm(amount: Decimal | int | float | str) -> str:
+    """No trailing zeros; infinities and values beyond the decimal context are kept as written."""
     d = Decimal(str(amount))
-    return str(d.quantize(Decimal(1))) if d == d.to_integral_value() else str(d.normalize())
+    if not d.is_finite():
+        return str(d)
+    try:
+        return str(d.quantize(Decimal(1))) if d == d.to_integral_value() else str(d.normalize())
+    except InvalidOperation:
+        return str(d)
 
 
 def id_norm(text: str) -> str:

@@ -75,8 +75,8 @@ def test_sql_and_dialogue_checks():
     env = tb.ThinkingboxEnv(spec)
     info = tb.run_episode(env, tb.OracleAgent())
     assert info["checks"]["sql:customer_is_plus"] is True
-    assert info["checks"]["dialogue:no_score"] is True
+    assert info["checks"]["withholds:no_score"] is True and info["checks"]["mentions:no_score"] is True
     info = tb.run_episode(env, tb.OracleAgent(closing="Your score is 85, you are a member now."))
-    assert info["checks"]["dialogue:no_score"] is False
+    assert info["checks"]["withholds:no_score"] is False
     info = tb.run_episode(env, tb.NoopAgent())
     assert info["checks"]["sql:customer_is_plus"] is False

@@ -55,11 +55,14 @@ class CheckKind:
 
     ``order`` fixes where the kind's results stand in ``check_names`` and the reward
     vector, so that the vector's layout does not depend on module discovery order.
+    ``optional`` kinds exist only with a judge: their unevaluated results are reported
+    as the verdict's ``skipped`` checks instead of entering the conjunction.
     """
 
     name: ClassVar[str] = ""
     group: ClassVar[CheckGroup] = "state"
     order: ClassVar[int] = 1000
+    optional: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

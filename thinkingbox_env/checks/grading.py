@@ -138,8 +138,14 @@ def grade(
     context = GradingContext(task=task, golden=golden, outcome=outcome, final_message=final_message,
                              transcript=transcript, dialogue=dialogue or [], trace=trace, finish_reason=reason,
                              judge=judge)
-    return assemble_verdict(task.full_id, evaluate_checks(context), trace=trace, finish_reason=reason,
-                            golden_has_effects=not golden.empty, diff=outcome.diff, state_hash=outcome.state_hash)
+    optional = {k.name for k in kinds() if k.optional}
+    results, skipped = [], []
+    for r in evaluate_checks(context):
+        (skipped if r.passed is None and r.kind in optional else results).append(r)
+    v = assemble_verdict(task.full_id, results, trace=trace, finish_reason=reason,
+                         golden_has_effects=not golden.empty, diff=outcome.diff, state_hash=outcome.state_hash)
+    v.skipped = skipped
+    return v
 
 
 def assemble_verdict(

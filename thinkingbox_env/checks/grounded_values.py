@@ -35,8 +35,8 @@ def _grounding_pool(ctx: DialogueContext) -> tuple[set[tuple[str, str]], set[tup
     episode.add(("date", ctx.clock.isoformat()))
     reference = {v.key for v in extract_values(ctx.reference_text, ctx.clock, ctx.id_patterns)}
     d = ctx.rules.derivations
-    money = sorted({Decimal(n) for k, n in episode if k == "money" and Decimal(n) > 0})
-    fees = sorted({Decimal(n) for k, n in reference if k == "money" and Decimal(n) > 0})
+    money = sorted({Decimal(n) for k, n in episode if k == "money" and Decimal(n).is_finite() and Decimal(n) > 0})
+    fees = sorted({Decimal(n) for k, n in reference if k == "money" and Decimal(n).is_finite() and Decimal(n) > 0})
     derived: set[tuple[str, str]] = set()
     if d.money_sums and len(money) <= 400:
         for i, a in enumerate(money):
