@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 from decimal import Decimal
+from functools import lru_cache
 
 from ..records import CheckResult
 from ..values import extract_values, money_norm, values_of
@@ -33,7 +34,7 @@ def _grounding_pool(ctx: DialogueContext) -> tuple[set[tuple[str, str]], set[tup
     for msg in ctx.user_messages:
         episode |= {v.key for v in extract_values(msg, ctx.clock, ctx.id_patterns)}
     episode.add(("date", ctx.clock.isoformat()))
-    reference = {v.key for v in extract_values(ctx.reference_text, ctx.clock, ctx.id_patterns)}
+    reference = set(_reference_keys(ctx.reference_text, ctx.clock, ctx.id_patterns))
     d = ctx.rules.derivations
     money = sorted({Decimal(n) for k, n in episode if k == "money" and Decimal(n).is_finite() and Decimal(n) > 0})
     fees = sorted({Decimal(n) for k, n in reference if k == "money" and Decimal(n).is_finite() and Decimal(n) > 0})
@@ -63,6 +64,12 @@ def _grounding_pool(ctx: DialogueContext) -> tuple[set[tuple[str, str]], set[tup
     return episode, derived, reference
 
 
+@lru_cache(maxsize=8)
+def _reference_keys(text: str, clock: date, id_patterns: tuple[str, ...]) -> frozenset[tuple[str, str]]:
+    """The values the policy and knowledge base state (the same text for every task of a domain)."""
+    return frozenset(v.key for v in extract_values(text, clock, id_patterns))
+
+
 def _add_business_days(start: date, n: int, holidays: set[date]) -> date:
     day, step = start, (1 if n >= 0 else -1)
     left = abs(n)
@@ -85,6 +92,9 @@ def _add_months(start: date, months: int) -> date:
 
 
 def grounded_values_result(ctx: DialogueContext) -> tuple[str, str, bool, str]:
+    """(name, kind, passed, detail) for one episode: the ungrounded values named."""
+    if not any(v.kind in ("money", "date", "id") for _, v in ctx.agent_values()):
+        return ("grounded_values", "grounded_values", True, "no amount, date or id stated")
     direct, derived, reference = _grounding_pool(ctx)
     verbs = "|".join(re.escape(v) for v in ctx.rules.action_verbs)
     claim = re.compile(_ACTION_CLAIM.format(verbs=verbs), re.IGNORECASE)
