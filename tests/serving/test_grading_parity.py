@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 import thinkingbox_env as tb
-from thinkingbox_env.env import EpisodeBackend, InProcessTools
 from thinkingbox_env.checks import dialogue_positions
+from thinkingbox_env.env import EpisodeBackend, InProcessTools
 from thinkingbox_env.records import Verdict
 from thinkingbox_env.serving.backend import MCPToolBackend
 
