@@ -119,6 +119,30 @@ def eval_config(args: argparse.Namespace) -> Any:
     )
 
 
+def _require_judge_for_rubrics(tasks: list[str], config: Any, no_judge: bool) -> None:
+    """Refuse a run whose task-authored rubrics would all be unevaluated by oversight.
+
+    Without a judge a rubric is not evaluated and the trial's verdict is 0, so such a run
+    measures nothing about the agent on those tasks; ``--no-judge`` says it is meant and
+    marks every row. (The automatic truthfulness rubric is only reported as skipped.)
+    """
+    from ..registry import load_task
+
+    if no_judge:
+        if config.judge_endpoint is not None:
+            raise UserError("--no-judge contradicts --judge-model/--judge-base-url; give one or the other")
+        config.no_judge = True
+        return
+    if config.judge_endpoint is not None:
+        return
+    with_rubrics = [t for t in tasks if load_task(t).checks.rubric]
+    if with_rubrics:
+        shown = ", ".join(with_rubrics[:5]) + (f" and {len(with_rubrics) - 5} more" if len(with_rubrics) > 5 else "")
+        raise UserError(f"{len(with_rubrics)} selected task(s) have rubric checks that need a judge ({shown}); "
+                        "pass --judge-model/--judge-base-url, or --no-judge to run them unjudged (their verdict is then 0 "
+                        "and every row is marked no_judge)")
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """Parse, run through :func:`~thinkingbox_env.eval.evaluate`, and turn its summary into messages and an exit code.
 
@@ -141,6 +165,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return tbbench.reference_check(args, tasks, options)
     config = eval_config(args)
     config.task_options = options
+    if suite is None:
+        _require_judge_for_rubrics(tasks, config, args.no_judge)
     if (args.ray or args.ray_address) and importlib.util.find_spec("ray") is None:
         raise UserError("--ray needs Ray, which is not installed: pip install -e '.[ray]' in the thinkingbox-env checkout "
                         "(or leave out --ray: trials then run on local threads, -c at a time)")
@@ -241,6 +267,8 @@ def _add_eval(sub: Any) -> None:
     p.add_argument("--judge-model", help="rubric judge model (a judge runs when this or --judge-base-url is given)")
     p.add_argument("--judge-base-url", help="rubric judge endpoint")
     p.add_argument("--judge-api-key", help="rubric judge API key")
+    p.add_argument("--no-judge", action="store_true",
+                   help="run tasks with rubric checks without a judge (they stay unevaluated; rows are marked)")
     p.add_argument("-n", "--trials", type=int, default=1, help="trials per task")
     p.add_argument("-c", "--concurrency", type=int, default=4, help="trials in flight")
     p.add_argument("--seed", type=int, default=0, help="trial i uses seed + i")

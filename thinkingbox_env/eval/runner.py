@@ -98,6 +98,9 @@ class EvalConfig:
     include_policy: bool = True
     # keyword arguments for make(), per task namespace (e.g. {"tbbench": {"data_dir": ...}})
     task_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # run on purpose without a judge although tasks carry rubrics: recorded in every row, whose rubric
+    # checks are then not evaluated (and the verdict 0) by choice, not by a missing endpoint
+    no_judge: bool = False
 
     def public(self) -> dict[str, Any]:
         """The configuration as recorded in every row (keys left out)."""
@@ -116,6 +119,8 @@ class EvalConfig:
         out = {"agent": agent, "user": user, "judge": judge, "max_actions": self.max_actions, "seed": self.seed}
         if self.task_options:
             out["task_options"] = self.task_options
+        if self.no_judge:
+            out["no_judge"] = True
         return out
 
 
