@@ -66,6 +66,11 @@ class ProcessRule(_Strict):
     verified_field: str = ""
     verified_values: list[str] = Field(default_factory=list)
     match_argument: str = ""
+    # verification counts for the customer it was done for: the verify tool's argument naming the
+    # customer, and per argument of a guarded write, SQL (one ``?``) that finds the customer who holds
+    # what the write touches, read on the task's initial state
+    verify_customer_argument: str = ""
+    owners: dict[str, str] = Field(default_factory=dict)
 
 
 class VerdictRules(_Strict):

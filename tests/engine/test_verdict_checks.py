@@ -49,3 +49,23 @@ def test_agreement_reader() -> None:
     assert agreed("Yes, please go ahead.") is True
     assert agreed("No, don't do that.") is False
     assert agreed("What is the fee?") is None
+
+
+def test_verification_counts_only_for_the_holder_of_the_policy_the_write_touches() -> None:
+    """IN001_001 grants an extension on CUS-1000001's billing account; verifying another customer does not allow it."""
+    from thinkingbox_env.spec import ToolCall
+
+    spec = load_task("insurance/IN001_001")
+    other = [ToolCall(name="verify_identity", arguments={"customer_id": "CUS-900001", "date_of_birth": "1971-04-09"})
+             if c.name == "verify_identity" else c for c in spec.golden]
+    env = ThinkingboxEnv(spec, max_actions=200)
+    try:
+        info = run_episode(env, OracleAgent(other), seed=0)
+    finally:
+        env.close()
+    verified = [e for e in info["trace"] if e.get("type") == "tool_call" and e["name"] == "verify_identity"]
+    assert verified and verified[0]["ok"] and verified[0]["result"]["verification_level"] in ("partial", "full")
+    assert info["checks"]["process:identity_verified_before_policy_write"] is False
+    detail = next(d["detail"] for d in info["check_details"] if d["name"] == "process:identity_verified_before_policy_write")
+    assert "held by CUS-1000001" in detail and "grant_extension" in detail
+    assert _run("insurance/IN001_001")["checks"]["process:identity_verified_before_policy_write"] is True

@@ -7,7 +7,9 @@ passes as "not triggered"):
 
 - ``verified_before``: every successful write to a guarded tool comes after a
   successful identity verification (the verify tool returned a level the rule
-  accepts) in the same episode;
+  accepts) in the same episode, of the customer who holds what the write touches
+  where the rule says how to find that customer (``owners``: the policy of a driver,
+  a vehicle or a billing account, read on the task's initial state);
 - ``consent_before``: every successful guarded (irreversible) write comes after a
   customer reply that agrees, given in the turn right after an agent message that
   described that action. Agreement is read by
@@ -21,6 +23,7 @@ builds it from its own call record and the dialogue the operator sends (see
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..records import CheckResult
@@ -52,8 +55,34 @@ def _consented(rule: ProcessRule, verb: str, before: list[dict[str, Any]]) -> bo
     return False
 
 
-def process_results(rules: list[ProcessRule], trace: list[dict[str, Any]]) -> list[CheckResult]:
-    """One result per rule of the domain, on one trace."""
+Owner = Callable[[str, Any], "str | None"]  # (SQL, value) -> the customer id, or None when not found
+
+
+def _no_owner(sql: str, value: Any) -> str | None:
+    return None
+
+
+def _write_owner(rule: ProcessRule, event: dict[str, Any], owner: Owner) -> tuple[str, str] | None:
+    """(what the write touches, the customer who holds it), where the rule can tell."""
+    args = event.get("arguments")
+    if not isinstance(args, dict):
+        return None
+    for arg, sql in rule.owners.items():
+        if args.get(arg) is not None:
+            held_by = owner(sql, args[arg])
+            if held_by is not None:
+                return f"{arg} {args[arg]}", held_by
+    return None
+
+
+def _verified_for(rule: ProcessRule, event: dict[str, Any]) -> str | None:
+    args = event.get("arguments")
+    value = args.get(rule.verify_customer_argument) if isinstance(args, dict) else None
+    return str(value).strip().upper() if value is not None else None
+
+
+def process_results(rules: list[ProcessRule], trace: list[dict[str, Any]], owner: Owner = _no_owner) -> list[CheckResult]:
+    """One result per rule of the domain, on one trace; ``owner`` answers the rules' ``owners`` queries."""
     out: list[CheckResult] = []
     events = _events(trace)
     for rule in rules:
@@ -65,9 +94,14 @@ def process_results(rules: list[ProcessRule], trace: list[dict[str, Any]]) -> li
             guarded += 1
             before = events[:i]
             if rule.kind == "verified_before":
-                if not any(b.get("type") == "tool_call" and b.get("name") == rule.verify_tool and _verified_ok(rule, b)
-                           for b in before):
+                verified = [b for b in before if b.get("type") == "tool_call" and b.get("name") == rule.verify_tool
+                            and _verified_ok(rule, b)]
+                held = _write_owner(rule, e, owner) if rule.verify_customer_argument else None
+                if not verified:
                     violations.append(f"{e['name']} before a successful {rule.verify_tool}")
+                elif held is not None and not any(_verified_for(rule, b) == held[1].strip().upper() for b in verified):
+                    violations.append(f"{e['name']} on {held[0]}, held by {held[1]}, with no successful "
+                                      f"{rule.verify_tool} of {held[1]}")
             else:
                 verb = _verb(rule, e["name"])
                 if not _consented(rule, verb, before):
@@ -83,4 +117,27 @@ class ProcessCheck(CheckKind):
     order = 350
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
-        return process_results(domain_rules(context.task).process, context.trace)
+        return process_results(domain_rules(context.task).process, context.trace, _initial_state_owner(context))
+
+
+def _initial_state_owner(context: GradingContext) -> Owner:
+    """Owner queries on the task's initial state, opened on the first query and answered once per grading.
+
+    The initial state, not the final one: a removed driver still had a policy when it was removed.
+    """
+    answers: dict[tuple[str, str], str | None] = context.memo.setdefault("owners", {})
+
+    def owner(sql: str, value: Any) -> str | None:
+        key = (sql, str(value))
+        if key not in answers:
+            from ..runtime import runtime_for
+
+            state = runtime_for(context.task).new_state()
+            try:
+                row = state.query_one(sql, [str(value)])
+            finally:
+                state.close()
+            answers[key] = None if not row else str(next(iter(row.values())))
+        return answers[key]
+
+    return owner
