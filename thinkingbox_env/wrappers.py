@@ -240,7 +240,7 @@ class CheckRewardWrapper(gym.RewardWrapper):
     """The terminal reward as a weighted mean of the per-check rewards in ``info["reward_vector"]``.
 
     Weights are looked up by check name first (``"no_collateral"``, ``"sql:refund_issued"``),
-    then by kind (``"effect"``, ``"dialogue"``), then ``default``. The shaped reward is
+    then by kind (``"effect"``, ``"mentions"``), then ``default``. The shaped reward is
     ``sum(w_i * r_i) / sum(w_i)`` over the episode's checks (0 when every weight is 0),
     so it stays in [0, 1] and equals the verdict when every check passes or every check
     fails. Non-terminal steps keep their reward of 0. The verdict itself stays in

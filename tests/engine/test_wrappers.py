@@ -155,7 +155,7 @@ def test_check_reward_wrapper_weighs_the_reward_vector():
 
 
 def test_check_reward_wrapper_keeps_zero_before_the_end_and_one_for_a_pass():
-    env = CheckRewardWrapper(tb.make(TASK), weights={"dialogue": 3.0})
+    env = CheckRewardWrapper(tb.make(TASK), weights={"mentions": 3.0})
     info = tb.run_episode(env, tb.OracleAgent(), seed=0)
     assert info["shaped_reward"] == 1.0
     env.reset(seed=0)
