@@ -24,7 +24,7 @@ from typing import Any
 
 logger = logging.getLogger("thinkingbox.training.grpo")
 
-REWARD_NAMES = ("verdict", "effects", "no_collateral", "dialogue", "rubric", "progress")
+REWARD_NAMES = ("verdict", "effects", "no_collateral", "dialogue", "process", "rubric", "progress")
 
 
 @dataclass
