@@ -98,11 +98,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
             progress.advance(bar)
     failed = [r for r in rows if not r.ok]
     shown = rows if not args.failures_only else failed
-    table = Table("task", "reset", "oracle", "noop", "drop", "repeat", "ids", "result", title="thinkingbox validate")
+    table = Table("task", "reset", "oracle", "noop", "drop", "repeat", "ids", "value", "process", "result",
+                  title="thinkingbox validate")
     for r in shown:
         c = r.counts
         table.add_row(r.task_id, c.get("reset", "-"), c.get("oracle", "-"), c.get("noop", "-"), c.get("drop", "-"),
-                      c.get("repeat", "-"), c.get("ids", "-"), "[green]ok[/]" if r.ok else "[red]FAIL[/]")
+                      c.get("repeat", "-"), c.get("ids", "-"), c.get("value", "-"), c.get("process", "-"),
+                      "[green]ok[/]" if r.ok else "[red]FAIL[/]")
     console.print(table)
     for r in failed:
         for p in r.problems:
