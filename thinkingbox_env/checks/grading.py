@@ -39,6 +39,10 @@ def reward_vector(results: list[CheckResult]) -> np.ndarray:
     return np.array([1.0 if r.passed else 0.0 for r in results], dtype=np.float32)
 
 
+# kinds whose failure, next to a wrong state, follows from the wrong write (see failure_category)
+WRITE_FOLLOWING_KINDS = ("mentions", "grounded_values", "process")
+
+
 def failure_category(
     results: list[CheckResult],
     trace: list[dict[str, Any]],
@@ -48,11 +52,14 @@ def failure_category(
     """The dominant failure signature, by the fixed precedence of the paper's appendix D.3.
 
     A tool error never recovered from comes first; then a task that needed a write
-    and got none; then a conversation that did not close cleanly, a failed dialogue-group
-    check (``mentions``, ``withholds``, ``grounded_values``, ``rubric``) or a failed
-    ``process`` check (the customer was not brought along: a write before verification
-    or agreement is a resolution the customer did not take part in); the rest is a
-    wrong write. Only unevaluated checks are not an agent failure.
+    and got none; then a conversation that did not close cleanly, or that told the
+    customer what it must not (a failed ``withholds``, ``rubric`` or ``truthfulness``
+    check); then a wrong write. A failed ``mentions``, ``grounded_values`` or
+    ``process`` check is an incomplete resolution when the state is right (the right
+    thing was done but not reported, an amount was made up, or the agent acted before
+    verification or agreement), and a wrong write when the state is wrong too: there
+    the value told or the missing consent follows from the write, the failure to fix.
+    Only unevaluated checks are not an agent failure.
     """
     if all(r.passed is True for r in results):
         return None
@@ -67,7 +74,9 @@ def failure_category(
     wrote = any(c["ok"] and c["writes"] for c in calls)
     if state_failed and golden_has_effects and not wrote:
         return FailureCategory.NO_STATE_CHANGING_ACTION
-    dialogue_failed = any(r.passed is False for r in results if r.kind in dialogue_kinds + kinds_in("process"))
+    told = tuple(k for k in dialogue_kinds if k not in WRITE_FOLLOWING_KINDS)
+    dialogue_failed = any(r.passed is False for r in results if r.kind in told) or (
+        not state_failed and any(r.passed is False for r in results if r.kind in WRITE_FOLLOWING_KINDS))
     if not finish_reason_of(finish_reason).terminated or dialogue_failed:
         return FailureCategory.INCOMPLETE_USER_RESOLUTION
     return FailureCategory.WRONG_STATE_UPDATE if wrote else FailureCategory.NO_STATE_CHANGING_ACTION
@@ -135,8 +144,10 @@ def grade(
         golden = runtime_for(task).golden.diff
     reason = finish_reason_of(finish_reason)
     trace = trace if trace is not None else []
+    if dialogue is None:  # a caller that knows only the closing: the customer was told that much
+        dialogue = [{"role": "assistant", "content": final_message}] if final_message else []
     context = GradingContext(task=task, golden=golden, outcome=outcome, final_message=final_message,
-                             transcript=transcript, dialogue=dialogue or [], trace=trace, finish_reason=reason,
+                             transcript=transcript, dialogue=dialogue, trace=trace, finish_reason=reason,
                              judge=judge)
     optional = {k.name for k in kinds() if k.optional}
     results, skipped = [], []

@@ -107,8 +107,11 @@ def test_driver_added_with_the_wrong_effective_date_fails():
     assert info["verdict"] == 0.0
     failed = _failed(info)
     assert "effect:drivers:insert#1" in failed
-    assert failed <= {"effect:drivers:insert#1", "effect:endorsements:insert#1", "no_collateral"}
-    assert not any(n.startswith("dialogue:") for n in failed)  # the customer was told, consistently, the wrong date
+    # the customer was told, consistently, the wrong date: the date they must be told is the policy's, so the
+    # mention fails too, and the failure is still the wrong write
+    assert failed <= {"effect:drivers:insert#1", "effect:endorsements:insert#1", "no_collateral",
+                      "mentions:states_effective_date"}
+    assert "grounded_values" not in failed
     detail = next(d["detail"] for d in info["check_details"] if d["name"] == "effect:drivers:insert#1")
     assert '"effective_date": {"expected": "2026-05-20", "actual": "2026-05-19"}' in detail
     assert info["failure_category"] == "wrong_state_update"

@@ -116,7 +116,7 @@ def test_run_cut_off_before_a_final_answer_is_incomplete_resolution():
     obs, reward, term, trunc, info = env.step("Is there anything else?")
     assert trunc and info["finish_reason"] == "action_limit"
     assert reward == 0.0
-    assert info["checks"]["dialogue:confirms_upgrade"] is False
+    assert info["checks"]["mentions:confirms_upgrade"] is False
     assert info["checks"]["no_collateral"] is True
     assert info["failure_category"] == "incomplete_user_resolution"
     env.close()

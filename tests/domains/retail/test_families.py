@@ -128,7 +128,7 @@ def test_telling_the_customer_a_wrong_points_balance_is_incomplete_resolution():
     finally:
         env.close()
     assert info["verdict"] == 0.0
-    assert info["checks"]["dialogue:states_balance"] is False
+    assert info["checks"]["mentions:states_balance"] is False
     assert info["failure_category"] == "incomplete_user_resolution"
 
 
