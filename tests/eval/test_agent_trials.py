@@ -163,16 +163,23 @@ def _rubric_task():
 
 def test_judge_answers_and_reasons_are_kept_and_unparseable_is_no(caplog):
     answers = iter(["VERDICT: YES\nREASON: it says Plus.", "maybe?"])
-    with FakeOpenAI(lambda body: next(answers)) as server:
+
+    def respond(body):  # the task's own question gets the scripted answers; the truthfulness rubric a yes
+        asked = body["messages"][1]["content"]
+        return next(answers) if "Does the assistant mention Plus?" in asked else "VERDICT: YES\nREASON: true."
+
+    with FakeOpenAI(respond) as server:
         judge = RecordingJudge(RubricJudge(model="j", base_url=server.base_url, api_key="k", max_retries=0))
         env = tb.ThinkingboxEnv(_rubric_task(), judge=judge)
         info = tb.run_episode(env, tb.OracleAgent())
         assert info["verdict"] == 1.0
         with caplog.at_level(logging.WARNING, logger="thinkingbox_env.judge"):
             info = tb.run_episode(env, tb.OracleAgent())
-    assert info["checks"]["rubric:mentions_plus"] is False
-    assert judge.calls[0]["answer"] == "yes" and judge.calls[0]["reason"] == "it says Plus." and judge.calls[0]["parsed"]
-    assert judge.calls[1]["answer"] == "no" and judge.calls[1]["parsed"] is False and judge.calls[1]["raw"] == "maybe?"
+    assert info["checks"]["rubric:mentions_plus"] is False and info["checks"]["rubric:truthfulness"] is True
+    calls = [c for c in judge.calls if c["question"] == "Does the assistant mention Plus?"]
+    assert len(judge.calls) == 2 * len(calls) == 4  # each episode also asks the automatic truthfulness rubric
+    assert calls[0]["answer"] == "yes" and calls[0]["reason"] == "it says Plus." and calls[0]["parsed"]
+    assert calls[1]["answer"] == "no" and calls[1]["parsed"] is False and calls[1]["raw"] == "maybe?"
     assert "could not be parsed" in caplog.text
 
 
@@ -186,7 +193,7 @@ def test_a_trial_with_a_judge_records_the_judge_tokens_apart_from_the_agents(mon
     with ScriptedModel(golden_script(TASK)) as agent, FakeOpenAI(lambda body: "VERDICT: YES\nREASON: fine.") as judge:
         config = _config(agent, judge_endpoint=EndpointConfig(model="judge", base_url=judge.base_url, api_key="k", max_retries=0))
         row = run_trial(config, TASK, trial=0)
-    questions = len(spec.checks.rubric)
+    questions = len(spec.checks.rubric) + 1  # and the automatic truthfulness rubric
     assert row["status"] == "ok" and row["verdict"] == 1.0 and questions >= 1
     assert [c["usage"] for c in row["judge_calls"]] == [{"input": 10, "cached": 0, "output": 5, "reasoning": 0}] * questions
     assert row["judge_usage"] == {"input": 10 * questions, "cached": 0, "output": 5 * questions, "reasoning": 0,
