@@ -12,7 +12,7 @@ from fake_openai import FakeOpenAI
 from thinkingbox_env.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-TASK = "library/LB001_002"
+TASK = "library/LB001_901"  # an id no other test writes: the registry caches specs by id
 
 
 @pytest.fixture
@@ -22,10 +22,10 @@ def rubric_task(tmp_path, monkeypatch):
     shutil.copytree(DATA / "domains", root / "domains")
     (root / "task_specs" / "library").mkdir(parents=True)
     spec = (DATA / "task_specs" / "library" / "LB001_001.yaml").read_text()
-    with_rubric = spec.replace("id: LB001_001", "id: LB001_002").replace(
+    with_rubric = spec.replace("id: LB001_001", "id: LB001_901").replace(
         "  rubric: []", "  rubric:\n  - name: courteous\n    question: Was the assistant courteous?")
     assert with_rubric != spec
-    (root / "task_specs" / "library" / "LB001_002.yaml").write_text(with_rubric)
+    (root / "task_specs" / "library" / "LB001_901.yaml").write_text(with_rubric)
     monkeypatch.setenv("THINKINGBOX_PATH", str(root))
     return tmp_path
 
