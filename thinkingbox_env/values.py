@@ -81,6 +81,7 @@ def words_to_number(text: str) -> int | None:
 
 
 def parse_number(text: str) -> Decimal | None:
+    """Digits or number words as a decimal; None when the text is neither."""
     text = text.strip()
     if not text:
         return None
@@ -182,7 +183,7 @@ _EMAIL_RE = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"
 
 @lru_cache(maxsize=64)
 def _loose_id_patterns(patterns: tuple[str, ...]) -> list[re.Pattern[str]]:
-    """Domain id patterns made case- and separator-insensitive (``CUS-\\d+`` also finds ``cus 1004``)."""
+    r"""Domain id patterns made case- and separator-insensitive (``CUS-\\d+`` also finds ``cus 1004``)."""
     out = []
     for p in patterns:
         if "@" in p:
@@ -288,12 +289,16 @@ def same_value(want: Value, got: Value) -> bool:
 
 
 def contains_value(values: list[Value], want: Value) -> bool:
+    """Whether ``want`` is among ``values`` as the same value in any format."""
     return any(same_value(want, v) for v in values)
 
 
 def values_of(obj: object, clock: date | datetime | None = None, id_patterns: tuple[str, ...] | list[str] = ()) -> set[tuple[str, str]]:
-    """The value keys held by a structured record (a tool result, a row): money from decimals,
-    dates from ISO strings, ids from strings the domain patterns recognise, numbers from ints."""
+    """The value keys held by a structured record (a tool result, a row).
+
+    Money from decimals, dates from ISO strings, ids from strings the domain patterns
+    recognise, numbers from ints.
+    """
     out: set[tuple[str, str]] = set()
 
     def walk(x: object, key: str = "") -> None:

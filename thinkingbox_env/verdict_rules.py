@@ -41,6 +41,8 @@ class _Strict(BaseModel):
 
 
 class ConfidentialSpec(_Strict):
+    """What the customer is never told: concept phrases, and columns whose values are internal."""
+
     concepts: list[str] = Field(default_factory=list, description="phrases that reveal an internal reason")
     columns: list[str] = Field(default_factory=list, description="table.column whose values in the task's records are internal")
 
@@ -57,6 +59,8 @@ class DerivationSpec(_Strict):
 
 
 class ProcessRule(_Strict):
+    """One order rule of a domain's policy: what must come before which writes."""
+
     name: str
     kind: Literal["verified_before", "consent_before"]
     description: str = ""
@@ -85,6 +89,7 @@ class VerdictRules(_Strict):
 
 @lru_cache(maxsize=16)
 def load_verdict_rules(domain_path: str) -> VerdictRules:
+    """A domain's ``verdicts.yaml``, read once; an empty declaration where the domain has none."""
     path = Path(domain_path) / "verdicts.yaml"
     if not path.is_file():
         return VerdictRules()
@@ -178,6 +183,8 @@ class Mention:
 
 @dataclass
 class Withhold:
+    """One thing the customer must not be told: typed values, phrases, or a pattern kept as written."""
+
     label: str
     values: list[Value] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)
@@ -187,6 +194,8 @@ class Withhold:
 
 @dataclass
 class TypedDialogue:
+    """A task's dialogue entry read as typed mentions and withholds."""
+
     name: str
     mentions: list[Mention] = field(default_factory=list)
     withholds: list[Withhold] = field(default_factory=list)
@@ -214,7 +223,7 @@ _REGEX_META = re.compile(r"[\\()\[\]{}?*+|^$.]")
 
 
 def _literal(pattern: str) -> str | None:
-    """The plain text a simple pattern stands for (``12\\.00`` -> ``12.00``, ``\\bscore\\b`` -> ``score``)."""
+    r"""The plain text a simple pattern stands for (``12\\.00`` -> ``12.00``, ``\\bscore\\b`` -> ``score``)."""
     p = pattern.replace(r"\b", "")
     p = re.sub(r"\\(.)", r"\1", p)
     if re.search(r"[()\[\]{}?*+|^$]", p):

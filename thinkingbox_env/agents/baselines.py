@@ -24,8 +24,10 @@ class Agent(Protocol):
 
 
 def ask_for_facts(task: TaskSpec) -> list[str]:
-    """One question per fact the customer knows, by the words that release it (one slot a turn,
-    so that no question hides another)."""
+    """One question per fact the customer knows, by the words that release it.
+
+    One slot a turn, so that no question hides another.
+    """
     return [f"Could you tell me: {', '.join(f.unlock[:2])}?" for f in task.user.facts]
 
 

@@ -24,8 +24,11 @@ _ACTION_CLAIM = r"\b(?:i(?:'ve| have)|we(?:'ve| have)|has been|have been|was|wer
 
 
 def _grounding_pool(ctx: DialogueContext) -> tuple[set[tuple[str, str]], set[tuple[str, str]], set[tuple[str, str]]]:
-    """(direct, derived, reference): what the episode shows as such, what the domain's arithmetic
-    derives from it, and what the policy and knowledge base state."""
+    """(direct, derived, reference) values: the episode's, the domain arithmetic's, the policy's.
+
+    Direct is what the episode shows as such, derived what the domain's arithmetic makes of
+    it, reference what the policy and knowledge base state.
+    """
     episode: set[tuple[str, str]] = set()
     for rec in ctx.tool_results:
         episode |= values_of(rec, ctx.clock, ctx.id_patterns)
@@ -121,6 +124,8 @@ def grounded_values_result(ctx: DialogueContext) -> tuple[str, str, bool, str]:
 
 
 class GroundedValuesCheck(CheckKind):
+    """Every amount, date and id told to the customer is grounded in the episode, the policy or a derivation."""
+
     name = "grounded_values"
     group = "dialogue"
     order = 420

@@ -38,6 +38,8 @@ def said(ctx: DialogueContext, m: Mention) -> bool:
 
 
 class MentionsCheck(CheckKind):
+    """The values and outcomes the task says the customer must be told, said in some assistant message."""
+
     name = "mentions"
     group = "dialogue"
     order = 400

@@ -112,6 +112,8 @@ def process_results(rules: list[ProcessRule], trace: list[dict[str, Any]], owner
 
 
 class ProcessCheck(CheckKind):
+    """The domain's order rules, kept on the trace: verification and consent before the writes they guard."""
+
     name = "process"
     group = "process"
     order = 350

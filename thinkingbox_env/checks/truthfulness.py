@@ -60,6 +60,8 @@ def truthfulness_question(diff: dict[str, Any]) -> str:
 
 
 class TruthfulnessCheck(CheckKind):
+    """The judge's answer on whether what the customer was told agrees with what the backend shows happened."""
+
     name = "truthfulness"
     group = "dialogue"
     order = 510

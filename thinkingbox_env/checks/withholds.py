@@ -51,6 +51,8 @@ def _leaked(ctx: DialogueContext, w: Withhold, stated: list[Value]) -> bool:
 
 
 class WithholdsCheck(CheckKind):
+    """Nothing the task or the domain keeps internal was said to the customer."""
+
     name = "withholds"
     group = "dialogue"
     order = 410
