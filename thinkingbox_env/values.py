@@ -233,7 +233,7 @@ def extract_values(text: str, clock: date | datetime | None = None, id_patterns:
             cents = m.groupdict().get("c")
             if cents:
                 extra = parse_number(cents)
-                amount += (extra or 0) / 100
+                amount += (extra or Decimal(0)) / 100
             add("money", money_norm(amount), m.start(), m.end())
     for m in _DURATION_RE.finditer(text):
         raw = m.group("n").lower()

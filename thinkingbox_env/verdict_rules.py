@@ -400,7 +400,7 @@ def agreed(reply: str) -> bool | None:
 def describe(rule: ProcessRule, name: str, arguments: dict[str, Any]) -> str:
     """The words an agent uses to propose a guarded write (the rule's template over the call's arguments)."""
 
-    class _Blank(dict):  # type: ignore[type-arg]
+    class _Blank(dict):
         def __missing__(self, key: str) -> str:
             return ""
 

@@ -150,7 +150,8 @@ def grade(
                              transcript=transcript, dialogue=dialogue, trace=trace, finish_reason=reason,
                              judge=judge)
     optional = {k.name for k in kinds() if k.optional}
-    results, skipped = [], []
+    results: list[CheckResult] = []
+    skipped: list[CheckResult] = []
     for r in evaluate_checks(context):
         (skipped if r.passed is None and r.kind in optional else results).append(r)
     v = assemble_verdict(task.full_id, results, trace=trace, finish_reason=reason,
