@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pytest
 from fake_openai import FakeOpenAI
 
 from thinkingbox_env.cli import main
+from thinkingbox_env.eval.runner import read_rows
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TASK = "library/LB001_901"  # an id no other test writes: the registry caches specs by id
@@ -41,7 +41,7 @@ def test_a_rubric_task_without_a_judge_is_refused_naming_the_task_and_the_flags(
 def test_no_judge_runs_and_marks_every_row(rubric_task):
     run = rubric_task / "r.jsonl"
     assert main(["eval", TASK, "--agent", "oracle", "--no-judge", "-o", str(run)]) == 0
-    rows = [json.loads(line) for line in run.read_text().splitlines()]
+    rows = read_rows(run)
     assert rows and all(r["config"]["no_judge"] is True for r in rows)
     assert all(r["unevaluated"] == ["rubric:courteous"] and r["verdict"] == 0.0 for r in rows)
 
@@ -57,5 +57,5 @@ def test_with_a_judge_the_run_starts_and_grades_the_rubric(rubric_task):
     with FakeOpenAI(lambda body: "VERDICT: YES\nREASON: polite.") as server:
         assert main(["eval", TASK, "--agent", "oracle", "--judge-model", "j", "--judge-base-url", server.base_url,
                      "--judge-api-key", "k", "-o", str(run)]) == 0
-    rows = [json.loads(line) for line in run.read_text().splitlines()]
+    rows = read_rows(run)
     assert rows and all(r["checks"]["rubric:courteous"] is True and "no_judge" not in r["config"] for r in rows)
