@@ -34,6 +34,26 @@ def test_wrong_amount_fails_grounded_values_naming_the_value() -> None:
     assert "$573.19" in detail
 
 
+def _grounding_detail(info: dict) -> str:
+    return next(d["detail"] for d in info["check_details"] if d["name"] == "grounded_values")
+
+
+def test_an_amount_claimed_as_done_must_be_a_written_amount_not_a_count_or_a_policy_figure() -> None:
+    # "I added" (simple past) is a claim too; $60 is derivable by the domain arithmetic, but no write made it
+    golden = load_task("retail/ST003_002").golden_reply
+    info = _run("retail/ST003_002", closing=golden.replace("$50.00", "$60.00"))
+    assert info["checks"]["grounded_values"] is False
+    assert "$60.00" in _grounding_detail(info)
+    # the inventory count 25 changed in this episode, but a count is not a credit of $25.00
+    golden = load_task("retail/ST007_005").golden_reply
+    info = _run("retail/ST007_005", closing=golden + " I've also added a $25.00 goodwill credit to your account.")
+    assert info["checks"]["grounded_values"] is False
+    assert "$25.00" in _grounding_detail(info)
+    # the amounts the episode did write stay grounded when stated as done
+    assert _run("retail/ST003_002")["checks"]["grounded_values"] is True
+    assert _run("retail/ST007_005")["checks"]["grounded_values"] is True
+
+
 def test_opposite_outcome_fails_mentions_by_polarity() -> None:
     info = _run("retail/ST001_001", closing="I wasn't able to cancel order ORD-100001 and no refund was issued.")
     assert info["checks"]["mentions:mentions_refund"] is False

@@ -14,13 +14,17 @@ import re
 from datetime import date, timedelta
 from decimal import Decimal
 from functools import lru_cache
+from typing import Any
 
 from ..records import CheckResult
 from ..values import extract_values, money_norm, values_of
 from ..verdict_rules import DialogueContext, dialogue_context
 from .base import CheckKind, GradingContext
 
-_ACTION_CLAIM = r"\b(?:i(?:'ve| have)|we(?:'ve| have)|has been|have been|was|were|is being|will be)\s+(?:also\s+|just\s+|now\s+)?(?:{verbs})\b"
+_ACTION_CLAIM = r"\b(?:i(?:'ve| have)?|we(?:'ve| have)?|has been|have been|was|were|is being|will be)\s+(?:also\s+|just\s+|now\s+)?(?:{verbs})\b"
+# columns whose numbers are amounts of money: a claimed amount must be one of them, not a count
+# or a resulting balance that happens to hold the same number
+_MONEY_KEY = re.compile(r"amount|fee|price|total|credit|refund|premium|charge|cost|paid|discount|subtotal", re.IGNORECASE)
 
 
 def _grounding_pool(ctx: DialogueContext) -> tuple[set[tuple[str, str]], set[tuple[str, str]], set[tuple[str, str]]]:
@@ -94,6 +98,27 @@ def _add_months(start: date, months: int) -> date:
     return start
 
 
+def _written_amounts(records: list[Any]) -> set[tuple[str, str]]:
+    """Money keys of the amount columns of what the episode wrote (created rows, changed values, write results)."""
+    out: set[tuple[str, str]] = set()
+
+    def walk(x: Any, key: str = "") -> None:
+        if isinstance(x, dict):
+            for k, v in x.items():
+                walk(v, str(k))
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v, key)
+        elif not _MONEY_KEY.search(key) or isinstance(x, bool):
+            return
+        elif isinstance(x, (int, float, Decimal)) or (isinstance(x, str) and re.fullmatch(r"-?\d+(\.\d+)?", x)):
+            out.add(("money", money_norm(Decimal(str(x)))))
+
+    for rec in records:
+        walk(rec)
+    return out
+
+
 def grounded_values_result(ctx: DialogueContext) -> tuple[str, str, bool, str]:
     """(name, kind, passed, detail) for one episode: the ungrounded values named."""
     if not any(v.kind in ("money", "date", "id") for _, v in ctx.agent_values()):
@@ -101,7 +126,7 @@ def grounded_values_result(ctx: DialogueContext) -> tuple[str, str, bool, str]:
     direct, derived, reference = _grounding_pool(ctx)
     verbs = "|".join(re.escape(v) for v in ctx.rules.action_verbs)
     claim = re.compile(_ACTION_CLAIM.format(verbs=verbs), re.IGNORECASE)
-    done = values_of([ctx.state_records[:1], ctx.write_results], ctx.clock, ctx.id_patterns)
+    done = _written_amounts([ctx.state_records[:1], ctx.write_results])
     bad: list[str] = []
     for msg in ctx.agent_messages:
         claims = [(m.start(), m.end()) for m in claim.finditer(msg)]
