@@ -51,6 +51,10 @@ class ThinkingboxArguments:
                 "Equal to dataset_seed with equal counts, the warm start sees GRPO's own variants (smoke tests)."})
     sft_lr_scheduler_type: str = field(default="constant", metadata={"help": "Learning-rate schedule of the warm start."})
     sft_batch_size: int = field(default=4, metadata={"help": "Conversations per device and step in the warm start."})
+    judge_model: str | None = field(default=None, metadata={
+        "help": "Rubric judge model (any OpenAI-compatible endpoint, e.g. a local vLLM server). Without a judge, "
+                "variants whose tasks carry rubric questions are left out with a warning."})
+    judge_base_url: str | None = field(default=None, metadata={"help": "Base URL of the judge's endpoint (default: OPENAI_BASE_URL)."})
     eval_tasks: list[str] = field(default_factory=list, metadata={
         "help": "Frozen test tasks to evaluate the final checkpoint on (ids, domains or globs, e.g. retail/*); empty: none."})
     eval_trials: int = field(default=1, metadata={"help": "Trials per evaluation task."})
@@ -94,19 +98,29 @@ def reward_functions(names: list[str]) -> list[Any]:
     return [getattr(tb_trl, f"reward_{name}") for name in names]
 
 
-def environment_factory(args: ThinkingboxArguments) -> Any:
+def rubric_judge(args: ThinkingboxArguments) -> Any:
+    """The episodes' rubric judge, when the run names one (model or endpoint); else None."""
+    if not (args.judge_model or args.judge_base_url):
+        return None
+    from thinkingbox_env.judge import RubricJudge
+
+    return RubricJudge(model=args.judge_model, base_url=args.judge_base_url)
+
+
+def environment_factory(args: ThinkingboxArguments, judge: Any = None) -> Any:
     """One class for a single domain; ``{domain: class}`` when the run mixes domains (rows name theirs)."""
     from thinkingbox_env.integrations.trl import environment_class, environment_factories
 
     if len(args.domains) == 1:
-        return environment_class(args.domains[0], own_reward=False, tools=args.tools or None)
-    return environment_factories(args.domains, own_reward=False)
+        return environment_class(args.domains[0], own_reward=False, tools=args.tools or None, judge=judge)
+    return environment_factories(args.domains, own_reward=False, judge=judge)
 
 
-def grpo_dataset(args: ThinkingboxArguments) -> Any:
+def grpo_dataset(args: ThinkingboxArguments, judge: bool = False) -> Any:
     from thinkingbox_env.integrations.trl import build_grpo_dataset
 
-    ds = build_grpo_dataset(args.domains, args.variants_per_family, args.dataset_seed, family_map(args), args.include_policy)
+    ds = build_grpo_dataset(args.domains, args.variants_per_family, args.dataset_seed, family_map(args), args.include_policy,
+                            judge=judge)
     return ds.remove_columns(["environment"]) if len(args.domains) == 1 else ds
 
 
@@ -204,9 +218,10 @@ def grpo_trainer(args: ThinkingboxArguments, grpo_args: Any, model: Any, tokeniz
     from trl import GRPOTrainer
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    judge = rubric_judge(args)
     return GRPOTrainer(model=model, reward_funcs=reward_functions(args.rewards), args=grpo_args,
-                       train_dataset=grpo_dataset(args), processing_class=tokenizer,
-                       environment_factory=environment_factory(args), peft_config=peft)
+                       train_dataset=grpo_dataset(args, judge=judge is not None), processing_class=tokenizer,
+                       environment_factory=environment_factory(args, judge), peft_config=peft)
 
 
 def finish(args: ThinkingboxArguments, grpo_args: Any, trainer: Any, tokenizer: Any, peft: Any) -> Path:

@@ -146,3 +146,40 @@ def test_oracle_conversation_is_a_chat_with_tool_calls():
     assert calls[0]["name"] == REPLY_TOOL
     assert [c["name"] for c in calls[1:]] == [c.name for c in spec.golden]
     assert roles.count("tool") == len(calls)
+
+
+def test_without_a_judge_rubric_variants_are_left_out_with_a_warning(caplog, monkeypatch):
+    """Variants of one family are given a rubric question (real generated specs, one check added)."""
+    import logging
+
+    from thinkingbox_env.integrations import trl as tb_trl
+    from thinkingbox_env.spec import RubricCheck
+
+    generated = tb_trl.task_for_row
+
+    def with_rubric(domain, row):
+        spec = generated(domain, row)
+        if row.get("family") == "ST030":
+            spec.checks.rubric.append(RubricCheck(name="courteous", question="Was the assistant courteous?"))
+        return spec
+
+    monkeypatch.setattr(tb_trl, "task_for_row", with_rubric)
+    families = {"retail": ["ST030", "ST004"]}
+    with caplog.at_level(logging.WARNING, logger="thinkingbox_env.integrations.trl"):
+        kept = tb_trl.grpo_rows(["retail"], 3, seed=0, families=families, judge=False)
+    assert {r["family"] for r in kept} == {"ST004"}
+    assert "no judge configured" in caplog.text and "retail:ST030: 3" in caplog.text
+    assert {r["family"] for r in tb_trl.grpo_rows(["retail"], 3, seed=0, families=families, judge=True)} == {"ST030", "ST004"}
+
+
+def test_the_judge_reaches_the_episodes_of_an_environment_class():
+    from thinkingbox_env.integrations.trl import environment_class
+
+    def judge(question, transcript):
+        return True, "scripted"
+
+    cls = environment_class("retail", judge=judge)
+    assert cls.judge is judge and environment_class("retail").judge is None
+    env = cls()
+    env.reset(family="ST030", seed=12345)
+    assert env._env.unwrapped.judge is judge

@@ -20,10 +20,12 @@ names a frozen test task is refused.
 from __future__ import annotations
 
 import json
+import logging
 import random
 from collections.abc import Callable
 from typing import Any
 
+from ..checks import Judge
 from ..domain import load_domain
 from ..env import ThinkingboxEnv
 from ..protocol import END_TOOL_NAME, EPISODE_OVER, REPLY_TOOL, customer_tool_prompt, reply_to_customer, tool_function
@@ -32,6 +34,8 @@ from ..spec import TaskSpec
 from ..tools import Tool
 from ..users import ScriptedUser
 from ..wrappers import CustomerToolWrapper
+
+log = logging.getLogger(__name__)
 
 __all__ = ["EPISODE_OVER", "REPLY_TOOL", "RefusedTestTask", "ThinkingboxTRLEnvironment", "build_grpo_dataset",
            "build_sft_dataset", "environment_class", "environment_factories", "grpo_rows", "oracle_conversation",
@@ -61,6 +65,7 @@ class ThinkingboxTRLEnvironment:
 
     domain: str = ""
     max_actions: int = 50
+    judge: Judge | None = None  # rubric judge of the episodes (a local model served by vLLM in practice)
 
     def __init__(self) -> None:
         self._env: CustomerToolWrapper | None = None
@@ -72,7 +77,8 @@ class ThinkingboxTRLEnvironment:
         spec = task_for_row(self.domain, row)
         if self._env is not None:
             self._env.close()
-        base = ThinkingboxEnv(spec, user=ScriptedUser(), max_actions=int(row.get("max_actions") or self.max_actions))
+        base = ThinkingboxEnv(spec, user=ScriptedUser(), judge=type(self).judge,
+                              max_actions=int(row.get("max_actions") or self.max_actions))
         self._env = CustomerToolWrapper(base)
         self._env.reset(seed=int(row.get("seed") or 0))
         self._final_message = None
@@ -115,10 +121,11 @@ class _OwnsReward:
         return float(self._finish()["verdict"])  # type: ignore[attr-defined]
 
 
-_CLASSES: dict[tuple[str, bool, tuple[str, ...] | None], type] = {}
+_CLASSES: dict[tuple[str, bool, tuple[str, ...] | None, int | None], type] = {}
 
 
-def environment_class(domain: str, own_reward: bool = True, tools: list[str] | None = None) -> type[ThinkingboxTRLEnvironment]:
+def environment_class(domain: str, own_reward: bool = True, tools: list[str] | None = None,
+                      judge: Judge | None = None) -> type[ThinkingboxTRLEnvironment]:
     """The environment class of a domain, for ``environment_factory``.
 
     With ``own_reward`` the class defines ``get_reward`` (the verdict, added by TRL
@@ -127,7 +134,7 @@ def environment_class(domain: str, own_reward: bool = True, tools: list[str] | N
     restricts the exposed domain tools (a smaller action space for curricula and
     small models); ``reply_to_customer`` is always there.
     """
-    key = (domain, own_reward, tuple(tools) if tools is not None else None)
+    key = (domain, own_reward, tuple(tools) if tools is not None else None, id(judge) if judge is not None else None)
     if key in _CLASSES:
         return _CLASSES[key]
     toolbox = load_domain(domain).toolbox
@@ -135,7 +142,7 @@ def environment_class(domain: str, own_reward: bool = True, tools: list[str] | N
         unknown = sorted(set(tools) - set(toolbox.tools))
         if unknown:
             raise ValueError(f"domain '{domain}' has no tools {unknown}")
-    namespace: dict[str, Any] = {"domain": domain, "__module__": __name__}
+    namespace: dict[str, Any] = {"domain": domain, "__module__": __name__, "judge": judge}
     for tool in toolbox.tools.values():
         if tool.name == END_TOOL_NAME or (tools is not None and tool.name not in tools):
             continue  # the final plain-text message ends the episode instead of the end tool
@@ -146,14 +153,15 @@ def environment_class(domain: str, own_reward: bool = True, tools: list[str] | N
     bases = (_OwnsReward, ThinkingboxTRLEnvironment) if own_reward else (ThinkingboxTRLEnvironment,)
     name = "".join(part.title() for part in domain.split("_")) + ("Environment" if own_reward else "EnvironmentNoReward")
     cls = type(name, bases, namespace)
-    cls.tool_names = [n for n in namespace if n not in ("domain", "__module__")]  # type: ignore[attr-defined]
+    cls.tool_names = [n for n in namespace if n not in ("domain", "__module__", "judge")]  # type: ignore[attr-defined]
     _CLASSES[key] = cls
     return cls
 
 
-def environment_factories(domains: list[str], own_reward: bool = True) -> dict[str, type[ThinkingboxTRLEnvironment]]:
+def environment_factories(domains: list[str], own_reward: bool = True,
+                          judge: Judge | None = None) -> dict[str, type[ThinkingboxTRLEnvironment]]:
     """``{domain: class}`` for a run that mixes domains (rows carry an ``environment`` column)."""
-    return {d: environment_class(d, own_reward) for d in domains}
+    return {d: environment_class(d, own_reward, judge=judge) for d in domains}
 
 
 def task_for_row(domain: str, row: dict[str, Any]) -> TaskSpec:
@@ -263,25 +271,38 @@ def _families(domain: str, families: list[str] | None) -> list[str]:
 
 
 def grpo_rows(domains: list[str], variants_per_family: int, seed: int = 0, families: dict[str, list[str]] | None = None,
-              include_policy: bool = True) -> list[dict[str, Any]]:
-    """Rows for GRPO: a prompt per generated train variant, with the columns ``reset`` reads."""
+              include_policy: bool = True, judge: bool = True) -> list[dict[str, Any]]:
+    """Rows for GRPO: a prompt per generated train variant, with the columns ``reset`` reads.
+
+    Without a judge (``judge=False``) a variant whose task carries rubric questions could never
+    earn a verdict of 1, so it would only teach that nothing works: those variants are left out,
+    and the families they came from are named in a warning.
+    """
     rng = random.Random(seed)
     rows = []
+    dropped: dict[str, int] = {}
     for domain in domains:
         prompt = [{"role": "system", "content": system_prompt(domain, include_policy)}, {"role": "user", "content": ""}]
         for code in _families(domain, (families or {}).get(domain)):
             for _ in range(variants_per_family):
-                rows.append({"prompt": prompt, "environment": domain, "family": code, "seed": rng.randrange(10**6, 10**9)})
+                row = {"prompt": prompt, "environment": domain, "family": code, "seed": rng.randrange(10**6, 10**9)}
+                if not judge and task_for_row(domain, row).checks.rubric:
+                    dropped[f"{domain}:{code}"] = dropped.get(f"{domain}:{code}", 0) + 1
+                    continue
+                rows.append(row)
+    if dropped:
+        log.warning("no judge configured: left out %d variants with rubric questions (%s); configure a judge endpoint "
+                    "to train on them", sum(dropped.values()), ", ".join(f"{k}: {n}" for k, n in sorted(dropped.items())))
     rng.shuffle(rows)
     return rows
 
 
 def build_grpo_dataset(domains: list[str], variants_per_family: int, seed: int = 0,
-                       families: dict[str, list[str]] | None = None, include_policy: bool = True) -> Any:
+                       families: dict[str, list[str]] | None = None, include_policy: bool = True, judge: bool = True) -> Any:
     """A ``datasets.Dataset`` of train variants for ``GRPOTrainer`` (one environment per domain)."""
     from datasets import Dataset
 
-    return Dataset.from_list(grpo_rows(domains, variants_per_family, seed, families, include_policy))
+    return Dataset.from_list(grpo_rows(domains, variants_per_family, seed, families, include_policy, judge))
 
 
 def _ask_for_facts(spec: TaskSpec) -> str | None:
