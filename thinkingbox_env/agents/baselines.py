@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..runtime import runtime_for
+from ..domain import domain_dirs
 from ..spec import TaskSpec, ToolCall
 from ..users import DONE_MARKER
 from ..verdict_rules import describe, load_verdict_rules
@@ -32,8 +32,14 @@ def ask_for_facts(task: TaskSpec) -> list[str]:
 
 
 def proposal(task: TaskSpec, calls: list[ToolCall]) -> str | None:
-    """The proposal for the consent-guarded writes among ``calls``, or None when none is guarded."""
-    rules = [r for r in load_verdict_rules(str(runtime_for(task).domain.path)).process if r.kind == "consent_before"]
+    """The proposal for the consent-guarded writes among ``calls``, or None when none is guarded.
+
+    Tasks from outside the domain folders (an imported benchmark) declare no process rules here.
+    """
+    folder = domain_dirs().get(task.domain)
+    if folder is None:
+        return None
+    rules = [r for r in load_verdict_rules(str(folder)).process if r.kind == "consent_before"]
     said = []
     for call in calls:
         for rule in rules:
