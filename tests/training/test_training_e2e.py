@@ -48,7 +48,7 @@ def test_warm_start_then_grpo_then_evaluation(tmp_path, monkeypatch, grpo_script
         made.append(env)
         return env
 
-    monkeypatch.setattr(grpo, "environment_factory", lambda args: recording_factory)
+    monkeypatch.setattr(grpo, "environment_factory", lambda args, judge=None: recording_factory)
 
     model, tokenizer, peft = grpo.prepare_model(tb_args, grpo_args, model_args)
     assert peft is None
