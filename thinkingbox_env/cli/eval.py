@@ -459,6 +459,8 @@ def render_transcript(row: dict[str, Any], width: int = 2000) -> list[str]:
     """The trial as readable lines (rich markup): dialogue, tool calls and results, diff and failed checks."""
     from rich.markup import escape
 
+    from ..eval.metrics import shown_events
+
     def cut(text: Any) -> str:
         text = text if isinstance(text, str) else json.dumps(text, default=str)
         return escape(text if len(text) <= width else text[:width] + " ...")
@@ -466,12 +468,8 @@ def render_transcript(row: dict[str, Any], width: int = 2000) -> list[str]:
     status = "PASS" if row.get("verdict") == 1.0 else ("SYSTEM ERROR" if row["status"] != "ok" else "FAIL")
     lines = [f"[b]{row['task_id']}[/] trial {row['trial']} (seed {row['seed']}): [b]{status}[/]"
              f"  finish {row.get('finish_reason')}  category {row.get('failure_category')}"]
-    for e in row.get("trace") or []:
+    for e in shown_events(row):
         if e["type"] == "message":
-            if e["role"] == "system" and e.get("source") == "env" and not str(e.get("content", "")).startswith("{"):
-                continue  # the system prompt and the policy
-            if e["role"] == "tool" or e.get("source") == "tool":
-                continue  # printed once, as the result of its call
             if e.get("reasoning"):
                 lines.append(f"[dim]  (reasoning) {cut(e['reasoning'])}[/]")
             if e.get("content"):

@@ -195,6 +195,23 @@ def row_messages(row: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def shown_events(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The trace events a transcript view shows, the same in the terminal and in the report.
+
+    The system prompt and policy are left out, and so are tool messages, whose content is the
+    result already shown with its call (so nothing prints twice).
+    """
+    shown = []
+    for ev in row.get("trace") or []:
+        if ev["type"] == "message":
+            if ev["role"] == "system" and ev.get("source") == "env" and not str(ev.get("content") or "").startswith("{"):
+                continue
+            if ev["role"] == "tool" or ev.get("source") == "tool":
+                continue
+        shown.append(ev)
+    return shown
+
+
 def final_agent_text(row: dict[str, Any]) -> str:
     """The agent's last plain message in a row, what a reader or a judge sees as its answer to the customer."""
     for m in reversed(row_messages(row)):

@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ..checks import FAILURE_CATEGORIES
-from .metrics import summarize
+from .metrics import shown_events, summarize
 
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 CATEGORY_COLOURS = {"tool_usage": "#d62728", "no_state_changing_action": "#ff7f0e",
@@ -226,12 +226,8 @@ def _transcript_html(row: dict[str, Any]) -> str:
         return e(text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + " ...")
 
     out = []
-    for ev in row.get("trace") or []:
+    for ev in shown_events(row):
         if ev["type"] == "message":
-            if ev["role"] == "system" and ev.get("source") == "env" and not str(ev.get("content") or "").startswith("{"):
-                continue
-            if ev["role"] == "tool" or ev.get("source") == "tool":
-                continue  # shown once, as the result of its call
             if ev.get("reasoning"):
                 out.append(f'<span class="t">(reasoning) {cut(ev["reasoning"])}</span>')
             if ev.get("content"):
