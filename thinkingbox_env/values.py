@@ -199,9 +199,18 @@ def _free(taken: list[tuple[int, int]], start: int, end: int) -> bool:
 
 
 def extract_values(text: str, clock: date | datetime | None = None, id_patterns: tuple[str, ...] | list[str] = ()) -> list[Value]:
-    """Every typed value written in ``text``, each character in at most one value, in text order."""
+    """Every typed value written in ``text``, each character in at most one value, in text order.
+
+    Memoised: grading reads the same tool results, policy lines and replies over and
+    over (every episode of a task, every check), and the answer depends on nothing else.
+    """
     if isinstance(clock, datetime):
         clock = clock.date()
+    return list(_extract_values(text, clock, tuple(id_patterns)))
+
+
+@lru_cache(maxsize=65_536)
+def _extract_values(text: str, clock: date | None, id_patterns: tuple[str, ...]) -> tuple[Value, ...]:
     found: list[Value] = []
     taken: list[tuple[int, int]] = []
 
@@ -256,7 +265,7 @@ def extract_values(text: str, clock: date | datetime | None = None, id_patterns:
             continue
         add("number", number_norm(n), m.start(), m.end())
     found.sort(key=lambda v: v.start)
-    return found
+    return tuple(found)
 
 
 def parse_value(text: str, clock: date | datetime | None = None, id_patterns: tuple[str, ...] | list[str] = ()) -> Value | None:
