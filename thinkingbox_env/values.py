@@ -10,6 +10,7 @@ most specific kind first, and every character belongs to at most one value.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -306,8 +307,33 @@ def values_of(obj: object, clock: date | datetime | None = None, id_patterns: tu
     """The value keys held by a structured record (a tool result, a row).
 
     Money from decimals, dates from ISO strings, ids from strings the domain patterns
-    recognise, numbers from ints.
+    recognise, numbers from ints. Memoised by the record's JSON text (every leaf tagged
+    with its type), because grading walks the same tool results for every episode.
     """
+    if isinstance(clock, datetime):
+        clock = clock.date()
+    try:
+        text = json.dumps(obj, default=_tagged, check_circular=False)
+    except (TypeError, ValueError, RecursionError):
+        return _values_of(obj, clock, tuple(id_patterns))
+    key = (text, clock, tuple(id_patterns))
+    hit = _VALUES_OF.get(key)
+    if hit is None:
+        if len(_VALUES_OF) >= 65_536:
+            _VALUES_OF.clear()
+        hit = _VALUES_OF[key] = frozenset(_values_of(obj, clock, tuple(id_patterns)))
+    return set(hit)
+
+
+_VALUES_OF: dict[tuple[str, date | None, tuple[str, ...]], frozenset[tuple[str, str]]] = {}
+
+
+def _tagged(value: object) -> str:
+    """A JSON stand-in for a non-JSON leaf that no JSON string can equal (its type and repr, after a NUL)."""
+    return f"\x00{type(value).__name__}:{value!r}"
+
+
+def _values_of(obj: object, clock: date | None, id_patterns: tuple[str, ...]) -> set[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
 
     def walk(x: object, key: str = "") -> None:
