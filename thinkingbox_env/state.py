@@ -317,82 +317,150 @@ class DomainDatabase:
         return tables
 
     def build_task_template(self, task_label: str, patch: Patch) -> TaskTemplate:
-        """Materialise the tables a task's patch touches, once per task per process."""
+        """Materialise the tables a task's patch touches, once per task per process.
+
+        Every statement returns the rows it wrote, so the template's initial rows (what
+        episodes are diffed against) and its sequence starts follow from the domain
+        template's rows and the patch without reading the new tables back. Rows a patch
+        inserts with the same columns go in one statement: a fresh training variant pays
+        per patched table, not per patched row.
+        """
         con = _Process.connection()
         schema = _Process.next_name("t_")
+        touched = sorted(patch.tables())
         with _Process._lock:
             cur = con.cursor()
-            cur.execute(f"CREATE SCHEMA {schema}")
-            cur.execute(f"SET search_path = '{schema},{self.schema}'")
+        try:
+            infos = {table: self._table(table, task_label) for table in touched}
+            rows = {table: dict(self._domain_rows(table, cur)) for table in touched}
+            cur.execute("; ".join(
+                [f"CREATE SCHEMA {schema}", f"SET search_path = '{schema},{self.schema}'"]
+                # no primary-key index (building it is most of a small table's copy): the patch's keys are checked below
+                + [f"{infos[t].create_episode_copy_in(schema).rstrip(';')}; INSERT INTO {schema}.{_quote(t)} SELECT * FROM {self.schema}.{_quote(t)}"
+                   for t in touched]
+            ))
+            for table, new_rows in patch.insert.items():
+                info = infos[table]
+                groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+                for row in new_rows:
+                    unknown = set(row) - set(info.columns)
+                    if unknown:
+                        raise StateError(f"task '{task_label}': patch.insert.{table}: unknown columns {sorted(unknown)}")
+                    groups.setdefault(tuple(row), []).append(row)
+                for names, group in groups.items():
+                    marks = "(" + ", ".join("?" for _ in names) + ")"
+                    out = cur.execute(
+                        f"INSERT INTO {_quote(table)} ({', '.join(_quote(n) for n in names)}) "
+                        f"VALUES {', '.join(marks for _ in group)} RETURNING *",
+                        [r[n] for r in group for n in names],
+                    )
+                    before = len(rows[table])
+                    n = self._fold(info, rows[table], out)
+                    if len(rows[table]) != before + n:
+                        raise StateError(f"task '{task_label}': patch.insert.{table}: a row's primary key "
+                                         f"{', '.join(info.primary_key)} is already taken (duplicate key)")
+            reread: set[str] = set()
+            for upd in patch.update:
+                info = infos[upd.table]
+                where, wparams = _where(info, upd.key, task_label)
+                sets = ", ".join(f"{_quote(c)} = ?" for c in upd.set)
+                out = cur.execute(f"UPDATE {_quote(upd.table)} SET {sets} WHERE {where} RETURNING *", [*upd.set.values(), *wparams])
+                if set(upd.set) & set(info.primary_key):
+                    reread.add(upd.table)  # the key moved: the returned row cannot say which one it replaced
+                n = self._fold(info, rows[upd.table], out)
+                if n != 1:
+                    raise StateError(f"task '{task_label}': patch.update on {upd.table} {upd.key} matched {n} rows")
+            for dele in patch.delete:
+                info = infos[dele.table]
+                where, wparams = _where(info, dele.key, task_label)
+                out = cur.execute(f"DELETE FROM {_quote(dele.table)} WHERE {where} RETURNING *", wparams)
+                n = self._fold(info, rows[dele.table], out, deletes=True)
+                if n != 1:
+                    raise StateError(f"task '{task_label}': patch.delete on {dele.table} {dele.key} matched {n} rows")
+            for table in sorted(reread):
+                info = infos[table]
+                res = cur.execute(f"SELECT * FROM {schema}.{_quote(table)}")
+                names = tuple(d[0] for d in res.description)
+                fetched = res.fetchall()
+                rows[table] = {}
+                for values in fetched:
+                    row = dict(zip(names, values))
+                    rows[table][tuple(row[c] for c in info.primary_key)] = row
+                if len(rows[table]) != len(fetched):
+                    raise StateError(f"task '{task_label}': patch.update on {table} gives two rows the same primary key")
+        except (duckdb.Error, StateError) as exc:
             try:
-                for table in sorted(patch.tables()):
-                    info = self._table(table, task_label)
-                    cur.execute(info.create_in(schema))
-                    cur.execute(f"INSERT INTO {schema}.{_quote(table)} SELECT * FROM {self.schema}.{_quote(table)}")
-                for table, rows in patch.insert.items():
-                    info = self._table(table, task_label)
-                    for row in rows:
-                        unknown = set(row) - set(info.columns)
-                        if unknown:
-                            raise StateError(f"task '{task_label}': patch.insert.{table}: unknown columns {sorted(unknown)}")
-                        names = list(row)
-                        cur.execute(
-                            f"INSERT INTO {_quote(table)} ({', '.join(_quote(n) for n in names)}) "
-                            f"VALUES ({', '.join('?' for _ in names)})",
-                            [row[n] for n in names],
-                        )
-                for upd in patch.update:
-                    info = self._table(upd.table, task_label)
-                    where, wparams = _where(info, upd.key, task_label)
-                    sets = ", ".join(f"{_quote(c)} = ?" for c in upd.set)
-                    n = cur.execute(f"UPDATE {_quote(upd.table)} SET {sets} WHERE {where} RETURNING 1", [*upd.set.values(), *wparams]).fetchall()
-                    if len(n) != 1:
-                        raise StateError(f"task '{task_label}': patch.update on {upd.table} {upd.key} matched {len(n)} rows")
-                for dele in patch.delete:
-                    info = self._table(dele.table, task_label)
-                    where, wparams = _where(info, dele.key, task_label)
-                    n = cur.execute(f"DELETE FROM {_quote(dele.table)} WHERE {where} RETURNING 1", wparams).fetchall()
-                    if len(n) != 1:
-                        raise StateError(f"task '{task_label}': patch.delete on {dele.table} {dele.key} matched {len(n)} rows")
-            except (duckdb.Error, StateError) as exc:
                 cur.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+            finally:
                 cur.close()
-                if isinstance(exc, StateError):
-                    raise
-                raise StateError(f"task '{task_label}': patch cannot be applied: {exc}") from exc
-            sequences = self._sequence_starts(cur, frozenset(patch.tables()))
-            cur.close()
-        return TaskTemplate(self, schema, frozenset(patch.tables()), sequences)
+            if isinstance(exc, StateError):
+                raise
+            raise StateError(f"task '{task_label}': patch cannot be applied: {exc}") from exc
+        base = {t: dict(sorted(rows[t].items())) for t in touched}
+        sequences = self._sequence_starts(cur, base)
+        cur.close()
+        template = TaskTemplate(self, schema, frozenset(touched), sequences)
+        template._base_rows.update(base)
+        return template
+
+    def _domain_rows(self, table: str, cur: duckdb.DuckDBPyConnection) -> dict[tuple, dict[str, Any]]:
+        """The domain template's rows of a table by key, in key order; read once per process (read only)."""
+        index = self.base_rows.get(table)
+        if index is None:
+            info = self.tables[table]
+            order = ", ".join(_quote(c) for c in info.primary_key)
+            res = cur.execute(f"SELECT * FROM {_quote(self.schema)}.{_quote(table)} ORDER BY {order}")
+            names = tuple(d[0] for d in res.description)
+            index = {}
+            for values in res.fetchall():
+                row = dict(zip(names, values))
+                index[tuple(row[c] for c in info.primary_key)] = row
+            self.base_rows[table] = index
+        return index
+
+    @staticmethod
+    def _fold(info: TableInfo, rows: dict[tuple, dict[str, Any]], cur: duckdb.DuckDBPyConnection, deletes: bool = False) -> int:
+        """Apply a patch statement's returned rows to the table's rows by key; the number of rows it wrote."""
+        names = tuple(d[0] for d in cur.description)
+        returned = cur.fetchall()
+        for values in returned:
+            row = dict(zip(names, values))
+            key = tuple(row[c] for c in info.primary_key)
+            if deletes:
+                rows.pop(key, None)
+            else:
+                rows[key] = row
+        return len(returned)
 
     def _table(self, table: str, task_label: str) -> TableInfo:
         if table not in self.tables:
             raise StateError(f"task '{task_label}': patch names unknown table '{table}'")
         return self.tables[table]
 
-    def _sequence_starts(self, cur: duckdb.DuckDBPyConnection, patched: frozenset[str]) -> dict[str, int]:
+    def _sequence_starts(self, cur: duckdb.DuckDBPyConnection, patched: dict[str, dict[tuple, dict[str, Any]]]) -> dict[str, int]:
         """The next id of every sequence; tables the patch leaves alone keep the domain template's.
 
         The domain template never changes, so its starts are read once; a new
-        variant only scans the tables its patch touched.
+        variant's patched tables are counted from their rows, already in hand.
         """
         if self._domain_starts is None:
-            self._domain_starts = self._scan_sequence_starts(cur, frozenset(self.tables), self.schema)
+            self._domain_starts = {
+                name: self._next_number(info, self._domain_rows(name, cur).values())
+                for name, info in self.tables.items() if info.meta.sequence is not None
+            }
         starts = dict(self._domain_starts)
-        starts.update(self._scan_sequence_starts(cur, patched, None))
+        for name, rows in patched.items():
+            if self.tables[name].meta.sequence is not None:
+                starts[name] = self._next_number(self.tables[name], rows.values())
         return starts
 
-    def _scan_sequence_starts(self, cur: duckdb.DuckDBPyConnection, tables: frozenset[str], schema: str | None) -> dict[str, int]:
-        """Scan the named tables: in ``schema``, or where the cursor's search path finds them."""
-        prefix = f"{_quote(schema)}." if schema else ""
-        starts = {}
-        for name, info in self.tables.items():
-            seq = info.meta.sequence
-            if seq is None or name not in tables:
-                continue
-            values = [r[0] for r in cur.execute(f"SELECT CAST({_quote(seq.column)} AS VARCHAR) FROM {prefix}{_quote(name)}").fetchall()]
-            numbers = [int(m.group()) for v in values if v is not None for m in [re.search(r"\d+$", v)] if m]
-            starts[name] = max([seq.start - 1, *numbers]) + 1
-        return starts
+    @staticmethod
+    def _next_number(info: TableInfo, rows: Any) -> int:
+        """One past the largest trailing number of the sequence column (ids like ``RET-000123`` included)."""
+        seq = info.meta.sequence
+        assert seq is not None
+        numbers = [int(m.group()) for r in rows if r[seq.column] is not None for m in [re.search(r"\d+$", str(r[seq.column]))] if m]
+        return max([seq.start - 1, *numbers]) + 1
 
 
 def _where(info: TableInfo, key: dict[str, Any], task_label: str) -> tuple[str, list[Any]]:
@@ -421,20 +489,20 @@ class TaskTemplate:
         Templates never change once built, so every episode of the task diffs its
         writes against the same dictionary instead of reading the table again.
         """
-        shared = table not in self.tables  # the domain template's rows: the same for every task of the domain
-        index = self._base_rows.get(table) or (self.domain.base_rows.get(table) if shared else None)
+        index = self._base_rows.get(table)
         if index is None:
-            info = self.domain.tables[table]
-            order = ", ".join(_quote(c) for c in info.primary_key)
-            cur = cursor.execute(f"SELECT * FROM {self.base_schema(table)}.{_quote(table)} ORDER BY {order}")
-            names = tuple(d[0] for d in cur.description)
-            index = {}
-            for values in cur.fetchall():
-                row = dict(zip(names, values))
-                index[tuple(row[c] for c in info.primary_key)] = row
-            if shared:
-                self.domain.base_rows[table] = index
-        self._base_rows[table] = index
+            if table in self.tables:  # built with the template; read back only if that was lost
+                info = self.domain.tables[table]
+                order = ", ".join(_quote(c) for c in info.primary_key)
+                cur = cursor.execute(f"SELECT * FROM {self.schema}.{_quote(table)} ORDER BY {order}")
+                names = tuple(d[0] for d in cur.description)
+                index = {}
+                for values in cur.fetchall():
+                    row = dict(zip(names, values))
+                    index[tuple(row[c] for c in info.primary_key)] = row
+            else:  # the domain template's rows: the same for every task of the domain
+                index = self.domain._domain_rows(table, cursor)
+            self._base_rows[table] = index
         return index
 
     def new_episode(self) -> EpisodeState:
