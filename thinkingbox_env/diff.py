@@ -221,7 +221,34 @@ def _digest_of_lines(info: TableInfo, lines: list[str]) -> str:
     return hashlib.sha256((info.name + "\n" + "\n".join(lines)).encode()).hexdigest()
 
 
-_BASE_LINES: dict[tuple[str, str], dict[tuple, str]] = {}
+def _base_lines(state: EpisodeState, info: TableInfo) -> dict[tuple, str]:
+    """The canonical line of every template row of a table, by key; kept per template schema.
+
+    A task template's table is the domain template's plus a few patched rows, and its
+    unchanged rows are the very same objects: only the patched ones are rendered anew.
+    """
+    table = info.name
+    schema = state.template.base_schema(table)
+    cache = state.template.domain.row_lines
+    lines = cache.get((schema, table))
+    if lines is not None:
+        return lines
+    seq_col = info.meta.sequence.column if info.meta.sequence else None
+    rows = state.base_index(table)
+    domain = state.template.domain
+    domain_rows = domain.base_rows.get(table)
+    if schema != domain.schema and domain_rows is not None:
+        shared = cache.get((domain.schema, table))
+        if shared is None:
+            shared = {k: _row_line(info, row, {}, set(), seq_col) for k, row in domain_rows.items()}
+            cache[(domain.schema, table)] = shared
+        lines = {k: shared[k] if domain_rows.get(k) is row else _row_line(info, row, {}, set(), seq_col) for k, row in rows.items()}
+    else:
+        lines = {k: _row_line(info, row, {}, set(), seq_col) for k, row in rows.items()}
+    if len(cache) > 10_000:  # schemas of dropped templates leave stale entries behind
+        cache.clear()
+    cache[(schema, table)] = lines
+    return lines
 
 
 def _overlay_digest(state: EpisodeState, info: TableInfo, diff: StateDiff) -> str | None:
@@ -234,14 +261,7 @@ def _overlay_digest(state: EpisodeState, info: TableInfo, diff: StateDiff) -> st
     table = info.name
     if table in state.untracked or any(ref == t for ref in info.meta.references.values() for t, _ in diff.created_keys):
         return None
-    cache_key = (state.template.base_schema(table), table)
-    base_lines = _BASE_LINES.get(cache_key)
-    if base_lines is None:
-        seq_col = info.meta.sequence.column if info.meta.sequence else None
-        base_lines = {k: _row_line(info, row, {}, set(), seq_col) for k, row in state.base_index(table).items()}
-        if len(_BASE_LINES) > 10_000:  # schemas of dropped templates leave stale entries behind
-            _BASE_LINES.clear()
-        _BASE_LINES[cache_key] = base_lines
+    base_lines = _base_lines(state, info)
     overlay = state.overlay.get(table, {})
     seq_col = info.meta.sequence.column if info.meta.sequence else None
     new_keys = set(diff.created_keys)
@@ -267,7 +287,7 @@ def canonical_hash(state: EpisodeState, diff: StateDiff | None = None) -> str:
             cache_key = (base, table)
             digest = _BASE_DIGESTS.get(cache_key)
             if digest is None:
-                digest = _table_digest(info, list(state.base_index(table).values()), {}, set())
+                digest = _digest_of_lines(info, list(_base_lines(state, info).values()))
                 if len(_BASE_DIGESTS) > 100_000:  # schemas of dropped templates leave stale entries behind
                     _BASE_DIGESTS.clear()
                 _BASE_DIGESTS[cache_key] = digest

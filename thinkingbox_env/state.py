@@ -276,6 +276,7 @@ class DomainDatabase:
             cur.close()
         self.read_cache = ReadCache()
         self.base_rows: dict[str, dict[tuple, dict[str, Any]]] = {}  # domain template rows by key, read once
+        self.row_lines: dict[tuple[str, str], dict[tuple, str]] = {}  # canonical lines of template rows (diff.py)
         self._domain_starts: dict[str, int] | None = None
 
     def _introspect(self, cur: duckdb.DuckDBPyConnection) -> dict[str, TableInfo]:
@@ -532,6 +533,7 @@ class EpisodeState:
     overlay: dict[str, dict[tuple, dict[str, Any] | None]] = field(default_factory=dict)
     untracked: set[str] = field(default_factory=set)  # written tables whose overlay is incomplete: scanned
     closed: bool = False
+    misses: int = 0  # statements of this episode that the memo could not answer and DuckDB ran
     _log: list[tuple[str, list[Any]]] = field(default_factory=list, repr=False)  # successful writes, as run
     _synced: int = 0  # how many of them DuckDB has seen in this episode's schema
     _in_db: set[str] = field(default_factory=set, repr=False)  # tables copied into the episode schema
@@ -658,6 +660,7 @@ class EpisodeState:
                 return [dict(zip(names, row)) for row in rows]
         if tables is None or self.materialized.intersection(tables):
             self._sync()
+        self.misses += 1
         cur = self._cur().execute(sql, list(params))
         names = tuple(d[0] for d in cur.description)
         rows = cur.fetchall()
@@ -712,6 +715,7 @@ class EpisodeState:
             self._sync()
             self._begin_if_pending()
             self._copy_in(table)
+            self.misses += 1
             cur = self._cur().execute(run, params)
             names: tuple[str, ...] = tuple(d[0] for d in cur.description) if cur.description is not None else ()
             values = cur.fetchall() if cur.description is not None else []
