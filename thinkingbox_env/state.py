@@ -36,8 +36,8 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 

@@ -165,7 +165,7 @@ def phrase_polarity(text: str, phrase: str) -> list[bool]:
 def _phrase_polarity(text: str, phrase: str) -> tuple[bool, ...]:
     want = _normalise_phrase(phrase)
     if not want:
-        return []
+        return ()
     out = []
     for clause in _clauses(text):
         toks = _normalise_phrase(clause)
