@@ -610,7 +610,7 @@ class EpisodeState:
             assert match is not None  # only matched statements are logged
             self._copy_in(match.group(1))
             cur.execute(run, params)
-        self._synced = len(self._log)
+            self._synced += 1  # one at a time: outside a transaction each replayed write is already committed
 
     def _token(self, table: str) -> int | None:
         """The memo token of a table's content in this episode: 0 untouched, None when it cannot be told."""
