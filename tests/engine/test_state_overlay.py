@@ -260,3 +260,25 @@ def test_the_memo_and_the_overlay_agree_with_duckdb_on_any_write_sequence(ops, p
         leader.close()
         follower.close()
         plain.close()
+
+
+def test_the_memo_never_answers_one_task_with_another_tasks_rows():
+    """Tasks whose patches touch the same table run the same read: each gets its own template's rows."""
+    by_table: dict[str, list[str]] = {}
+    for task_id in tb.list_tasks("retail")[:30]:
+        for table in runtime_for(tb.load_task(task_id)).template.tables:
+            by_table.setdefault(table, []).append(task_id)
+    table, task_ids = max(by_table.items(), key=lambda kv: len(kv[1]))
+    assert len(task_ids) > 1
+    answers = set()
+    for task_id in task_ids[:8]:
+        runtime = runtime_for(tb.load_task(task_id))
+        info = runtime.template.domain.tables[table]
+        sql = f"SELECT * FROM {table} ORDER BY {', '.join(info.primary_key)}"
+        for _ in range(2):  # the second read is a memo hit
+            state = runtime.new_state()
+            rows = state.query(sql)
+            state.close()
+            assert rows == list(runtime.template.base_rows(table, _Process.connection().cursor()).values()), task_id
+        answers.add(repr(rows))
+    assert len(answers) > 1  # the tasks' rows do differ, so a shared answer would have been caught
