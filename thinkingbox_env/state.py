@@ -171,6 +171,7 @@ class ReadCache:
     def __init__(self, max_entries: int = 20_000):
         self.max_entries = max_entries
         self.enabled = True  # off: every statement goes to DuckDB (a benchmark's cold figures)
+        self.template_only = False  # on: only reads of tables no episode wrote are memoised (the earlier engine's memo)
         self._rows: dict[tuple, tuple[tuple[str, ...], list[tuple]]] = {}
         self._tables: dict[str, tuple[str, ...] | None] = {}
         self._volatile: dict[str, bool] = {}
@@ -634,12 +635,13 @@ class EpisodeState:
         return tok
 
     def _memo_key(self, kind: str, sql: str, params: Sequence[Any], tables: Sequence[str]) -> tuple | None:
-        if not self.template.domain.read_cache.deterministic(sql):
+        cache = self.template.domain.read_cache
+        if not cache.deterministic(sql) or (cache.template_only and kind != "r"):
             return None
         parts = []
         for t in tables:
             tok = self._token(t)
-            if tok is None:
+            if tok is None or (tok and cache.template_only):
                 return None
             parts.append((self.template.base_schema(t), tok))
         return (kind, sql, _params_key(params), tuple(parts))
