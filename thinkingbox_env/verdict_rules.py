@@ -342,9 +342,9 @@ def dialogue_context(context: GradingContext) -> DialogueContext:
     """The episode's words for the dialogue kinds, gathered once per grading (the kinds share it)."""
     cached = context.memo.get("dialogue_context")
     if cached is None:
-        from .runtime import runtime_for
+        from .domain import load_domain
 
-        domain = runtime_for(context.task).domain
+        domain = load_domain(context.task.domain)  # the runtime's domain, without hashing the task again
         cached = episode_context(context.task, domain, context.dialogue, context.trace, context.outcome.diff)
         context.memo["dialogue_context"] = cached
     return cached
@@ -362,9 +362,9 @@ def typed_dialogue(context: GradingContext) -> list[TypedDialogue]:
 
 def domain_rules(task: TaskSpec) -> VerdictRules:
     """The verdict declarations of the task's domain (empty when the domain declares none)."""
-    from .runtime import runtime_for
+    from .domain import load_domain
 
-    return load_verdict_rules(str(runtime_for(task).domain.path))
+    return load_verdict_rules(str(load_domain(task.domain).path))
 
 
 # --------------------------------------------------------------------------- agreement and proposals
