@@ -210,7 +210,7 @@ def extract_values(text: str, clock: date | datetime | None = None, id_patterns:
     return list(_extract_values(text, clock, tuple(id_patterns)))
 
 
-@lru_cache(maxsize=65_536)
+@lru_cache(maxsize=16_384)
 def _extract_values(text: str, clock: date | None, id_patterns: tuple[str, ...]) -> tuple[Value, ...]:
     found: list[Value] = []
     taken: list[tuple[int, int]] = []
@@ -319,7 +319,7 @@ def values_of(obj: object, clock: date | datetime | None = None, id_patterns: tu
     key = (text, clock, tuple(id_patterns))
     hit = _VALUES_OF.get(key)
     if hit is None:
-        if len(_VALUES_OF) >= 65_536:
+        if len(_VALUES_OF) >= 8_192:  # keys are whole records: bounded for long training runs
             _VALUES_OF.clear()
         hit = _VALUES_OF[key] = frozenset(_values_of(obj, clock, tuple(id_patterns)))
     return set(hit)

@@ -123,7 +123,7 @@ def normalise_phrase(text: str) -> list[str]:
     return list(_normalise_phrase(text))
 
 
-@lru_cache(maxsize=65_536)  # grading normalises the same replies and phrases for every episode of a task
+@lru_cache(maxsize=16_384)  # grading normalises the same replies and phrases for every episode of a task
 def _normalise_phrase(text: str) -> tuple[str, ...]:
     t = text.lower().replace("’", "'").replace("‘", "'")
     for pat, rep in _CONTRACTIONS:
@@ -161,7 +161,7 @@ def phrase_polarity(text: str, phrase: str) -> list[bool]:
     return list(_phrase_polarity(text, phrase))
 
 
-@lru_cache(maxsize=65_536)
+@lru_cache(maxsize=16_384)
 def _phrase_polarity(text: str, phrase: str) -> tuple[bool, ...]:
     want = _normalise_phrase(phrase)
     if not want:
