@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from thinkingbox_env.eval.runner import read_rows
+
 pytest.importorskip("torch")
 pytest.importorskip("trl")
 pytest.importorskip("matplotlib")
@@ -42,7 +44,8 @@ def _tiny(shaping):
         "warm_start.variants_per_family=2", "warm_start.max_steps=6", "warm_start.batch_size=2",
         "grpo.max_steps=2", "grpo.variants_per_family=2", "grpo.num_generations=2", "grpo.per_device_train_batch_size=2",
         "grpo.max_completion_length=96", "grpo.max_tool_calling_iterations=3",
-        "eval.every=1", "eval.heldout_variants_per_family=1", "eval.test_tasks=[retail/ST004_001]", "eval.max_new_tokens=16",
+        "eval.every=2", "eval.heldout_variants_per_family=1", "eval.seen_variants_per_family=1",
+        "eval.test_tasks=[retail/ST004_001]", "eval.max_new_tokens=16",
     ]))
 
 
@@ -54,8 +57,9 @@ def test_every_arm_trains_two_steps_logs_its_components_and_the_run_writes_json_
 
     saved = json.loads((tmp_path / "results.json").read_text())
     assert set(saved["arms"]) == {a.name for a in cfg.arms}
-    heldout, test = saved["splits"]["heldout"], saved["splits"]["test"]
+    heldout, test, seen = saved["splits"]["heldout"], saved["splits"]["test"], saved["splits"]["seen"]
     assert len(heldout) == 1 and heldout[0].startswith("variant/retail/ST004/") and test == ["retail/ST004_001"]
+    assert len(seen) == 1 and seen != heldout
     components = [f"rewards/reward_{n}/mean" for n in ("arm", "verdict", "effects", "no_collateral", "dialogue", "progress",
                                                         "checks")]
     for arm in cfg.arms:
@@ -76,22 +80,24 @@ def test_every_arm_trains_two_steps_logs_its_components_and_the_run_writes_json_
                 arm.name, h["rewards/reward_checks/mean"])
             assert h["rewards/reward_arm/mean"] == pytest.approx(a * h["rewards/reward_verdict/mean"] + (1 - a) * shaping_value,
                                                                  abs=1e-5), (arm.name, h)
-        # evaluated at steps 0 (warm start), 1 and 2 on both splits, through the evaluation library's rows
-        assert [e["step"] for e in run["evals"]] == [0, 1, 2]
+        # evaluated at step 0 (the warm start) and at the last step on every split, through the evaluation library
+        assert [e["step"] for e in run["evals"]] == [0, 2]
         for ev in run["evals"]:
-            for split in ("heldout", "test"):
+            for split in ("heldout", "test", "seen"):
                 m = ev[split]
                 assert m["pass1"]["tasks"] == 1 and m["system_errors"] == 0
                 assert "effect:tickets:update" in m["checks"] and m["tokens_per_episode"] > 0
-        assert (tmp_path / "arms" / arm.name / "seed0" / "eval_step2" / "heldout.jsonl").is_file()
+        rows = read_rows(tmp_path / "arms" / arm.name / "seed0" / "eval_step2" / "heldout.jsonl")
+        assert [r["task_id"] for r in rows] == heldout
+        assert rows[0]["config"]["agent"]["tools"] == cfg.tools  # evaluated with the tools it was trained with
 
     curves = saved["summary"]["curves"]
     for arm in cfg.arms:
-        assert list(curves[arm.name]["heldout"]["pass1"]) == ["0", "1", "2"]
+        assert list(curves[arm.name]["heldout"]["pass1"]) == ["0", "2"]
         assert curves[arm.name]["test"]["checks"]
     assert "minus_verdict" in saved["summary"]["final"]["checks"]["heldout"]
     plots = {Path(p).name for p in results["plots"]}
-    assert plots == {"pass1.png", "checks_heldout.png", "checks_test.png", "training.png"}
+    assert plots == {"pass1.png", "checks_heldout.png", "checks_test.png", "checks_seen.png", "training.png"}
     for name in plots:
         assert (tmp_path / "plots" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -57,8 +57,8 @@ class ArmConfig:
     name: str
     shaping: str = "none"
     verdict_share: float | list[float] = 1.0
-    weights: dict[str, float] = field(default_factory=dict)  # CheckRewardWrapper weights (shaping: checks)
-    default_weight: float = 1.0
+    # CheckRewardWrapper weights of this arm's shaping (shaping: checks); empty: the experiment's check_weights
+    weights: dict[str, float] = field(default_factory=dict)
 
     def share(self, step: int, max_steps: int) -> float:
         """a(t) at optimizer step ``step`` (0-based) of ``max_steps``."""
@@ -134,6 +134,9 @@ class ExperimentConfig:
     # CPU threads for torch (None: torch's default). A model this small gains little from a second
     # thread and loses much when the cores are shared, so the CPU config uses one.
     torch_threads: int | None = None
+    # CheckRewardWrapper weights (check name, then kind; others count 1): the shaping of arms that give none,
+    # and the reward_checks component every arm logs, so that the logged curves compare across arms
+    check_weights: dict[str, float] = field(default_factory=dict)
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
     model: ModelConfig = field(default_factory=ModelConfig)
     warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
@@ -192,6 +195,10 @@ def _validate(cfg: ExperimentConfig) -> None:
             raise ConfigError(f"arm '{arm.name}': verdict_share must be a number in [0, 1] or [start, end], got {arm.verdict_share!r}")
         if arm.shaping == "none" and shares != [1] and shares != [1.0]:
             raise ConfigError(f"arm '{arm.name}': without shaping the verdict share must be 1")
+        bad = {k: v for k, v in {**cfg.check_weights, **arm.weights}.items()
+               if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0}
+        if bad:
+            raise ConfigError(f"arm '{arm.name}': check weights must be non-negative numbers, got {bad}")
     if not cfg.seeds or len(set(cfg.seeds)) != len(cfg.seeds):
         raise ConfigError(f"seeds: give distinct seeds, got {cfg.seeds}")
     if cfg.grpo.per_device_train_batch_size % cfg.grpo.num_generations:
@@ -336,11 +343,11 @@ def warm_start(cfg: ExperimentConfig, base: Path, out: Path, seed: int) -> Path:
 # --------------------------------------------------------------------------- rewards
 
 
-def arm_reward(arm: ArmConfig, max_steps: int, group: int) -> Any:
+def arm_reward(arm: ArmConfig, check_weights: dict[str, float], max_steps: int, group: int) -> Any:
     """The reward an arm trains on; it also logs a(t) and the rollouts' collapse and hacking indicators."""
     from thinkingbox_env.integrations import trl as tb_trl
 
-    shaping = tb_trl.reward_checks(arm.weights, arm.default_weight) if arm.shaping == "checks" else (
+    shaping = tb_trl.reward_checks(arm.weights or check_weights) if arm.shaping == "checks" else (
         tb_trl.reward_progress if arm.shaping == "progress" else None)
 
     def reward_arm(completions: list[Any], environments: list[Any] | None = None, trainer_state: Any = None,
@@ -361,12 +368,13 @@ def arm_reward(arm: ArmConfig, max_steps: int, group: int) -> Any:
     return reward_arm
 
 
-def reward_functions(arm: ArmConfig, max_steps: int, group: int) -> tuple[list[Any], list[float]]:
-    """The arm's reward (weight 1) and every logged component (weight 0)."""
+def reward_functions(cfg: ExperimentConfig, arm: ArmConfig) -> tuple[list[Any], list[float]]:
+    """The arm's reward (weight 1) and every logged component (weight 0), the same on every arm."""
     from thinkingbox_env.integrations import trl as tb_trl
 
-    funcs = [arm_reward(arm, max_steps, group)] + [getattr(tb_trl, f"reward_{n}") for n in LOGGED]
-    funcs.append(tb_trl.reward_checks(arm.weights, arm.default_weight))  # the shaped value, logged on every arm
+    funcs = [arm_reward(arm, cfg.check_weights, cfg.grpo.max_steps, cfg.grpo.num_generations)]
+    funcs += [getattr(tb_trl, f"reward_{n}") for n in LOGGED]
+    funcs.append(tb_trl.reward_checks(cfg.check_weights))  # the experiment's weighting, logged on every arm
     return funcs, [1.0] + [0.0] * (len(funcs) - 1)
 
 
@@ -454,7 +462,7 @@ def run_arm(cfg: ExperimentConfig, arm: ArmConfig, seed: int, warm: Path, out: P
     t0 = time.perf_counter()
     model = AutoModelForCausalLM.from_pretrained(warm)
     tokenizer = AutoTokenizer.from_pretrained(warm)
-    funcs, weights = reward_functions(arm, cfg.grpo.max_steps, cfg.grpo.num_generations)
+    funcs, weights = reward_functions(cfg, arm)
     settings = asdict(cfg.grpo)
     settings.pop("variants_per_family")
     settings.pop("dataset_seed")

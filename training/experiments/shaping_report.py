@@ -97,7 +97,7 @@ def rollout_indicators(values: list[float | None], verdicts: list[float | None],
     def zero_std(xs: list[float | None]) -> float:
         chunks = [[x for x in xs[i:i + group] if x is not None] for i in range(0, len(xs), group)]
         chunks = [c for c in chunks if c]
-        return float(np.mean([max(c) - min(c) < 1e-9 for c in chunks])) if chunks else float("nan")
+        return float(np.mean([max(c) - min(c) < 1e-6 for c in chunks])) if chunks else float("nan")
 
     n = max(1, len(closings))
     return {
@@ -256,14 +256,18 @@ def _train_curves(seeds: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- plots
 
 
-def _band(ax: Any, curve: dict[str, dict[str, float]], label: str, color: Any) -> None:
+_STYLES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D")]  # arms that coincide stay visible
+
+
+def _band(ax: Any, curve: dict[str, dict[str, float]], label: str, color: Any, style: int = 0) -> None:
     if not curve:
         return
     steps = [int(s) for s in curve]
     mean = [curve[s]["mean"] for s in curve]
     from matplotlib.ticker import MaxNLocator
 
-    ax.plot(steps, mean, marker="o", ms=3, label=label, color=color)
+    line, marker = _STYLES[style % len(_STYLES)]
+    ax.plot(steps, mean, linestyle=line, marker=marker, ms=4, label=label, color=color, alpha=0.85)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.fill_between(steps, [curve[s]["min"] for s in curve], [curve[s]["max"] for s in curve], alpha=0.2, color=color)
 
@@ -287,7 +291,7 @@ def plot_all(results: dict[str, Any], out: Path) -> list[str]:
     fig, axes = plt.subplots(1, len(splits), figsize=(5.5 * len(splits), 4), squeeze=False)
     for ax, split in zip(axes[0], splits):
         for arm in arms:
-            _band(ax, curves[arm][split]["pass1"], arm, colors[arm])
+            _band(ax, curves[arm][split]["pass1"], arm, colors[arm], arms.index(arm))
         ax.set(title=f"pass@1, {split} ({len(results['splits'][split])} tasks)", xlabel="GRPO step", ylabel="pass@1",
                ylim=(-0.02, 1.02))
         ax.legend(fontsize=8)
@@ -305,7 +309,7 @@ def plot_all(results: dict[str, Any], out: Path) -> list[str]:
         for i, check in enumerate(checks):
             ax = axes[i // cols][i % cols]
             for arm in arms:
-                _band(ax, curves[arm][split]["checks"].get(check, {}), arm, colors[arm])
+                _band(ax, curves[arm][split]["checks"].get(check, {}), arm, colors[arm], arms.index(arm))
             ax.set(title=check, xlabel="GRPO step", ylabel="pass rate", ylim=(-0.02, 1.02))
             ax.title.set_fontsize(8)
         for j in range(len(checks), rows * cols):
@@ -323,7 +327,7 @@ def plot_all(results: dict[str, Any], out: Path) -> list[str]:
     for i, (key, title) in enumerate(panels):
         ax = axes[i // 3][i % 3]
         for arm in arms:
-            _band(ax, curves[arm]["train"].get(key, {}), arm, colors[arm])
+            _band(ax, curves[arm]["train"].get(key, {}), arm, colors[arm], arms.index(arm))
         ax.set(title=title, xlabel="GRPO step")
     axes[0][0].legend(fontsize=8)
     fig.tight_layout()
@@ -337,3 +341,28 @@ def _save(fig: Any, path: Path) -> str:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return str(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Recompute the summary and redraw the plots of a finished (or partly finished) run folder."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description="Recompute summary and plots of a shaping run from its results.json.")
+    parser.add_argument("out", help="the run folder (holds results.json)")
+    args = parser.parse_args(argv)
+    path = Path(args.out) / "results.json"
+    if not path.is_file():
+        parser.error(f"no results.json in {args.out}")
+    results = json.loads(path.read_text(encoding="utf-8"))
+    done = {name: {"seeds": arm["seeds"]} for name, arm in results["arms"].items() if arm["seeds"]}
+    results["arms"] = done
+    results["summary"] = aggregate(results)
+    results["plots"] = plot_all(results, Path(args.out)) if done else []
+    path.write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")
+    print("\n".join(results["plots"]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
