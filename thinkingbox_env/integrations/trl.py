@@ -40,7 +40,7 @@ from ..wrappers import CheckRewardWrapper, CustomerToolWrapper
 log = logging.getLogger(__name__)
 
 __all__ = ["EPISODE_OVER", "REPLY_TOOL", "RefusedTestTask", "ThinkingboxTRLEnvironment", "build_grpo_dataset",
-           "build_sft_dataset", "environment_class", "environment_factories", "episode_infos", "grpo_rows", "oracle_conversation",
+           "build_sft_dataset", "environment_class", "environment_factories", "grpo_rows", "oracle_conversation",
            "reward_checks", "reward_dialogue", "reward_effects", "reward_no_collateral", "reward_process", "reward_progress", "reward_rubric",
            "reward_verdict", "system_prompt", "task_for_row", "trl_tool_schemas"]
 
@@ -261,6 +261,10 @@ def reward_progress(completions: list[Any], environments: list[Any] | None = Non
     return values
 
 
+class _NullEnv(gym.Env):
+    """The wrapper's weighting needs no env; gymnasium's wrapper type insists on one."""
+
+
 def reward_checks(weights: Mapping[str, float] | None = None, default: float = 1.0) -> Callable[..., list[float | None]]:
     """A reward function giving :class:`~thinkingbox_env.wrappers.CheckRewardWrapper`'s weighted per-check reward.
 
@@ -275,18 +279,6 @@ def reward_checks(weights: Mapping[str, float] | None = None, default: float = 1
         return [None if info is None else checker.shaped(info) for info in _infos(completions, environments or [])]
 
     return reward_checks
-
-
-class _NullEnv(gym.Env):
-    """The wrapper's weighting needs no env; gymnasium's wrapper type insists on one."""
-
-
-def episode_infos(completions: list[Any], environments: list[Any]) -> list[dict[str, Any] | None]:
-    """The final info of each finished rollout (closing message recorded once), None where no episode ran.
-
-    For reward functions and metrics of one's own that need more than a named component.
-    """
-    return _infos(completions, environments)
 
 
 CHECK_GROUP_REWARDS = [reward_effects, reward_no_collateral, reward_dialogue, reward_rubric]

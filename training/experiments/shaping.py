@@ -359,7 +359,7 @@ def arm_reward(arm: ArmConfig, check_weights: dict[str, float], max_steps: int, 
         a = arm.share(step, max_steps)
         values = [None if v is None else a * v + (1 - a) * float(s or 0.0) for v, s in zip(verdicts, extra)]
         if log_metric is not None:
-            closings = [tb_trl._final_text(c) for c in completions]
+            closings = [report.closing_text(c) for c in completions]
             for name, value in report.rollout_indicators(values, verdicts, closings, group).items():
                 log_metric(f"shaping/{name}", value)
             log_metric("shaping/verdict_share", a)

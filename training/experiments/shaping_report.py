@@ -81,6 +81,19 @@ def golden_reply(task_id: str) -> str:
 # --------------------------------------------------------------------------- closings
 
 
+def closing_text(completion: Any) -> str:
+    """The closing message of a TRL rollout: its last assistant turn without tool calls."""
+    if isinstance(completion, str):
+        return completion
+    for message in reversed(completion if isinstance(completion, list) else []):
+        if isinstance(message, dict) and message.get("role") == "assistant" and not message.get("tool_calls"):
+            content = message.get("content")
+            if isinstance(content, list):
+                content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+            return str(content or "")
+    return ""
+
+
 def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
