@@ -282,7 +282,7 @@ def seen_ids(cfg: ExperimentConfig) -> list[str]:
     return sorted(ids)
 
 
-def test_ids(cfg: ExperimentConfig) -> list[str]:
+def frozen_test_ids(cfg: ExperimentConfig) -> list[str]:
     from thinkingbox_env.eval import select_tasks
 
     if not cfg.eval.test_tasks:
@@ -492,7 +492,7 @@ def run(cfg: ExperimentConfig, out: Path, config_path: str | None = None) -> dic
     report.register_variant_source()
     out.mkdir(parents=True, exist_ok=True)
     started = time.time()
-    splits = {"heldout": heldout_ids(cfg), "test": test_ids(cfg), "seen": seen_ids(cfg)}
+    splits = {"heldout": heldout_ids(cfg), "test": frozen_test_ids(cfg), "seen": seen_ids(cfg)}
     log.info("held-out variants: %d, test tasks: %d", len(splits["heldout"]), len(splits["test"]))
     base = build_base_model(cfg, out / "base")
     from transformers import AutoModelForCausalLM
