@@ -44,14 +44,18 @@ def _anchors(path: Path) -> frozenset[str]:
     return frozenset(heading_slug(h) for h in _HEADING.findall(path.read_text(encoding="utf-8")))
 
 
-def source_problem(source: str, domain_path: Path, earlier_tools: set[str], read_tools: set[str]) -> str | None:
-    """Why ``source`` does not resolve in this domain, or None when it does."""
+def source_problem(source: str, domain_path: Path, earlier_tools: set[str], domain_tools: set[str]) -> str | None:
+    """Why ``source`` does not resolve in this domain, or None when it does.
+
+    ``record:<tool>`` names the result of an earlier golden call: a lookup, or a write whose result
+    carries what it created (the id of a new ticket).
+    """
     if source == "customer":
         return None
     if source.startswith("record:"):
         tool_name = source.removeprefix("record:")
-        if tool_name not in read_tools:
-            return f"'{tool_name}' is not a read tool of the domain"
+        if tool_name not in domain_tools:
+            return f"'{tool_name}' is not a tool of the domain"
         if tool_name not in earlier_tools:
             return f"no earlier golden call of '{tool_name}' to read it from"
         return None
@@ -74,7 +78,7 @@ def task_set_problems(spec: TaskSpec, domain: Domain) -> list[tuple[str, str]]:
     if domain.spec.task_set_version < FIRST_RATIONALE_VERSION:
         return []
     box = domain.toolbox
-    read_tools = {name for name in box.tools if not box[name].writes}
+    domain_tools = set(box.tools)
     guarded = consent_guarded_writes(domain.path)
     problems: list[tuple[str, str]] = []
     earlier: set[str] = set()
@@ -89,7 +93,7 @@ def task_set_problems(spec: TaskSpec, domain: Domain) -> list[tuple[str, str]]:
                     problems.append((f"golden.{i}.why.{arg}", f"no source for argument '{arg}' of {call.name}: name the policy "
                                      "section, document, customer fact or lookup that decides it (or type the argument FreeText)"))
                     continue
-                problem = source_problem(source, domain.path, earlier, read_tools)
+                problem = source_problem(source, domain.path, earlier, domain_tools)
                 if problem:
                     problems.append((f"golden.{i}.why.{arg}", problem))
             if call.name in guarded and not any(t.act == "propose" and t.before <= i for t in spec.dialogue):

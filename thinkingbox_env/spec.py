@@ -167,7 +167,7 @@ class ToolCall(_Strict):
     arguments: dict[str, Any] = Field(default_factory=dict)
     why: dict[str, str] = Field(
         default_factory=dict,
-        description="argument -> where its value comes from: policy#<heading>, kb/<doc>.md[#<heading>], customer, record:<read tool>",
+        description="argument -> where its value comes from: policy#<heading>, kb/<doc>.md[#<heading>], customer, record:<tool>",
     )
     expect_error: str | None = Field(default=None, description="the call fails with an error containing this text (a recovery step)")
 
@@ -178,7 +178,7 @@ class ToolCall(_Strict):
             if not SOURCE_PATTERN.match(source):
                 raise ValueError(
                     f"source {source!r} of argument '{arg}' is not one of policy#<heading-slug>, kb/<doc>.md[#<heading-slug>], "
-                    "customer, record:<read tool>"
+                    "customer, record:<tool>"
                 )
         return value
 

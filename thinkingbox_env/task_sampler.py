@@ -10,6 +10,7 @@ so ``reset(seed=s)`` reproduces the task and the episode. Gymnasium knows it as
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,12 +22,17 @@ from .registry import generate_variant, list_tasks, load_task
 from .spaces import AgentAction, ChatObservation
 
 SPLITS = ("test", "train")
+log = logging.getLogger(__name__)
+
+
+MAX_RUBRIC_REDRAWS = 50
 
 
 class DomainEnv(gym.Env):
     """Draws a task of ``domain`` on each reset.
 
     ``options={"task_id": ...}`` (test) or ``options={"family": ...}`` (train) picks one instead.
+    Without a ``judge``, tasks with rubric questions are not drawn (only a judge can pass them).
     Other keyword arguments go to every ``ThinkingboxEnv`` it builds (``user``, ``judge``,
     ``max_actions``, ...).
     """
@@ -42,10 +48,17 @@ class DomainEnv(gym.Env):
         self.split = split
         self.task_ids = list(tasks) if tasks is not None else list_tasks(domain, split="test")
         self.families = list(families) if families is not None else [f.code for f in spec.families.values()]
-        if split == "test" and not self.task_ids:
-            raise ValueError(f"domain '{domain}' has no frozen test tasks; use split='train' for generated variants")
         self.render_mode = render_mode
         self.env_kwargs = env_kwargs
+        if tasks is None and not self._judged:
+            # without a judge a rubric task can only fail: drawn tasks are those the env can grade
+            with_rubrics = [t for t in self.task_ids if load_task(t).checks.rubric]
+            if with_rubrics:
+                log.warning("no judge given: %d of %d %s tasks with rubric questions are not drawn", len(with_rubrics),
+                            len(self.task_ids), domain)
+                self.task_ids = [t for t in self.task_ids if t not in with_rubrics]
+        if split == "test" and not self.task_ids:
+            raise ValueError(f"domain '{domain}' has no frozen test tasks; use split='train' for generated variants")
         self.observation_space = ChatObservation()
         self.action_space = AgentAction(spec.toolbox.openai_schemas())  # the tools are the domain's, whatever the task
         self.env: ThinkingboxEnv | None = None
@@ -56,7 +69,15 @@ class DomainEnv(gym.Env):
         if self.split == "test":
             return load_task(self.task_ids[int(self.np_random.integers(len(self.task_ids)))])
         family = options.pop("family", None) or self.families[int(self.np_random.integers(len(self.families)))]
-        return generate_variant(self.domain, family, int(self.np_random.integers(2**31 - 1)))
+        for _ in range(MAX_RUBRIC_REDRAWS):
+            task = generate_variant(self.domain, family, int(self.np_random.integers(2**31 - 1)))
+            if self._judged or not task.checks.rubric:
+                return task
+        raise ValueError(f"family {self.domain}/{family} draws only variants with rubric questions; pass a judge")
+
+    @property
+    def _judged(self) -> bool:
+        return self.env_kwargs.get("judge") is not None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from .filters import search_rows
 from .invariants import well_formed_email, well_formed_text
 from .state import EpisodeState
-from .tools import Tool, ToolError, tool
+from .tools import FreeText, Tool, ToolError, tool
 
 
 def _or_list(values: tuple[str, ...]) -> str:
@@ -160,9 +160,9 @@ class Ticketing:
             status: {_or_list(self.statuses)}.{team_doc}
         """
         params: list[tuple[str, Any, Any]] = [
-            ("requester_id", int, inspect.Parameter.empty), ("subject", str, inspect.Parameter.empty),
+            ("requester_id", int, inspect.Parameter.empty), ("subject", FreeText, inspect.Parameter.empty),
             ("category", Literal[self.categories], inspect.Parameter.empty), (link, str | None, None),
-            ("description", str, ""), ("priority", Literal[self.priorities], "normal"), ("status", Literal[self.statuses], "open"),
+            ("description", FreeText, ""), ("priority", Literal[self.priorities], "normal"), ("status", Literal[self.statuses], "open"),
         ]
         if self.teams:
             params.append(("assigned_team", Literal[self.teams] | None, None))
@@ -206,7 +206,7 @@ class Ticketing:
         ]
         if self.teams:
             params.append(("assigned_team", Literal[self.teams] | None, None))
-        params += [(link, str | None, None), ("note", str | None, None)]
+        params += [(link, str | None, None), ("note", FreeText | None, None)]
         return _build(update_ticket, "update_ticket", doc, params, writes=True)
 
 

@@ -21,7 +21,7 @@ from thinkingbox_env.authoring import Openings, TaskBody, ask, combine, propose
 from thinkingbox_env.domain import load_domain
 from thinkingbox_env.family import TaskFamily
 from thinkingbox_env.runtime import GoldenError, runtime_for
-from thinkingbox_env.spec import SpecError, parse_task
+from thinkingbox_env.spec import RubricCheck, SpecError, parse_task
 from thinkingbox_env.users import ScriptedUser
 
 LIBRARY = Path(__file__).resolve().parents[1] / "data" / "domains" / "library"
@@ -122,7 +122,8 @@ def test_a_golden_write_without_a_source_for_a_decided_value_is_refused_at_load(
 @pytest.mark.parametrize("source, complaint", [
     ("policy#opening-hours", "policy.md has no heading 'opening-hours'"),
     ("kb/fines.md", "no knowledge-base document kb/fines.md"),
-    ("record:lend_book", "not a read tool"),
+    ("record:lend_book", "no earlier golden call of 'lend_book'"),
+    ("record:renew_book", "'renew_book' is not a tool of the domain"),
 ])
 def test_a_source_that_does_not_resolve_is_refused(shelf, source, complaint):
     spec = task()
@@ -351,3 +352,41 @@ def test_an_eval_row_names_the_task_set_version(tmp_path):
     rows = [r for line in (tmp_path / "run.jsonl").read_text().splitlines() if "task_id" in (r := json.loads(line))]
     assert rows and rows[0]["task_set_version"] == load_domain("retail").spec.task_set_version >= 1
     assert summary is not None
+
+
+# ------------------------------------------------------------------ rubric tasks without a judge
+
+
+def rubric_task():
+    spec = task()
+    spec.checks.rubric.append(RubricCheck(name="polite_due_date", question="Does the reply give the due date?"))
+    return spec
+
+
+def test_validate_sets_rubrics_aside_without_a_judge_and_reads_them_with_one(shelf):
+    from thinkingbox_env.eval.validate import validate_task
+
+    offline = validate_task(rubric_task())
+    assert offline.ok, offline.problems
+    assert offline.counts["rubric"] == "unjudged"
+    asked = []
+
+    def says_no(question, transcript):
+        asked.append(question)
+        return False, "no due date"
+
+    judged = validate_task(rubric_task(), judge=says_no)
+    assert judged.counts["rubric"] == "judged" and asked
+    assert not judged.ok and any("oracle fails" in p for p in judged.problems)
+
+
+def test_a_domain_env_without_a_judge_does_not_draw_rubric_tasks():
+    from thinkingbox_env.task_sampler import DomainEnv
+
+    judged = [t for t in tb.list_tasks() if tb.load_task(t).checks.rubric]
+    if not judged:
+        pytest.skip("no frozen task carries rubric questions")
+    domain = judged[0].split("/")[0]
+    env = DomainEnv(domain)
+    assert env.task_ids and not set(env.task_ids) & set(judged)
+    assert set(DomainEnv(domain, judge=lambda q, t: (True, "")).task_ids) & set(judged)

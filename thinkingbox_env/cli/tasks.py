@@ -73,6 +73,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """``thinkingbox validate``: check that each task is solvable by its golden calls and not solved by doing nothing."""
     from ..eval.validate import validate_task
 
+    judge = None
+    if args.judge_model or args.judge_base_url:
+        from ..judge import RubricJudge
+
+        judge = RubricJudge(model=args.judge_model, base_url=args.judge_base_url)
     specs: list[TaskSpec] = []
     errors: list[tuple[str, str]] = []
     for tid in select_tasks(args.tasks):
@@ -91,20 +96,20 @@ def cmd_validate(args: argparse.Namespace) -> int:
     with new_progress(transient=False) as progress:
         bar = progress.add_task("validating", total=len(specs) + len(variants))
         for spec in specs:
-            rows.append(validate_task(spec))
+            rows.append(validate_task(spec, judge))
             progress.advance(bar)
         for d, code, seed in variants:
-            rows.append(validate_task(generate_variant(d, code, seed)))
+            rows.append(validate_task(generate_variant(d, code, seed), judge))
             progress.advance(bar)
     failed = [r for r in rows if not r.ok]
     shown = rows if not args.failures_only else failed
-    table = Table("task", "reset", "oracle", "noop", "drop", "repeat", "ids", "value", "process", "result",
+    table = Table("task", "reset", "oracle", "noop", "drop", "repeat", "ids", "value", "process", "rubric", "result",
                   title="thinkingbox validate")
     for r in shown:
         c = r.counts
         table.add_row(r.task_id, c.get("reset", "-"), c.get("oracle", "-"), c.get("noop", "-"), c.get("drop", "-"),
                       c.get("repeat", "-"), c.get("ids", "-"), c.get("value", "-"), c.get("process", "-"),
-                      "[green]ok[/]" if r.ok else "[red]FAIL[/]")
+                      c.get("rubric", "-"), "[green]ok[/]" if r.ok else "[red]FAIL[/]")
     console.print(table)
     for r in failed:
         for p in r.problems:
@@ -113,6 +118,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         console.print(f"[red]{tid}[/]: {msg}")
     total = len(rows) + len(errors)
     console.print(f"{total - len(failed) - len(errors)}/{total} tasks valid")
+    unjudged = sum(1 for r in rows if r.counts.get("rubric") == "unjudged")
+    if unjudged:
+        console.print(f"{unjudged} task(s) with rubric questions were validated without them; pass --judge-model or "
+                      "--judge-base-url to validate the rubrics too", highlight=False)
     return 1 if failed or errors else 0
 
 
@@ -223,12 +232,15 @@ def add_task_commands(sub: Any) -> None:
 
     p = add_command(sub, "validate", "check that tasks are solvable and their checks discriminate",
                     "Validate tasks: the oracle passes, doing nothing fails, dropping or repeating a golden write fails, "
-                    "reset is deterministic and every id resolves. Generated variants (--variants) take about a second "
+                    "reset is deterministic and every id resolves. Rubric questions are validated with a judge only "
+                    "(--judge-model/--judge-base-url). Generated variants (--variants) take about a second "
                     "each; the progress bar estimates the time left.",
                     ["thinkingbox validate 'retail/ST004_*'", "thinkingbox validate retail --variants 2 --failures-only"])
     p.add_argument("tasks", nargs="*", help="task ids, domains or globs (default: all)")
     p.add_argument("--variants", type=int, default=0, help="also validate N generated train variants per family")
     p.add_argument("--failures-only", action="store_true", help="show only the tasks that fail")
+    p.add_argument("--judge-model", help="rubric judge model; without a judge, rubric questions are set aside")
+    p.add_argument("--judge-base-url", help="rubric judge endpoint (OpenAI-compatible)")
     p.set_defaults(func=cmd_validate)
 
     p = add_command(sub, "freeze", "write family instances as frozen test specs",

@@ -106,8 +106,18 @@ def _is_id_argument(name: str) -> bool:
 
 
 def validate_task(spec: TaskSpec, judge: Any = None) -> ValidationResult:
-    """Check that a task discriminates: its golden calls pass, doing nothing fails, and resets are deterministic."""
+    """Check that a task discriminates: its golden calls pass, doing nothing fails, and resets are deterministic.
+
+    Rubric questions are validated only with a ``judge``; without one they are set aside (``counts["rubric"]``
+    says so) and the rest of the task is validated, so a task set with rubric tasks validates offline.
+    """
     res = ValidationResult(spec.full_id)
+    if spec.checks.rubric and judge is None:
+        # only a judge reads a rubric: without one, everything else the task checks is validated
+        spec = spec.model_copy(update={"checks": spec.checks.model_copy(update={"rubric": []})})
+        res.counts["rubric"] = "unjudged"
+    elif spec.checks.rubric:
+        res.counts["rubric"] = "judged"
     try:
         rt = runtime_for(spec)
         golden = rt.golden
