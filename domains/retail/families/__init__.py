@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from thinkingbox_env.family import TaskFamily
 
+from .combined import TwoRequests
 from .accounts import DuplicateCharge, MembershipAccount, MembershipUpgrade, PromotionDispute, RefundFollowUp, TicketFollowUp
 from .orders import CancelWithInstallation, InstallationService, OrderCancellation, OrderChanges
 from .returns import CosmeticPartialRefund, Exchange, ReturnWithFees, WarrantyClaim
@@ -20,5 +21,5 @@ FAMILIES: list[TaskFamily] = [
     DeliveryException(), MissingPackage(), ReturnToSender(),
     ReturnWithFees(), Exchange(), WarrantyClaim(), CosmeticPartialRefund(),
     InstallationService(), CancelWithInstallation(), OrderChanges(),
-    PromotionDispute(), MembershipAccount(), RefundFollowUp(),
+    PromotionDispute(), MembershipAccount(), RefundFollowUp(), TwoRequests(),
 ]
