@@ -95,7 +95,8 @@ class RetailFamily(TaskFamily):
         self._asks: list[str] = []
         body = self.raw(rng, seed)
         ids = self.ids(seed)
-        if self.RECOVERY and not self.identity:
+        # the first instance of every family stays plain: examples, the README and smoke tests step through it by hand
+        if self.RECOVERY and not self.identity and seed != 1:
             add_recovery(body, self.code, seed, ids["order"], self._email)
         return self.complete(body, seed)
 

@@ -53,6 +53,19 @@ def _insert_before(name: str, extra: ToolCall) -> Edit:
     return edit
 
 
+def _branch_task(family: str, branch: str) -> str:
+    """The first frozen task of a branch whose golden holds no recovery (no failing call), as ``retail/STxxx_nnn``."""
+    for task_id in tb.list_tasks(domain="retail"):
+        spec = tb.load_task(task_id)
+        if spec.family == family and branch in spec.tags and not any(c.expect_error for c in spec.golden):
+            return task_id
+    raise LookupError(f"no plain frozen {family} task of branch {branch}")
+
+
+def _order(task_id: str) -> str:
+    return tb.load_task(task_id).patch.insert["orders"][0]["id"]
+
+
 def _replay(task_id: str, edit: Edit) -> dict:
     spec = tb.load_task(task_id)
     calls = edit([ToolCall(name=c.name, arguments=dict(c.arguments)) for c in spec.golden])
@@ -65,50 +78,60 @@ def _replay(task_id: str, edit: Edit) -> dict:
 
 WRONG_RUNS = [
     # (family, task, what the agent got wrong, edit, the check that must fail)
-    ("ST005", "retail/ST005_003", "reships an item that cannot be restocked in time instead of refunding it",
+    ("ST005", ("ST005", "refund_no_restock"), "reships an item that cannot be restocked in time instead of refunding it",
      _replace("refund_order_amount", lambda a: ToolCall(name="create_replacement_order", arguments={"order_id": a["order_id"], "line_no": 1, "reason": "damaged_in_transit"})),
      "effect:refunds:insert#1"),
-    ("ST006", "retail/ST006_004", "sends a courtesy replacement for a $200+ order instead of opening a carrier investigation",
+    ("ST006", ("ST006", "investigate_high_value"), "sends a courtesy replacement for a $200+ order instead of opening a carrier investigation",
      _replace("open_carrier_investigation", lambda a: ToolCall(name="create_replacement_order", arguments={"order_id": a["order_id"], "line_no": 1, "reason": "missing"})),
      "effect:carrier_investigations:insert#1"),
-    ("ST007", "retail/ST007_002", "reships to the corrected address without the reship fee",
+    ("ST007", ("ST007", "customer_error_fee"), "reships to the corrected address without the reship fee",
      _set("create_replacement_order", reship_fee=None), "effect:charges:insert#1"),
-    ("ST008", "retail/ST008_002", "forgets the restocking fee on an opened TV, laptop or appliance",
+    ("ST008", ("ST008", "opened_restocking"), "forgets the restocking fee on an opened TV, laptop or appliance",
      _set("create_return", restocking_fee=None), "effect:returns:insert#1"),
-    ("ST009", "retail/ST009_004", "exchanges an item delivered outside the return window",
-     _insert_before("create_ticket", ToolCall(name="create_exchange", arguments={"order_id": "ORD-900004", "line_no": 1, "new_sku": "BW-SB200"})),
+    ("ST009", ("ST009", "outside_window"), "exchanges an item delivered outside the return window",
+     lambda calls: _insert_before("create_ticket", ToolCall(name="create_exchange", arguments={"order_id": calls[_index(calls, "get_order")].arguments["order_id"], "line_no": 1, "new_sku": _variant(calls)}))(calls),
      "no_collateral"),
-    ("ST010", "retail/ST010_002", "asks the repair centre to replace an item that policy says is repaired",
+    ("ST010", ("ST010", "defect_repair"), "asks the repair centre to replace an item that policy says is repaired",
      _set("file_warranty_claim", resolution="replace"), "effect:warranty_claims:insert#1"),
-    ("ST011", "retail/ST011_003", "refunds 15% of an expensive item without the $100 cap",
+    ("ST011", ("ST011", "partial_capped"), "refunds 15% of an expensive item without the $100 cap",
      lambda calls: _set("refund_order_amount", amount=round(float(calls[_index(calls, "refund_order_amount")].arguments["amount"]) + 12.35, 2))(calls),
      "effect:refunds:insert#1"),
-    ("ST012", "retail/ST012_002", "moves an installation that is less than 2 days away",
-     _insert_before("create_ticket", ToolCall(name="reschedule_installation", arguments={"installation_id": "INS-1200002", "new_date": "2026-03-10"})),
+    ("ST012", ("ST012", "reschedule_too_late"), "moves an installation that is less than 2 days away",
+     lambda calls: _insert_before("create_ticket", ToolCall(name="reschedule_installation", arguments={"installation_id": "INS-" + calls[_index(calls, "get_order")].arguments["order_id"][4:], "new_date": "2026-03-10"}))(calls),
      "no_collateral"),
-    ("ST013", "retail/ST013_002", "refunds the shipping fee of an order that already had a label",
-     lambda calls: _set("issue_refund", amount=float(tb.load_task("retail/ST013_002").patch.insert["orders"][0]["total"]))(calls),
+    ("ST013", ("ST013", "cancel_label_keep_shipping"), "refunds the shipping fee of an order that already had a label",
+     lambda calls: _set("issue_refund", amount=float(tb.load_task(_branch_task("ST013", "cancel_label_keep_shipping")).patch.insert["orders"][0]["total"]))(calls),
      "effect:refunds:insert#1"),
-    ("ST014", "retail/ST014_004", "charges a standard account the Plus express-upgrade fee",
+    ("ST014", ("ST014", "express_standard"), "charges a standard account the Plus express-upgrade fee",
      _set("change_shipping_speed", upgrade_fee=7.99), "effect:charges:insert#1"),
-    ("ST015", "retail/ST015_003", "applies a non-stackable code to an order that already has a discount",
-     _insert_before("create_ticket", ToolCall(name="apply_promotion_adjustment", arguments={"order_id": "ORD-1500003", "code": "SPRING15", "amount": 1.0})),
+    ("ST015", ("ST015", "not_stackable_refuse"), "applies a non-stackable code to an order that already has a discount",
+     lambda calls: _insert_before("create_ticket", ToolCall(name="apply_promotion_adjustment", arguments={"order_id": calls[_index(calls, "get_order")].arguments["order_id"], "code": "SPRING15", "amount": 1.0}))(calls),
      "no_collateral"),
-    ("ST016", "retail/ST016_002", "refunds the membership fee after the 14-day window",
-     _insert_before("create_ticket", ToolCall(name="refund_membership_fee", arguments={"membership_id": "MEM-1600002", "amount": 59.0})),
+    ("ST016", ("ST016", "cancel_no_refund"), "refunds the membership fee after the 14-day window",
+     lambda calls: _insert_before("create_ticket", ToolCall(name="refund_membership_fee", arguments={"membership_id": "MEM-" + calls[_index(calls, "get_membership")].arguments["customer_id"][4:], "amount": 59.0}))(calls),
      "no_collateral"),
-    ("ST017", "retail/ST017_001", "reuses the open ticket but skips the escalation to high priority",
-     _set("update_ticket", priority=None), "effect:tickets[1700001]:update"),
-    ("ST017", "retail/ST017_004", "reopens a ticket solved more than 7 days ago instead of opening a new one",
-     _replace("create_ticket", lambda a: ToolCall(name="update_ticket", arguments={"ticket_id": 1700004, "status": "hold", "priority": "high"})),
+    ("ST017", ("ST017", "reuse_open_escalate"), "reuses the open ticket but skips the escalation to high priority",
+     _set("update_ticket", priority=None), "effect:tickets[{ticket}]:update"),
+    ("ST017", ("ST017", "new_after_old_solved"), "reopens a ticket solved more than 7 days ago instead of opening a new one",
+     _replace("create_ticket", lambda a: ToolCall(name="update_ticket", arguments={"ticket_id": int(a["order_id"][4:]), "status": "hold", "priority": "high"})),
      "effect:tickets:insert#1"),
 ]
 
 
-@pytest.mark.parametrize("family,task_id,mistake,edit,failing", WRONG_RUNS, ids=[f"{w[0]}-{w[1].split('/')[1]}" for w in WRONG_RUNS])
-def test_a_plausible_mistake_fails_with_the_right_check(family, task_id, mistake, edit, failing):
+def _variant(calls: list[ToolCall]) -> str:
+    """The other colour of the product an exchange task is about."""
+    sku = calls[_index(calls, "get_product")].arguments["sku"]
+    pairs = {"BW-HP-NC7": "BW-HP-NC7-SV", "BW-SB200": "BW-SB200-W", "BW-VAC-X2": "BW-VAC-X2-R", "BW-KT-17": "BW-KT-17-W"}
+    return pairs.get(sku) or {v: k for k, v in pairs.items()}[sku]
+
+
+@pytest.mark.parametrize("family,where,mistake,edit,failing", WRONG_RUNS, ids=[f"{w[0]}-{w[1][1]}" for w in WRONG_RUNS])
+def test_a_plausible_mistake_fails_with_the_right_check(family, where, mistake, edit, failing):
+    task_id = _branch_task(*where)
     spec = tb.load_task(task_id)
     assert spec.family == family
+    ticket = next((t["id"] for t in spec.patch.insert.get("tickets", [])), None)
+    failing = failing.format(ticket=ticket)
     info = _replay(task_id, edit)
     assert info["verdict"] == 0.0, mistake
     assert info["checks"][failing] is False, (mistake, {k: v for k, v in info["checks"].items() if v is not True})
@@ -121,8 +144,8 @@ def test_every_new_family_has_a_wrong_run():
 
 
 def test_telling_the_customer_a_wrong_points_balance_is_incomplete_resolution():
-    spec = tb.load_task("retail/ST016_006")
-    env = tb.make("retail/ST016_006")
+    spec = tb.load_task(_branch_task("ST016", "points_balance"))
+    env = tb.make(spec.full_id)
     try:
         info = tb.run_episode(env, tb.OracleAgent(list(spec.golden), closing="You have 12 reward points."), seed=0)
     finally:
@@ -133,7 +156,7 @@ def test_telling_the_customer_a_wrong_points_balance_is_incomplete_resolution():
 
 
 def test_the_address_is_released_only_when_asked():
-    env = tb.make("retail/ST007_001")
+    env = tb.make(_branch_task("ST007", "carrier_error_free"))
     try:
         obs, _ = env.reset(seed=0)
         fact = next(f.text for f in env.unwrapped.task.user.facts if "should have gone" in f.text)
@@ -172,7 +195,7 @@ def _run(task_id, calls):
 
 
 def test_st001_refund_of_the_wrong_amount():
-    spec = tb.load_task("retail/ST001_001")
+    spec = tb.load_task(_branch_task("ST001", "cancel_processing"))
     amount = next(c.arguments["amount"] for c in spec.golden if c.name == "issue_refund")
     info = _run(spec.full_id, _replace(spec, "issue_refund", amount=round(amount / 2, 2)))
     assert info["verdict"] == 0.0 and info["checks"]["effect:refunds:insert#1"] is False
@@ -180,24 +203,25 @@ def test_st001_refund_of_the_wrong_amount():
 
 
 def test_st002_refunding_the_first_payment_instead_of_the_duplicate():
-    spec = tb.load_task("retail/ST002_001")
-    info = _run(spec.full_id, _replace(spec, "issue_refund", payment_id="PAY-200001"))
+    spec = tb.load_task(_branch_task("ST002", "duplicate"))
+    first = spec.patch.insert["payments"][0]["id"]
+    info = _run(spec.full_id, _replace(spec, "issue_refund", payment_id=first))
     assert info["verdict"] == 0.0
     assert info["checks"]["effect:refunds:insert#1"] is False
-    assert info["checks"]["effect:payments[PAY-200001B]:update"] is False
+    assert info["checks"][f"effect:payments[{first}B]:update"] is False
     assert info["checks"]["no_collateral"] is False
     assert info["failure_category"] == "wrong_state_update"
 
 
 def test_st003_store_credit_without_the_policy_amount():
-    spec = tb.load_task("retail/ST003_001")
+    spec = tb.load_task(_branch_task("ST003", "credit_due"))
     info = _run(spec.full_id, _replace(spec, "issue_store_credit", amount=25.0))  # a round goodwill figure, not 10%
     assert info["verdict"] == 0.0 and info["checks"]["effect:store_credits:insert#1"] is False
     assert info["failure_category"] == "wrong_state_update"
 
 
 def test_st003_credit_where_the_policy_gives_none():
-    spec = tb.load_task("retail/ST003_003")  # under 5 days late: no compensation
+    spec = tb.load_task(_branch_task("ST003", "too_recent"))  # under 5 days late: no compensation
     assert "too_recent" in spec.tags
     customer = spec.patch.insert["customers"][0]["id"]
     calls = list(spec.golden) + [ToolCall(name="issue_store_credit", arguments={"customer_id": customer, "amount": 10.0, "reason": "delivery_delay"})]
@@ -207,7 +231,7 @@ def test_st003_credit_where_the_policy_gives_none():
 
 
 def test_st004_a_new_ticket_instead_of_reusing_the_open_one():
-    spec = tb.load_task("retail/ST004_001")
+    spec = tb.load_task(_branch_task("ST004", "delivered_now"))
     ticket = next(c.arguments["ticket_id"] for c in spec.golden if c.name == "update_ticket")
     requester = spec.patch.insert["ticket_users"][0]["id"]
     calls = [c for c in spec.golden if c.name != "update_ticket"] + [
