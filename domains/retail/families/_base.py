@@ -18,7 +18,7 @@ from thinkingbox_env.authoring import Openings, TaskBody
 from thinkingbox_env.family import TaskFamily
 
 from ..rules import CATALOG, NOW, money, shipping_fee
-from ._kit import add_recovery, finish
+from ._kit import add_recovery, finish, new_ticket_user
 
 FIRST_NAMES = [
     "Nadia", "Oskar", "Priyanka", "Mateo", "Leonie", "Kwame", "Astrid", "Farid", "Imogen", "Tomasz",
@@ -85,6 +85,8 @@ class RetailFamily(TaskFamily):
     WHY: ClassVar[dict[str, str]] = {}  # "tool.arg" or "arg" -> source, where the default rule does not fit
     RECOVERY: ClassVar[bool] = True  # whether seeds may add a recovery on the correct path
     identity: dict[str, Any] | None = None  # set while a two-request task reuses another request's customer
+    NEW_USERS: ClassVar[bool] = True  # whether seeds may draw a customer who has no ticketing user yet
+    in_combo: bool = False  # the first request of a two-request task keeps its ticketing user (the second reuses it)
 
     @abstractmethod
     def draw(self, rng: random.Random, seed: int) -> TaskBody | dict[str, Any]:
@@ -95,6 +97,8 @@ class RetailFamily(TaskFamily):
         self._asks: list[str] = []
         body = self.raw(rng, seed)
         ids = self.ids(seed)
+        if self.fresh_user(seed):
+            new_ticket_user(body, ids["ticket_user"])
         # the first instance of every family stays plain: examples, the README and smoke tests step through it by hand
         if self.RECOVERY and not self.identity and seed != 1:
             add_recovery(body, self.code, seed, ids["order"], self._email)
@@ -128,9 +132,9 @@ class RetailFamily(TaskFamily):
         self._opening_id = origin
         return text
 
-    def ask(self, say: str) -> None:
-        """A question the golden agent asks once the customer is identified (the facts the next tools need)."""
-        self._asks.append(say)
+    def ask(self, say: str, before: str | None = None) -> None:
+        """A question the golden agent asks once the customer is identified, or just before the first call to ``before``."""
+        self._asks.append((say, before))
 
     def ids(self, seed: int) -> dict[str, Any]:
         uid = self.number * 100_000 + seed % 100_000
@@ -146,7 +150,15 @@ class RetailFamily(TaskFamily):
         if self.identity:
             out["customer"] = self.identity["customer"]["id"]
             out["ticket_user"] = self.identity["ticket_user"]["id"]
+        elif self.fresh_user(seed):
+            out["ticket_user"] = self.next_ids({"insert": {}})["ticket_users"]
         return out
+
+    def fresh_user(self, seed: int) -> bool:
+        """Whether this seed's customer has never contacted support: the golden creates their ticketing user first (policy)."""
+        if not self.NEW_USERS or self.identity or self.in_combo:
+            return False
+        return random.Random(f"new-ticket-user/{self.code}/{seed}").random() < 0.45
 
     def person(self, rng: random.Random) -> tuple[str, str]:
         first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)

@@ -139,6 +139,21 @@ def timeout_once(body: dict[str, Any]) -> bool:
     return True
 
 
+def new_ticket_user(body: dict[str, Any], user_id: int) -> None:
+    """The customer has no ticketing user yet: drop the row from the patch and create it in the golden, after the lookup."""
+    users = body["patch"]["insert"].get("ticket_users", [])
+    row = next(u for u in users if u["id"] == user_id)
+    users.remove(row)
+    if not users:
+        del body["patch"]["insert"]["ticket_users"]
+    golden: list[dict[str, Any]] = body["golden"]
+    at = next(i for i, c in enumerate(golden) if c["name"] == "search_tickets" and c["arguments"].get("table") == "users") + 1
+    _shift(body, at)
+    golden.insert(at, {"name": "create_ticket_user", "arguments": {"name": row["name"], "email": row["email"]},
+                       "why": {"name": "record:get_customer_profile", "email": "record:get_customer_profile"}})
+    body.setdefault("idempotent_writes", {})[at] = "a second ticketing user with the same email is refused"
+
+
 def wrong_order_id(order_id: str) -> str:
     """A plausible misremembering of an order number: the last two digits swapped, or the last one changed."""
     head, digits = order_id[:-2], order_id[-2:]
@@ -173,7 +188,7 @@ def add_recovery(body: dict[str, Any], code: str, seed: int, order_id: str | Non
     return None
 
 
-def finish(body: dict[str, Any], *, section: str, why: dict[str, str], asks: list[str], needs_order: bool) -> dict[str, Any]:
+def finish(body: dict[str, Any], *, section: str, why: dict[str, str], asks: list[tuple[str, str | None]], needs_order: bool) -> dict[str, Any]:
     """Fill ``why`` on every golden write and build the golden dialogue (unless the family wrote one)."""
     golden: list[dict[str, Any]] = body["golden"]
     for i, call in enumerate(golden):
@@ -199,8 +214,9 @@ def finish(body: dict[str, Any], *, section: str, why: dict[str, str], asks: lis
         turns.append({"before": 0, "act": "ask", "say": f"I can help with that. Could you give me {' and '.join(wanted)}?"})
     first_write = next((i for i, c in enumerate(golden) if c["name"] in WRITE_TOOLS and c["name"] not in TICKET_TOOLS), len(golden))
     lookups_done = min(2 + sum(1 for c in golden[:3] if c.get("expect_error")), first_write)
-    for say in asks:
-        turns.append({"before": lookups_done, "act": "ask", "say": say})
+    for say, tool_name in asks:
+        at = next((i for i, c in enumerate(golden) if c["name"] == tool_name), lookups_done) if tool_name else lookups_done
+        turns.append({"before": at, "act": "ask", "say": say})
     guarded = consent_templates()
     i = 0
     while i < len(golden):

@@ -18,6 +18,7 @@ class MembershipUpgrade(RetailFamily):
     code = "ST030"
     name = "membership_upgrade"
     number = 30
+    NEW_USERS = False
     description = "A customer asks to join Brightwell Plus."
     branches = ("upgrade", "upgrade_new_ticket_user", "already_active", "not_eligible", "rejoin_after_cancel")
     OPENINGS = openings.ST030
@@ -168,6 +169,7 @@ class TicketFollowUp(RetailFamily):
     code = "ST004"
     name = "ticket_follow_up"
     number = 4
+    NEW_USERS = False
     description = "A customer asks for news on an existing delivery ticket; the ticket is reused and its status set."
     branches = ("delivered_now", "still_delayed", "already_on_hold", "two_tickets")
     OPENINGS = openings.ST004
@@ -384,6 +386,7 @@ class RefundFollowUp(CareFamily):
     code = "ST017"
     name = "refund_follow_up"
     number = 17
+    NEW_USERS = False
     description = "A refund has not arrived: reuse an open ticket, reopen one solved within 7 days, or open a new one; wait or escalate by the refund's age."
     # every branch changes the ticket's status, priority or rows: a solved ticket reopened only to be solved again
     # would leave nothing to check but its timestamp, so the recent solved ticket is reopened for an escalation only

@@ -53,6 +53,7 @@ def _sub(cls: type[RetailFamily], domain: str, split: str, identity: dict[str, A
     fam = cls()
     fam.domain = domain
     fam.identity = identity
+    fam.in_combo = True
     fam.split = split  # type: ignore[misc]  # the engine sets it on families before build
     return fam
 
@@ -73,6 +74,7 @@ class TwoRequests(CareFamily):
     code = "ST031"
     name = "two_requests"
     number = 31
+    NEW_USERS = False
     description = "Two requests in one conversation, each handled by its own policy section and tracked in its own ticket."
     branches = tuple(PAIRS)
     held_out_branches: ClassVar[tuple[str, ...]] = ("warranty_and_refund_followup", "promo_refused_and_late")
@@ -98,7 +100,7 @@ class TwoRequests(CareFamily):
             if "order number" in fact["unlock"]:  # two orders in one conversation: the customer says which is which
                 fact["text"] = f"For the second request, the order number is {fact['value']}."
                 fact["unlock"] = ["other order", "second order", "second request", "order number", "order"]
-        asks = body1.pop("_asks", []) + ["And for the second request, which order is it about?"] + body2.pop("_asks", [])
+        asks = body1.pop("_asks", []) + [("And for the second request, which order is it about?", None)] + body2.pop("_asks", [])
         body1.pop("_origin", None)
         body2.pop("_origin", None)
         why = {**first.WHY, **second.WHY}

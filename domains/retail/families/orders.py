@@ -18,8 +18,9 @@ class OrderCancellation(RetailFamily):
     code = "ST001"
     name = "order_cancellation"
     number = 1
+    NEW_USERS = False
     description = "A customer asks to cancel an order; only processing orders can be cancelled."
-    branches = ("cancel_processing", "refuse_shipped", "cancel_split_payment", "refuse_delivered", "cancel_new_ticket_user")
+    branches = ("cancel_processing", "refuse_shipped", "cancel_split_payment", "delivered_return_instead", "cancel_new_ticket_user")
     OPENINGS = openings.ST001
     SECTION = "policy#cancelling-an-order"
     WHY = {"issue_refund.amount": "record:get_payments", "create_ticket_user.name": "record:get_customer_profile",
@@ -30,7 +31,7 @@ class OrderCancellation(RetailFamily):
         ids = self.ids(seed)
         name, email = self.person(rng)
         placed = NOW - timedelta(days=rng.randint(1, 3), hours=rng.randint(1, 8))
-        status = {"refuse_shipped": "shipped", "refuse_delivered": "delivered"}.get(branch, "processing")
+        status = {"refuse_shipped": "shipped", "delivered_return_instead": "delivered"}.get(branch, "processing")
         order, items = self.order(rng, ids, status, placed)
         patch: dict[str, Any] = {"insert": {"customers": [self.customer(ids, name, email, rng=rng)], "orders": [order], "order_items": items}}
         if branch != "cancel_new_ticket_user":
@@ -71,6 +72,20 @@ class OrderCancellation(RetailFamily):
             golden.append({"name": "create_ticket", "arguments": {"requester_id": requester, "subject": f"Cancel order {ids['order']}", "category": "order", "status": "solved", "order_id": ids["order"]}})
             reply = f"Order {ids['order']} is cancelled and ${order['total']} is being refunded to your original payment method."
             dialogue = [{"name": "mentions_refund", "must": [r"refund", r"cancel"]}]
+        elif status == "delivered":
+            # too late to cancel; the customer takes the return the policy offers instead (their only order: no fees)
+            lines = [i["line_no"] for i in items]
+            golden.append({"name": "get_shipment", "arguments": {"order_id": ids["order"]}})
+            golden.append({"name": "create_return", "arguments": {"order_id": ids["order"], "line_nos": lines, "reason": "changed_mind"},
+                           "why": {"order_id": "record:get_order", "line_nos": "customer", "reason": "customer"}})
+            idempotent[len(golden) - 1] = "a second return of the same lines is refused"
+            golden.append({"name": "create_ticket", "arguments": {"requester_id": requester, "subject": f"Cancellation request for {ids['order']}", "category": "order", "status": "solved", "order_id": ids["order"]}})
+            refund = order["subtotal"]
+            reply = (f"Order {ids['order']} was already delivered, so it can't be cancelled. I've opened a return for it instead; as it's your "
+                     f"first order with us there are no return fees, and ${refund} goes back to your card.")
+            dialogue = [{"name": "states_refund", "must": [rx(refund)], "must_not": [r"is cancelled"]}]
+            self.ask("It has already been delivered, so it can't be cancelled, but I can open a return instead. Would you like that, "
+                     "and is everything still unopened?", before="create_return")
         else:
             golden.append({"name": "create_ticket", "arguments": {"requester_id": requester, "subject": f"Cancellation request for {ids['order']}", "category": "order", "status": "solved", "order_id": ids["order"]}})
             reply = f"Order {ids['order']} has already been {status}, so it can no longer be cancelled. You can return the items after delivery for a refund."
@@ -81,7 +96,10 @@ class OrderCancellation(RetailFamily):
             "description": f"Order cancellation, branch '{branch}' (order {status}).",
             "user": {
                 "opening": self.open(rng, order=ids["order"], email=email, product=items[0]["product_name"]),
-                "facts": [self.email_fact(email), self.order_fact(ids["order"]), self.name_fact(name)],
+                "facts": [self.email_fact(email), self.order_fact(ids["order"]), self.name_fact(name)] + ([
+                    {"text": "Everything is still sealed in the box.", "unlock": ["sealed", "opened", "unopened", "condition", "used"]},
+                    {"text": "Yes, a return is fine, as long as I get my money back.", "unlock": ["return", "send it back", "instead"]},
+                ] if status == "delivered" else []),
                 "intent": "Cancel the order and get the money back.",
             },
             "patch": patch,

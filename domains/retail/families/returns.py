@@ -157,15 +157,26 @@ class Exchange(CareFamily):
             reply = f"The {new_name} is out of stock until {restock.isoformat()}, so I can't exchange it today; nothing has been changed on your order."
             dialogue = [{"name": "gives_restock_date", "must": [restock.isoformat()]}]
         elif branch == "price_differs":
-            reply = (f"The {new_name} costs {dollars(CATALOG[new][2])}, not {dollars(CATALOG[old][2])}, so it can't be an exchange: "
-                     "you can return your item within the window and order the other model.")
-            dialogue = [{"name": "explains_price_difference", "must": [r"return"], "must_not": [r"exchange is (set|done)"]}]
+            # not an exchange; the customer takes the return the policy offers (their only order: no fees)
+            golden.append({"name": "create_return", "arguments": {"order_id": ids["order"], "line_nos": [1], "reason": "changed_mind",
+                                                                  "opened_line_nos": [1]},
+                           "why": {"order_id": "record:get_order", "line_nos": "record:get_order", "reason": "customer", "opened_line_nos": "customer"}})
+            idempotent[len(golden) - 1] = "a second return of the same line is refused"
+            self.ask(f"The {new_name} is priced differently, so it can't be an exchange; I can open a return for yours and you can order "
+                     "the other model. Would you like the return, and have you opened or used the item?", before="create_return")
+            reply = (f"The {new_name} costs {dollars(CATALOG[new][2])}, not {dollars(CATALOG[old][2])}, so it can't be an exchange. I've opened a "
+                     f"return for your {CATALOG[old][0]} instead; as it's your first order with us there are no fees, and {dollars(CATALOG[old][2])} "
+                     "goes back to your card, so you can order the other model.")
+            dialogue = [{"name": "explains_price_difference", "must": [r"return", rx(money(CATALOG[old][2]))], "must_not": [r"exchange is (set|done)"]}]
         else:
             reply = f"Your order was delivered {days} days ago, past the 30-day window, so it can no longer be exchanged."
             dialogue = [{"name": "refuses_exchange", "must": [r"30.day"]}]
         golden.append(self.ticket(ids, f"Exchange request {ids['order']}", "order", "solved", ids["order"]))
         facts = [self.email_fact(email), self.order_fact(ids["order"]),
                  {"text": f"I'd like the {new_name} instead.", "unlock": ["which", "colour", "color", "variant", "model", "instead"]}]
+        if branch == "price_differs":
+            facts.append({"text": "I've unpacked it and used it a little. A return is fine if a swap isn't possible.",
+                          "unlock": ["opened", "used", "return", "unpacked"]})
         self.ask("Which version would you like instead?")
         rubric = []
         if branch == "price_differs":

@@ -151,8 +151,8 @@ def test_a_refusal_is_decided_by_the_policy_not_by_the_tool():
         env.close()
     assert "replacement_id" in result, "the backend records an exchange at another price; the policy is what refuses it"
     assert "cannot be cancelled" in str(shipped), "a real backend still refuses to cancel a delivered order"
-    calls = _calls(spec)
-    calls.insert(len(calls) - 1, ToolCall(name="create_exchange", arguments={"order_id": order, "line_no": 1, "new_sku": other}))
+    calls = [ToolCall(name="create_exchange", arguments={"order_id": order, "line_no": 1, "new_sku": other}) if c.name == "create_return" else c
+             for c in _calls(spec)]  # the exchange the policy refuses, instead of the return it offers
     info = _run(spec, calls)
     assert info["verdict"] == 0.0 and info["checks"]["no_collateral"] is False
     assert _run(spec, _calls(spec))["verdict"] == 1.0
