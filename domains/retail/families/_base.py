@@ -85,12 +85,29 @@ class RetailFamily(TaskFamily):
     WHY: ClassVar[dict[str, str]] = {}  # "tool.arg" or "arg" -> source, where the default rule does not fit
     RECOVERY: ClassVar[bool] = True  # whether seeds may add a recovery on the correct path
     identity: dict[str, Any] | None = None  # set while a two-request task reuses another request's customer
+    # the branch of each frozen test number in turn; empty: every branch once, in order
+    TEST_BRANCHES: ClassVar[tuple[str, ...]] = ()
     NEW_USERS: ClassVar[bool] = True  # whether seeds may draw a customer who has no ticketing user yet
+    TWO_ORDERS: ClassVar[bool] = False  # two orders are discussed: proposals tell them apart by their last digits
+    forced_branch: str | None = None  # the branch a two-request task asks this family for
     in_combo: bool = False  # the first request of a two-request task keeps its ticketing user (the second reuses it)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.branches and "test_count" not in cls.__dict__:
+            cls.test_count = len(cls.TEST_BRANCHES or cls.branches)
 
     @abstractmethod
     def draw(self, rng: random.Random, seed: int) -> TaskBody | dict[str, Any]:
         """The business case of one instance: rows, golden calls, reply and facts."""
+
+    def branch(self, seed: int) -> str:
+        """Test numbers walk ``TEST_BRANCHES`` when a family sets it (the frozen set's composition), else every branch."""
+        if self.forced_branch:
+            return self.forced_branch
+        if self.split == "test" and self.TEST_BRANCHES:
+            return self.TEST_BRANCHES[(seed - 1) % len(self.TEST_BRANCHES)]
+        return super().branch(seed)
 
     def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
         self._opening_id: str | None = None
@@ -116,19 +133,16 @@ class RetailFamily(TaskFamily):
 
     def complete(self, body: dict[str, Any], seed: int) -> dict[str, Any]:
         needs_order = any("order_id" in c["arguments"] for c in body["golden"])
-        finish(body, section=self.SECTION, why=getattr(self, "_why", self.WHY), asks=body.pop("_asks", []), needs_order=needs_order)
+        finish(body, section=self.SECTION, why=getattr(self, "_why", self.WHY), asks=body.pop("_asks", []), needs_order=needs_order,
+               two_orders=self.TWO_ORDERS)
         opening_id = body.pop("_origin", None)
         if opening_id:
             body["origin"] = {"opening": opening_id, "branches": [f"{self.code}:{self.branch(seed)}"]}
         return body
 
-    @property
-    def split_name(self) -> str:
-        return getattr(self, "split", "train")
-
     def open(self, rng: random.Random, **values: Any) -> str:
         """The customer's first message, from the family's templates (held-out ones only for test tasks)."""
-        text, origin = self.OPENINGS.pick(rng, self.split_name, **values)
+        text, origin = self.OPENINGS.pick(rng, self.split, **values)
         self._opening_id = origin
         return text
 

@@ -18,6 +18,7 @@ what the task set asks of every task in one place, so no family can forget it:
 from __future__ import annotations
 
 import random
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,9 @@ WRITE_TOOLS = frozenset({
     "refund_membership_fee",
 })
 TICKET_TOOLS = frozenset({"create_ticket", "update_ticket", "create_ticket_user"})
-FREE_TEXT = frozenset({"subject", "description", "note"})
+# ticket text: the engine's ticket tools type these as plain strings, so they are given the source of their content,
+# the customer's request (subject, description) or the outcome the family's policy section decides (note)
+TICKET_TEXT = {"subject": "customer", "description": "customer"}
 # where an id comes from: the read tools whose result carries it, in order of preference
 ID_SOURCES: dict[str, tuple[str, ...]] = {
     "customer_id": ("get_customer_profile",),
@@ -66,32 +69,42 @@ def consent_templates() -> dict[str, str]:
     return out
 
 
-def describe(call: dict[str, Any]) -> str:
-    """A guarded write in the words of its verdicts.yaml template (amounts formatted as money)."""
+def describe(call: dict[str, Any], two_orders: bool = False) -> str:
+    """A guarded write in the words of its verdicts.yaml template (amounts formatted as money).
+
+    With two orders in the conversation an order is named by its last digits ("the order ending in 0006"), as
+    people tell two orders apart; the full number stays in the calls.
+    """
     template = consent_templates()[call["name"]]
     args = {k: (float(v) if isinstance(v, int | float) and not isinstance(v, bool) else v) for k, v in call["arguments"].items()}
-    return template.format(**args)
+    text = template.format(**args)
+    if two_orders:
+        text = re.sub(r"\border (ORD-\d+)", lambda m: f"the order ending in {m.group(1)[-4:]}", text)
+    return text
 
 
 def _why(call: dict[str, Any], earlier: list[dict[str, Any]], section: str, overrides: dict[str, str]) -> dict[str, str]:
     reads = [c["name"] for c in earlier if c.get("expect_error") is None]
     why: dict[str, str] = {}
     for arg in call["arguments"]:
-        if arg in FREE_TEXT:
-            continue
         key = f"{call['name']}.{arg}"
         if key in overrides:
             why[arg] = overrides[key]
         elif arg in overrides:
             why[arg] = overrides[arg]
+        elif arg in TICKET_TEXT:
+            why[arg] = TICKET_TEXT[arg]
+        elif arg == "note":
+            why[arg] = section
         elif call["name"] in TICKET_TOOLS and arg in TICKET_FIELDS:
             why[arg] = "policy#tickets"
         elif arg == "requester_id" and "create_ticket_user" in reads:
-            why[arg] = "record:create_ticket_user"
-        elif arg == "ticket_id" and "search_tickets" not in reads and "create_ticket" in reads:
-            why[arg] = "record:create_ticket"
+            # the id the user creation just minted: the policy's identification steps say to use it
+            why[arg] = "policy#identifying-the-customer"
         elif arg in ID_SOURCES:
             source = next((t for t in ID_SOURCES[arg] if t in reads), None)
+            if source is None and arg != "order_id":  # only an order number is something the customer knows by heart
+                raise ValueError(f"{call['name']}.{arg}: the golden reads no record that shows it ({', '.join(ID_SOURCES[arg])})")
             why[arg] = f"record:{source}" if source else "customer"
         elif arg in CUSTOMER_ARGS:
             why[arg] = "customer"
@@ -188,13 +201,15 @@ def add_recovery(body: dict[str, Any], code: str, seed: int, order_id: str | Non
     return None
 
 
-def finish(body: dict[str, Any], *, section: str, why: dict[str, str], asks: list[tuple[str, str | None]], needs_order: bool) -> dict[str, Any]:
+def finish(body: dict[str, Any], *, section: str, why: dict[str, str], asks: list[tuple[str, str | None]], needs_order: bool,
+           two_orders: bool = False) -> dict[str, Any]:
     """Fill ``why`` on every golden write and build the golden dialogue (unless the family wrote one)."""
     golden: list[dict[str, Any]] = body["golden"]
     for i, call in enumerate(golden):
-        own = call.pop("_section", section)  # a two-request task keeps each request's own section
+        own = call.pop("_section", section)  # a two-request task keeps each request's own section and rules
+        rules = call.pop("_why", why)
         if call["name"] in WRITE_TOOLS and "why" not in call:
-            call["why"] = _why(call, golden[:i], own, why)
+            call["why"] = _why(call, golden[:i], own, rules)
     informs: list[tuple[int, str]] = body.pop("_informs", [])
     if body.get("dialogue"):
         body["dialogue"].extend({"before": b, "act": "inform", "say": s} for b, s in informs)
@@ -224,14 +239,17 @@ def finish(body: dict[str, Any], *, section: str, why: dict[str, str], asks: lis
             group = []
             j = i
             while j < len(golden) and (golden[j]["name"] in guarded or golden[j]["name"] not in WRITE_TOOLS):
-                if golden[j]["name"] in guarded and not golden[j].get("expect_error") and describe(golden[j]) not in group:
-                    group.append(describe(golden[j]))
+                if golden[j]["name"] in guarded and not golden[j].get("expect_error") and describe(golden[j], two_orders) not in group:
+                    group.append(describe(golden[j], two_orders))
                 j += 1
             turns.append({"before": i, "act": "propose", "say": f"Here is what I can do: {'; '.join(group)}. Shall I go ahead?"})
             i = j
         else:
             i += 1
     turns.extend({"before": b, "act": "inform", "say": s} for b, s in informs)
+    if not any(t["act"] == "ask" for t in turns):
+        # the opening already named everything the lookups need: the agent still checks what the customer wants
+        turns.append({"before": 0, "act": "ask", "say": "Thanks, I have your details. Is there anything else about the request I should know before I look into it?"})
     turns.sort(key=lambda t: t["before"])
     body["dialogue"] = turns
     return body

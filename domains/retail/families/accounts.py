@@ -24,7 +24,9 @@ class MembershipUpgrade(RetailFamily):
     OPENINGS = openings.ST030
     SECTION = "policy#brightwell-plus-membership"
     WHY = {"create_ticket_user.name": "record:get_customer_profile", "create_ticket_user.email": "record:get_customer_profile",
-           "update_membership.action": "customer"}
+           "update_membership.action": "customer",
+           # the ticket this conversation opened a moment earlier (policy: tickets, a ticket can be created and then solved)
+           "update_ticket.ticket_id": "policy#tickets"}
 
     def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
@@ -103,6 +105,8 @@ class DuplicateCharge(RetailFamily):
     number = 2
     description = "A customer reports being charged twice for one order."
     branches = ("duplicate", "no_duplicate", "already_refunded", "duplicate_late_second")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("duplicate", "no_duplicate", "duplicate_late_second")
     OPENINGS = openings.ST002
     SECTION = "policy#duplicate-charges"
     WHY = {"issue_refund.amount": "record:get_payments", "issue_refund.payment_id": "record:get_payments"}
@@ -172,6 +176,8 @@ class TicketFollowUp(RetailFamily):
     NEW_USERS = False
     description = "A customer asks for news on an existing delivery ticket; the ticket is reused and its status set."
     branches = ("delivered_now", "still_delayed", "already_on_hold", "two_tickets")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("delivered_now", "two_tickets")
     OPENINGS = openings.ST004
     SECTION = "policy#following-up-on-an-existing-ticket"
 
@@ -241,6 +247,8 @@ class PromotionDispute(CareFamily):
     number = 15
     description = "A code that did not apply at checkout: adjust when it was a system error, explain when the terms or the stacking rule excluded it."
     branches = ("system_error", "stackable_added", "not_stackable_refuse", "expired_refuse", "below_minimum_refuse", "members_only_refuse")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("system_error", "stackable_added", "not_stackable_refuse", "members_only_refuse")
     OPENINGS = openings.ST015
     SECTION = "policy#promotions-and-discount-disputes"
     WHY = {"apply_promotion_adjustment.amount": "record:get_promotion"}
@@ -305,6 +313,8 @@ class MembershipAccount(CareFamily):
     number = 16
     description = "Membership cancellation (fee refunded within 14 days) and reward-points questions (missing points credited once an order is delivered)."
     branches = ("cancel_full_refund", "cancel_no_refund", "cancel_not_member", "points_missing", "points_not_delivered", "points_balance")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("cancel_full_refund", "cancel_no_refund", "cancel_not_member", "points_missing", "points_balance")
     OPENINGS = openings.ST016
     SECTION = "policy#membership-cancellation-and-reward-points"
     WHY = {"update_membership.action": "customer", "refund_membership_fee.amount": "record:get_membership"}
@@ -391,6 +401,8 @@ class RefundFollowUp(CareFamily):
     # every branch changes the ticket's status, priority or rows: a solved ticket reopened only to be solved again
     # would leave nothing to check but its timestamp, so the recent solved ticket is reopened for an escalation only
     branches = ("reuse_open_escalate", "reuse_pending_wait", "reopen_recent_escalate", "new_after_old_solved", "new_after_closed", "reuse_hold_wait")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("reuse_open_escalate", "new_after_closed")
     OPENINGS = openings.ST017
     SECTION = "policy#reopening-and-follow-ups-on-solved-tickets"
 

@@ -12,13 +12,14 @@ own order, so each gets its own ticket (policy: tickets).
 from __future__ import annotations
 
 import random
+import re
 from typing import Any, ClassVar
 
 from thinkingbox_env.authoring import TaskBody, combine
 
 from . import openings
 from ._base import CareFamily, RetailFamily
-from .accounts import DuplicateCharge, PromotionDispute, RefundFollowUp
+from .accounts import DuplicateCharge, MembershipAccount, PromotionDispute, RefundFollowUp
 from .orders import CancelWithInstallation, InstallationService, OrderCancellation, OrderChanges
 from .returns import CosmeticPartialRefund, Exchange, ReturnWithFees, WarrantyClaim
 from .shipping import LateDelivery, MissingPackage
@@ -46,15 +47,36 @@ PAIRS: dict[str, tuple[Part, Part]] = {
                                      (DuplicateCharge, "duplicate", "I also see two charges for a different order.")),
     "missing_investigation_and_speed": ((MissingPackage, "investigate_high_value", "an expensive parcel shows as delivered but isn't here."),
                                         (OrderChanges, "express_standard", "I'd like express shipping on a new order.")),
+    "credited_late_and_exchange": ((LateDelivery, "already_credited", "my parcel is still late even after your credit."),
+                                   (Exchange, "exchange_in_stock", "I'd like to swap an item from another order for the other colour.")),
+    "small_late_and_missing": ((LateDelivery, "small_order", "a small order of mine is late."),
+                               (MissingPackage, "replace_in_stock", "another parcel says delivered but never came.")),
+    "late_exchange_and_cosmetic": ((Exchange, "outside_window", "I'd like to exchange something I bought a while back."),
+                                   (CosmeticPartialRefund, "partial_standard", "another item arrived scratched, but I'll keep it.")),
+    "late_cosmetic_and_return": ((CosmeticPartialRefund, "outside_window", "an item I got a while ago has a scratch."),
+                                 (ReturnWithFees, "opened_restocking", "I want to return something from another order.")),
+    "already_cancelled_and_missing": ((CancelWithInstallation, "already_cancelled", "I want to make sure an order is cancelled."),
+                                      (MissingPackage, "replace_in_stock", "a different parcel shows as delivered but isn't here.")),
+    "shipped_address_and_duplicate": ((OrderChanges, "address_shipped_refuse", "I need to change where an order is going."),
+                                      (DuplicateCharge, "duplicate", "I think I was charged twice for another order.")),
+    "points_pending_and_promo": ((MembershipAccount, "points_not_delivered", "I'm missing reward points for an order."),
+                                 (PromotionDispute, "system_error", "a promo code didn't apply on another order.")),
+    "refund_wait_and_cancel": ((RefundFollowUp, "reuse_hold_wait", "a refund from a cancelled order hasn't reached me."),
+                               (OrderCancellation, "cancel_processing", "I also want to cancel a newer order.")),
+    "promo_minimum_and_install_cancel": ((PromotionDispute, "below_minimum_refuse", "my discount code didn't work on an order."),
+                                         (InstallationService, "cancel_refund", "I want to cancel an installation but keep the product.")),
+    "revisit_late_and_return": ((InstallationService, "revisit_too_old", "there's a problem with an installation from a while ago."),
+                                (ReturnWithFees, "unopened_changed_mind", "I'd like to return something from another order.")),
 }
 
 
-def _sub(cls: type[RetailFamily], domain: str, split: str, identity: dict[str, Any] | None) -> RetailFamily:
+def _sub(cls: type[RetailFamily], branch: str, domain: str, identity: dict[str, Any] | None) -> RetailFamily:
+    """A private instance of another family (it draws in the split this task is built in)."""
     fam = cls()
     fam.domain = domain
     fam.identity = identity
     fam.in_combo = True
-    fam.split = split  # type: ignore[misc]  # the engine sets it on families before build
+    fam.forced_branch = branch
     return fam
 
 
@@ -77,22 +99,24 @@ class TwoRequests(CareFamily):
     NEW_USERS = False
     description = "Two requests in one conversation, each handled by its own policy section and tracked in its own ticket."
     branches = tuple(PAIRS)
-    held_out_branches: ClassVar[tuple[str, ...]] = ("warranty_and_refund_followup", "promo_refused_and_late")
+    held_out_branches: ClassVar[tuple[str, ...]] = ("warranty_and_refund_followup", "promo_refused_and_late", "late_cosmetic_and_return",
+                                                    "refund_wait_and_cancel")
+    test_count = len(PAIRS)
+    TWO_ORDERS = True
     OPENINGS = openings.ST031
     SECTION = "policy#tickets"
 
     def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         (first_cls, first_branch, first_says), (second_cls, second_branch, second_says) = PAIRS[branch]
-        split = self.split_name
-        first = _sub(first_cls, self.domain, split, None)
+        first = _sub(first_cls, first_branch, self.domain, None)
         s1 = _seed_for(first, first_branch, seed)
         body1 = first.raw(first.rng(s1), s1)
         customer = body1["patch"]["insert"]["customers"][0]
         ticket_user = next(iter(body1["patch"]["insert"].get("ticket_users", [])), None)
         if ticket_user is None:
             raise ValueError(f"{first_cls.code}:{first_branch} starts without a ticketing user; it cannot open a two-request task")
-        second = _sub(second_cls, self.domain, split, {"name": customer["name"], "email": customer["email"],
+        second = _sub(second_cls, second_branch, self.domain, {"name": customer["name"], "email": customer["email"],
                                                        "customer": customer, "ticket_user": ticket_user})
         s2 = _seed_for(second, second_branch, seed)
         body2 = second.raw(second.rng(s2), s2)
@@ -100,18 +124,27 @@ class TwoRequests(CareFamily):
             if "order number" in fact["unlock"]:  # two orders in one conversation: the customer says which is which
                 fact["text"] = f"For the second request, the order number is {fact['value']}."
                 fact["unlock"] = ["other order", "second order", "second request", "order number", "order"]
+                fact["slot"] = "other_order"  # a second order of the same customer, not a correction of the first
         asks = body1.pop("_asks", []) + [("And for the second request, which order is it about?", None)] + body2.pop("_asks", [])
         body1.pop("_origin", None)
         body2.pop("_origin", None)
-        why = {**first.WHY, **second.WHY}
-        for call in body1["golden"]:
-            call.setdefault("_section", first.SECTION)
-        for call in body2["golden"]:
-            call.setdefault("_section", second.SECTION)
+        for fam, body in ((first, body1), (second, body2)):
+            for call in body["golden"]:
+                call.setdefault("_section", fam.SECTION)
+                call.setdefault("_why", fam.WHY)
+        # what one request forbids the closing to say must not forbid what the other request's reply says
+        for body, other in ((body1, body2), (body2, body1)):
+            kept = []
+            for chk in body["checks"].get("dialogue", []):
+                must_not = [p for p in chk.get("must_not", []) if not re.search(p, other["golden_reply"], re.IGNORECASE)]
+                chk = {**chk, "must_not": must_not} if must_not else {k: v for k, v in chk.items() if k != "must_not"}
+                if chk.get("must") or chk.get("must_not"):
+                    kept.append(chk)
+            body["checks"]["dialogue"] = kept
         merged = combine(_task_body(body1), _task_body(body2))
         self._email = customer["email"]
         self._asks = asks
-        self._why = why
+        self._why = {}
         data = merged.to_dict()
         data["description"] = f"Two requests, branch '{branch}': {first_cls.code}:{first_branch} then {second_cls.code}:{second_branch}."
         data["user"]["opening"] = self.open(rng, email=customer["email"], first=first_says[0].upper() + first_says[1:],

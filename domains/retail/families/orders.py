@@ -124,6 +124,8 @@ class InstallationService(CareFamily):
     number = 12
     description = "Installation jobs: reschedule with 2 days' notice, a free revisit within 30 days, cancellation with a late charge."
     branches = ("reschedule", "reschedule_too_late", "revisit", "revisit_too_old", "cancel_refund", "cancel_late_charge")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("reschedule", "reschedule_too_late", "revisit", "cancel_refund", "cancel_late_charge", "revisit")
     OPENINGS = openings.ST012
     SECTION = "policy#installation"
     WHY = {"late_cancellation_charge": "kb/installation.md", "refund_order_amount.amount": "kb/installation.md"}
@@ -190,9 +192,13 @@ class InstallationService(CareFamily):
             idempotent[len(golden) - 1] = "a cancelled installation cannot be cancelled again"
             refund = INSTALL_FEE - (LATE_CANCEL_CHARGE if late else 0)
             golden.append({"name": "refund_order_amount", "arguments": {"order_id": ids["order"], "amount": float(refund), "reason": "installation_cancelled"}})
-            reply = f"I've cancelled the installation and refunded {dollars(refund)} of the installation fee" + (
-                f"; the ${money(LATE_CANCEL_CHARGE)} late-cancellation charge applies because it was less than 2 days away." if late else ".")
-            dialogue = [{"name": "states_refund", "must": [rx(money(refund))]}]
+            if late:
+                reply = (f"The ${money(LATE_CANCEL_CHARGE)} late-cancellation charge applies because the appointment was less than 2 days away, "
+                         f"so I've cancelled the installation and refunded {dollars(refund)} of the installation fee.")
+                dialogue = [{"name": "states_refund", "must": [rx(money(refund)), rx(money(LATE_CANCEL_CHARGE))]}]
+            else:
+                reply = f"I've cancelled the installation and refunded {dollars(refund)} of the installation fee."
+                dialogue = [{"name": "states_refund", "must": [rx(money(refund))]}]
             facts.append({"text": "I'll install it myself and keep the product.", "unlock": ["keep", "product", "return"]})
             request = "cancel the installation but keep the product"
         golden.append(self.ticket(ids, f"Installation {ids['order']}", "order", status, ids["order"]))
@@ -216,6 +222,8 @@ class CancelWithInstallation(CareFamily):
     number = 13
     description = "Order cancellation by status: with a scheduled installation, after a label is created (shipping fee kept), or refused once shipped or delivered."
     branches = ("cancel_with_installation", "cancel_label_keep_shipping", "shipped_refuse", "delivered_refuse", "already_cancelled")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("cancel_with_installation", "cancel_label_keep_shipping", "shipped_refuse")
     OPENINGS = openings.ST013
     SECTION = "policy#cancelling-orders-with-installation-or-a-shipping-label"
     WHY = {"cancel_order.reason": "policy#cancelling-an-order", "issue_refund.amount": "record:get_order"}
@@ -262,6 +270,7 @@ class CancelWithInstallation(CareFamily):
         idempotent: dict[int, str] = {}
         product = CATALOG[products[0][0]][0]
         if status == "processing":
+            golden.append({"name": "get_payments", "arguments": {"order_id": ids["order"]}})
             golden.append({"name": "cancel_order", "arguments": {"order_id": ids["order"], "reason": "customer_request"}})
             idempotent[len(golden) - 1] = "a cancelled order cannot be cancelled again"
             if with_install:
@@ -296,6 +305,8 @@ class OrderChanges(CareFamily):
     number = 14
     description = "Address and shipping-speed changes, possible only before a shipping label exists; express upgrades charged by tier."
     branches = ("address_change", "address_label_refuse", "address_shipped_refuse", "express_standard", "express_plus", "express_label_refuse")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("address_change", "address_label_refuse", "express_standard", "express_plus")
     OPENINGS = openings.ST014
     SECTION = "policy#address-and-shipping-speed-changes"
     WHY = {"upgrade_fee": "kb/shipping_changes.md", "shipping_speed": "customer"}

@@ -125,6 +125,8 @@ class Exchange(CareFamily):
     number = 9
     description = "An exchange for another variant at the same price, inside the return window and while in stock."
     branches = ("exchange_in_stock", "variant_out_of_stock", "price_differs", "outside_window", "plus_late_exchange")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("exchange_in_stock", "variant_out_of_stock", "price_differs", "plus_late_exchange")
     OPENINGS = openings.ST009
     SECTION = "policy#exchanges"
 
@@ -273,6 +275,8 @@ class CosmeticPartialRefund(CareFamily):
     number = 11
     description = "A customer keeps an item with a cosmetic defect: a capped partial refund by tier, once per order, inside the return window."
     branches = ("partial_standard", "partial_plus", "partial_capped", "already_partial", "outside_window")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("partial_standard", "partial_plus", "partial_capped", "already_partial")
     OPENINGS = openings.ST011
     SECTION = "policy#minor-cosmetic-defects"
     WHY = {"refund_order_amount.amount": "kb/cosmetic_defects.md"}

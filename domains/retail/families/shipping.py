@@ -20,6 +20,8 @@ class LateDelivery(RetailFamily):
     number = 3
     description = "A customer's parcel is late; compensation depends on delay, order value and earlier credit."
     branches = ("credit_due", "credit_capped_high_priority", "too_recent", "small_order", "already_credited")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("credit_due", "credit_capped_high_priority", "too_recent")
     OPENINGS = openings.ST003
     SECTION = "policy#late-deliveries"
     WHY = {"issue_store_credit.amount": "policy#late-deliveries"}
@@ -173,6 +175,8 @@ class MissingPackage(CareFamily):
     number = 6
     description = "Tracking says delivered but nothing arrived: wait 48 hours, then a courtesy replacement or refund under $200, or a carrier investigation from $200."
     branches = ("replace_in_stock", "replace_backordered", "refund_out_of_stock", "investigate_high_value", "too_early_wait")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("replace_in_stock", "replace_backordered", "refund_out_of_stock", "investigate_high_value", "too_early_wait", "replace_in_stock")
     OPENINGS = openings.ST006
     SECTION = "policy#delivered-but-not-received"
     WHY = {"refund_order_amount.amount": "record:get_order", "create_replacement_order.line_no": "record:get_order"}
@@ -233,6 +237,8 @@ class ReturnToSender(CareFamily):
     number = 7
     description = "A parcel came back to the warehouse: reship free when the carrier erred, with a reship fee when the address was entered wrong (waived for Plus)."
     branches = ("carrier_error_free", "customer_error_fee", "customer_error_plus_free")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("carrier_error_free", "customer_error_fee", "customer_error_plus_free", "customer_error_fee")
     OPENINGS = openings.ST007
     SECTION = "policy#returned-to-sender"
     WHY = {"reship_fee": "kb/shipping_changes.md", "create_replacement_order.line_no": "record:get_order"}
