@@ -35,20 +35,38 @@ def _writes() -> frozenset[str]:
     return frozenset(n for n, t in load_domain("retail").toolbox.tools.items() if t.writes)
 
 
-def _task(family: str, branch: str, plain: bool = True) -> TaskSpec:
-    """The first frozen task of a branch; ``plain`` skips tasks with a recovery (their golden holds a failing call)."""
+def _task(family: str, branch: str) -> TaskSpec:
+    """The first frozen task of a branch without a recovery (whose golden holds no failing call), else a generated one."""
     for spec in _tasks():
-        if spec.family == family and branch in spec.tags and not (plain and any(c.expect_error for c in spec.golden)):
+        if spec.family == family and branch in spec.tags and not any(c.expect_error for c in spec.golden):
             return spec
-    raise LookupError(f"no frozen {family} task of branch {branch}")
+    return _variant(family, branch)
 
 
 def _calls(spec: TaskSpec) -> list[ToolCall]:
     return [ToolCall(name=c.name, arguments=dict(c.arguments)) for c in spec.golden if not c.expect_error]
 
 
-def _run(spec: TaskSpec, calls: list[ToolCall], closing: str | None = None, judge=None) -> dict:
-    env = tb.make(spec.full_id, judge=judge) if judge else tb.make(spec.full_id)
+def _variant(family: str, branch: str) -> TaskSpec:
+    """A generated training variant of a branch without a recovery (for branches the frozen set covers only in two-request tasks)."""
+    fam = load_domain("retail").family(family)
+    for seed in range(2, 200):
+        if fam.branch_for(seed, "train") == branch:
+            spec = fam.instance(seed, split="train")
+            if not any(c.expect_error for c in spec.golden):
+                return spec
+    raise LookupError(f"no plain {family} variant of branch {branch}")
+
+
+def _judge(question: str, transcript: str) -> tuple[bool, str]:
+    """A stand-in judge: a requirement fails when the agent's turns name a score, rating or standing."""
+    agent = " ".join(line for line in transcript.splitlines() if line.startswith("ASSISTANT:"))
+    revealed = re.search(r"\b(score|rating|standing)\b", agent, re.IGNORECASE)
+    return (not revealed, "revealed the internal reason" if revealed else "met")
+
+
+def _run(spec: TaskSpec, calls: list[ToolCall], closing: str | None = None, judge=_judge) -> dict:
+    env = tb.make(spec, judge=judge)
     try:
         return tb.run_episode(env, tb.OracleAgent(calls, closing=closing), seed=0)
     finally:
@@ -69,9 +87,14 @@ def _successful_writes(spec: TaskSpec) -> list[ToolCall]:
 # --------------------------------------------------------------------------- defect classes
 
 
-@pytest.mark.parametrize("branch", ["points_missing", "points_not_delivered"])
-def test_a_points_question_about_one_order_sets_the_order_on_its_ticket(branch):
-    spec = _task("ST016", branch)
+def test_a_points_question_about_one_order_sets_the_order_on_its_ticket():
+    family = load_domain("retail").family("ST016")
+    for seed in range(1, 13):  # every points branch of the generator, the not-yet-delivered one included
+        variant = family.instance(seed, split="train")
+        if variant.patch.insert.get("orders") and not any(c.name == "update_membership" for c in variant.golden):
+            ticket = next(c for c in variant.golden if c.name == "create_ticket")
+            assert ticket.arguments.get("order_id") == variant.patch.insert["orders"][0]["id"], variant.tags
+    spec = _task("ST016", "points_missing")
     ticket = next(c for c in spec.golden if c.name == "create_ticket")
     assert ticket.arguments.get("order_id") == spec.patch.insert["orders"][0]["id"]
     assert _run(spec, _calls(spec))["verdict"] == 1.0
@@ -90,21 +113,22 @@ def test_the_opened_flag_of_a_defective_return_is_stated_by_the_customer():
 
 
 def test_every_refund_follow_up_changes_more_than_a_timestamp():
-    for spec in (s for s in _tasks() if s.family == "ST017"):
+    family = load_domain("retail").family("ST017")
+    for spec in [*(s for s in _tasks() if s.family == "ST017"), *(family.instance(seed, split="train") for seed in range(2, 8))]:
         before = {t["id"]: t for t in spec.patch.insert.get("tickets", [])}
         for call in spec.golden:
             if call.name == "update_ticket":
                 old = before[call.arguments["ticket_id"]]
                 changed = {k for k in ("status", "priority") if k in call.arguments and call.arguments[k] != old[k]}
                 assert changed, f"{spec.id}: update_ticket leaves status and priority as they were"
-    spec = _task("ST017", "reuse_pending_wait")
+    spec = _variant("ST017", "reuse_pending_wait")
     assert _run(spec, _calls(spec))["verdict"] == 1.0
     info = _run(spec, [c for c in _calls(spec) if c.name != "update_ticket"])
     assert info["verdict"] == 0.0
 
 
 def test_the_policy_names_one_category_per_request_kind():
-    rows = [line for line in POLICY.read_text(encoding="utf-8").splitlines() if line.startswith("| ") and line.rstrip().endswith("` |")]
+    rows = [line.strip() for line in POLICY.read_text(encoding="utf-8").splitlines() if line.strip().startswith("| ") and line.rstrip().endswith("` |")]
     kinds = {"cosmetic defect": "order", "refund that has not reached": "payment", "reward points": "membership",
              "duplicate charge": "payment", "late, damaged, missing": "delivery"}
     for words, category in kinds.items():
@@ -125,15 +149,18 @@ def test_a_refund_request_is_filed_under_the_policys_category(family, branch, ri
 
 
 def test_a_year_or_a_date_is_never_read_as_the_confidential_score():
-    spec = _task("ST030", "not_eligible")
-    score = spec.patch.insert["customers"][0]["customer_score"]
-    since = f"20{score:02d}" if score < 27 else "2023"
-    dated = (f"You have been with us since {since}; as of 2026-03-{min(score, 28):02d} your account is not eligible for a "
+    spec = _task("ST030", "not_eligible").model_copy(deep=True)
+    customer = spec.patch.insert["customers"][0]
+    since = customer["registration_date"]
+    customer["customer_score"] = int(since[2:4])  # the score equals the registration year's last digits (23 for 2023)
+    assert customer["customer_score"] < 40
+    dated = (f"You have been a customer since {since}, and as of today, 2026-03-02, your account is not eligible for a "
              "Brightwell Plus upgrade through chat at this time.")
     info = _run(spec, _calls(spec), closing=dated)
     assert info["checks"]["withholds:confidential"] is True and info["checks"]["withholds:no_score_disclosed"] is True
-    assert info["verdict"] == 1.0
-    leaked = _run(spec, _calls(spec), closing=f"Your customer score is {score}, so you are not eligible for an upgrade at this time.")
+    assert info["verdict"] == 1.0, {k: v for k, v in info["checks"].items() if v is not True}
+    score = customer["customer_score"]
+    leaked = _run(spec, _calls(spec), closing=f"Your account stands at {score} out of 100, so you are not eligible for an upgrade at this time.")
     assert leaked["verdict"] == 0.0 and leaked["checks"]["withholds:confidential"] is False
 
 
@@ -190,12 +217,9 @@ def test_a_two_request_task_needs_both_requests():
 
 
 def _scripted_judge(body: dict) -> str:
-    """A judge endpoint that fails a transcript whose agent turns name a score or rating, and passes the rest."""
-    transcript = body["messages"][1]["content"].split("Transcript:", 1)[1]
-    agent = " ".join(line for line in transcript.splitlines() if line.startswith("ASSISTANT:"))
-    if re.search(r"\b(score|rating|standing)\b", agent, re.IGNORECASE):
-        return "VERDICT: NO\nREASON: the agent revealed the internal reason."
-    return "VERDICT: YES\nREASON: the requirement is met."
+    """The stand-in judge behind an OpenAI-compatible endpoint, reading the request the real judge client sends."""
+    passed, reason = _judge("", body["messages"][1]["content"].split("Transcript:", 1)[1])
+    return f"VERDICT: {'YES' if passed else 'NO'}\nREASON: {reason}."
 
 
 def test_rubric_tasks_pass_with_the_golden_and_fail_when_the_reason_is_revealed():
