@@ -13,7 +13,7 @@ import pytest
 
 import thinkingbox_env as tb
 from thinkingbox_env.domain import load_domain
-from thinkingbox_env.spec import ToolCall
+from thinkingbox_env.spec import TaskSpec, ToolCall
 
 Edit = Callable[[list[ToolCall]], list[ToolCall]]
 
@@ -53,23 +53,27 @@ def _insert_before(name: str, extra: ToolCall) -> Edit:
     return edit
 
 
-def _branch_task(family: str, branch: str) -> str:
-    """The first frozen task of a branch whose golden holds no recovery (no failing call), as ``retail/STxxx_nnn``."""
+def _branch_task(family: str, branch: str) -> TaskSpec:
+    """The first frozen task of a branch whose golden holds no recovery (no failing call); else a generated variant of it.
+
+    Some branches are frozen only inside two-request tasks; a variant of the family stands in for them here.
+    """
     for task_id in tb.list_tasks(domain="retail"):
         spec = tb.load_task(task_id)
         if spec.family == family and branch in spec.tags and not any(c.expect_error for c in spec.golden):
-            return task_id
-    raise LookupError(f"no plain frozen {family} task of branch {branch}")
+            return spec
+    fam = load_domain("retail").family(family)
+    for seed in range(2, 200):
+        if fam.branch_for(seed, "train") == branch:
+            spec = fam.instance(seed, split="train")
+            if not any(c.expect_error for c in spec.golden):
+                return spec
+    raise LookupError(f"no plain {family} task of branch {branch}")
 
 
-def _order(task_id: str) -> str:
-    return tb.load_task(task_id).patch.insert["orders"][0]["id"]
-
-
-def _replay(task_id: str, edit: Edit) -> dict:
-    spec = tb.load_task(task_id)
+def _replay(spec: TaskSpec, edit: Edit) -> dict:
     calls = edit([ToolCall(name=c.name, arguments=dict(c.arguments)) for c in spec.golden])
-    env = tb.make(task_id)
+    env = tb.make(spec)
     try:
         return tb.run_episode(env, tb.OracleAgent(calls), seed=0)
     finally:
@@ -100,7 +104,7 @@ WRONG_RUNS = [
      lambda calls: _insert_before("create_ticket", ToolCall(name="reschedule_installation", arguments={"installation_id": "INS-" + calls[_index(calls, "get_order")].arguments["order_id"][4:], "new_date": "2026-03-10"}))(calls),
      "no_collateral"),
     ("ST013", ("ST013", "cancel_label_keep_shipping"), "refunds the shipping fee of an order that already had a label",
-     lambda calls: _set("issue_refund", amount=float(tb.load_task(_branch_task("ST013", "cancel_label_keep_shipping")).patch.insert["orders"][0]["total"]))(calls),
+     lambda calls: _set("issue_refund", amount=float(_branch_task("ST013", "cancel_label_keep_shipping").patch.insert["orders"][0]["total"]))(calls),
      "effect:refunds:insert#1"),
     ("ST014", ("ST014", "express_standard"), "charges a standard account the Plus express-upgrade fee",
      _set("change_shipping_speed", upgrade_fee=7.99), "effect:charges:insert#1"),
@@ -115,6 +119,8 @@ WRONG_RUNS = [
     ("ST017", ("ST017", "new_after_old_solved"), "reopens a ticket solved more than 7 days ago instead of opening a new one",
      _replace("create_ticket", lambda a: ToolCall(name="update_ticket", arguments={"ticket_id": int(a["order_id"][4:]), "status": "hold", "priority": "high"})),
      "effect:tickets:insert#1"),
+    ("ST031", ("ST031", "duplicate_and_return"), "refunds the duplicate charge but never opens the return the customer asked for next",
+     lambda calls: [c for c in calls if c.name != "create_return"], "effect:returns:insert#1"),
 ]
 
 
@@ -127,12 +133,11 @@ def _variant(calls: list[ToolCall]) -> str:
 
 @pytest.mark.parametrize("family,where,mistake,edit,failing", WRONG_RUNS, ids=[f"{w[0]}-{w[1][1]}" for w in WRONG_RUNS])
 def test_a_plausible_mistake_fails_with_the_right_check(family, where, mistake, edit, failing):
-    task_id = _branch_task(*where)
-    spec = tb.load_task(task_id)
+    spec = _branch_task(*where)
     assert spec.family == family
     ticket = next((t["id"] for t in spec.patch.insert.get("tickets", [])), None)
     failing = failing.format(ticket=ticket)
-    info = _replay(task_id, edit)
+    info = _replay(spec, edit)
     assert info["verdict"] == 0.0, mistake
     assert info["checks"][failing] is False, (mistake, {k: v for k, v in info["checks"].items() if v is not True})
     assert info["failure_category"] == "wrong_state_update", mistake
@@ -144,8 +149,8 @@ def test_every_new_family_has_a_wrong_run():
 
 
 def test_telling_the_customer_a_wrong_points_balance_is_incomplete_resolution():
-    spec = tb.load_task(_branch_task("ST016", "points_balance"))
-    env = tb.make(spec.full_id)
+    spec = _branch_task("ST016", "points_balance")
+    env = tb.make(spec)
     try:
         info = tb.run_episode(env, tb.OracleAgent(list(spec.golden), closing="You have 12 reward points."), seed=0)
     finally:
@@ -187,25 +192,25 @@ def _replace(spec, name, **changes):
     return [ToolCall(name=c.name, arguments={**c.arguments, **changes}) if c.name == name else c for c in spec.golden]
 
 
-def _run(task_id, calls):
-    env = tb.make(task_id)
+def _run(task, calls):
+    env = tb.make(task)
     info = tb.run_episode(env, tb.OracleAgent(calls), seed=0)
     env.close()
     return info
 
 
 def test_st001_refund_of_the_wrong_amount():
-    spec = tb.load_task(_branch_task("ST001", "cancel_processing"))
+    spec = _branch_task("ST001", "cancel_processing")
     amount = next(c.arguments["amount"] for c in spec.golden if c.name == "issue_refund")
-    info = _run(spec.full_id, _replace(spec, "issue_refund", amount=round(amount / 2, 2)))
+    info = _run(spec, _replace(spec, "issue_refund", amount=round(amount / 2, 2)))
     assert info["verdict"] == 0.0 and info["checks"]["effect:refunds:insert#1"] is False
     assert info["failure_category"] == "wrong_state_update"
 
 
 def test_st002_refunding_the_first_payment_instead_of_the_duplicate():
-    spec = tb.load_task(_branch_task("ST002", "duplicate"))
+    spec = _branch_task("ST002", "duplicate")
     first = spec.patch.insert["payments"][0]["id"]
-    info = _run(spec.full_id, _replace(spec, "issue_refund", payment_id=first))
+    info = _run(spec, _replace(spec, "issue_refund", payment_id=first))
     assert info["verdict"] == 0.0
     assert info["checks"]["effect:refunds:insert#1"] is False
     assert info["checks"][f"effect:payments[{first}B]:update"] is False
@@ -214,30 +219,30 @@ def test_st002_refunding_the_first_payment_instead_of_the_duplicate():
 
 
 def test_st003_store_credit_without_the_policy_amount():
-    spec = tb.load_task(_branch_task("ST003", "credit_due"))
-    info = _run(spec.full_id, _replace(spec, "issue_store_credit", amount=25.0))  # a round goodwill figure, not 10%
+    spec = _branch_task("ST003", "credit_due")
+    info = _run(spec, _replace(spec, "issue_store_credit", amount=25.0))  # a round goodwill figure, not 10%
     assert info["verdict"] == 0.0 and info["checks"]["effect:store_credits:insert#1"] is False
     assert info["failure_category"] == "wrong_state_update"
 
 
 def test_st003_credit_where_the_policy_gives_none():
-    spec = tb.load_task(_branch_task("ST003", "too_recent"))  # under 5 days late: no compensation
+    spec = _branch_task("ST003", "too_recent")  # under 5 days late: no compensation
     assert "too_recent" in spec.tags
     customer = spec.patch.insert["customers"][0]["id"]
     calls = list(spec.golden) + [ToolCall(name="issue_store_credit", arguments={"customer_id": customer, "amount": 10.0, "reason": "delivery_delay"})]
-    info = _run(spec.full_id, calls)
+    info = _run(spec, calls)
     assert info["verdict"] == 0.0 and info["checks"]["no_collateral"] is False
     assert info["failure_category"] == "wrong_state_update"
 
 
 def test_st004_a_new_ticket_instead_of_reusing_the_open_one():
-    spec = tb.load_task(_branch_task("ST004", "delivered_now"))
+    spec = _branch_task("ST004", "delivered_now")
     ticket = next(c.arguments["ticket_id"] for c in spec.golden if c.name == "update_ticket")
     requester = spec.patch.insert["ticket_users"][0]["id"]
     calls = [c for c in spec.golden if c.name != "update_ticket"] + [
         ToolCall(name="create_ticket", arguments={"requester_id": requester, "subject": "Parcel update", "category": "delivery", "status": "solved"})
     ]
-    info = _run(spec.full_id, calls)
+    info = _run(spec, calls)
     assert info["verdict"] == 0.0
     assert info["checks"][f"effect:tickets[{ticket}]:update"] is False
     assert info["checks"]["no_collateral"] is False
