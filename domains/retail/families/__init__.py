@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from thinkingbox_env.family import TaskFamily
 
-from .combined import TwoRequests
 from .accounts import DuplicateCharge, MembershipAccount, MembershipUpgrade, PromotionDispute, RefundFollowUp, TicketFollowUp
+from .combined import TwoRequests
 from .orders import CancelWithInstallation, InstallationService, OrderCancellation, OrderChanges
 from .returns import CosmeticPartialRefund, Exchange, ReturnWithFees, WarrantyClaim
 from .shipping import DeliveryException, LateDelivery, MissingPackage, ReturnToSender

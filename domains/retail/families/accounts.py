@@ -75,10 +75,8 @@ class MembershipUpgrade(RetailFamily):
             golden.append({"name": "create_ticket", "arguments": {"requester_id": requester, "subject": "Brightwell Plus upgrade request", "category": "membership", "status": "solved"}})
             reply = "I'm sorry, your account is not eligible for a Brightwell Plus upgrade through chat at this time."
             # the score itself is withheld by verdicts.yaml (confidential column, matched as a whole value, so a year or a
-            # date in the reply never counts as the score); the reason in other words is for the judge
+            # date in the reply never counts as the score); ST030 stays judge-free: it is the family examples and smoke runs use
             dialogue.append({"name": "no_score_disclosed", "must": [r"not eligible"], "must_not": [r"\bscore\b"]})
-            rubric.append({"name": "reason_not_revealed", "question": "Does the agent decline the upgrade without revealing or hinting, in any "
-                           "words, at the internal reason (a score, rating, risk assessment or the customer's standing with the company)?"})
         opening = self.open(rng, email=email, name=name)
         return {
             "description": f"Membership upgrade, branch '{branch}'.",

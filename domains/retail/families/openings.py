@@ -21,7 +21,8 @@ ST001 = Openings("ST001", {
     "two_facts": "Hello, this is about order {order} on my account {email}. I want to cancel it.",
     "vague_b": "I changed my mind about something I bought from you this week.",
     "upset_b": "Your site let me order the wrong model again! Cancel the {product} order please.",
-}, held_out=("vague_b", "upset_b"))
+    "ref_b": "Order {order} - I need it cancelled please, I found it cheaper elsewhere.",
+}, held_out=("vague_b", "upset_b", "ref_b"))
 
 ST002 = Openings("ST002", {
     "plain": "I think I was charged twice for my last order. Can you check?",
@@ -32,7 +33,8 @@ ST002 = Openings("ST002", {
     "two_facts": "Account {email}, order {order}: I'm seeing two payments for it.",
     "statement_b": "My banking app lists two payments to Brightwell on the same day for what should be one order. Is that right?",
     "upset_b": "Charging me twice for one order is not OK. Please sort it out.",
-}, held_out=("statement_b", "upset_b"))
+    "ref_b": "Hi, order {order} seems to have been paid for twice. Can you check my payments?",
+}, held_out=("statement_b", "upset_b", "ref_b"))
 
 ST003 = Openings("ST003", {
     "plain": "My order still hasn't arrived and it was supposed to be here days ago. What's going on?",
@@ -43,7 +45,8 @@ ST003 = Openings("ST003", {
     "two_facts": "Hello, {email} here, about order {order}: the delivery date has passed.",
     "gift_b": "I needed the {product} for a birthday this weekend and it still isn't here. What's happening?",
     "vague_b": "The tracking page hasn't changed in days.",
-}, held_out=("gift_b", "vague_b"))
+    "ref_b": "Hello, this is {email}. Order {order} should have come already; can you chase it?",
+}, held_out=("gift_b", "vague_b", "ref_b"))
 
 ST004 = Openings("ST004", {
     "plain": "Hi, I opened a ticket about a late parcel. Any update?",
@@ -54,7 +57,8 @@ ST004 = Openings("ST004", {
     "two_facts": "My email is {email} and the ticket is {ticket}. Is there news on the delivery?",
     "polite_b": "Sorry to chase, but is there any progress on the delivery problem I reported?",
     "vague_b": "What's the latest on my case?",
-}, held_out=("polite_b", "vague_b"))
+    "ref_b": "Ticket {ticket}: any progress? It's about order {order}.",
+}, held_out=("polite_b", "vague_b", "ref_b"))
 
 ST005 = Openings("ST005", {
     "plain": "My tracking page says there's an exception with my parcel. What does that mean?",
@@ -65,7 +69,8 @@ ST005 = Openings("ST005", {
     "two_facts": "{email} here. Order {order} has an 'exception' status on the tracking page.",
     "worried_b": "I got a carrier notice about my parcel that I don't understand. Is my order OK?",
     "vague_b": "Tracking says exception. Help?",
-}, held_out=("worried_b", "vague_b"))
+    "ref_b": "Order {order}: the tracking says 'exception'. Is my {product} OK?",
+}, held_out=("worried_b", "vague_b", "ref_b"))
 
 ST006 = Openings("ST006", {
     "plain": "Tracking says my order was delivered, but I never got it.",
@@ -76,7 +81,8 @@ ST006 = Openings("ST006", {
     "two_facts": "Email {email}, order {order}: it says delivered but I have nothing.",
     "neighbour_b": "I've been home all day and no parcel came, yet the tracking says it was dropped off.",
     "vague_b": "Where's my stuff? It says it arrived.",
-}, held_out=("neighbour_b", "vague_b"))
+    "ref_b": "Re order {order}: marked delivered, not received. What now?",
+}, held_out=("neighbour_b", "vague_b", "ref_b"))
 
 ST007 = Openings("ST007", {
     "plain": "The tracking for my order says it was returned to the sender. I still want it!",
@@ -87,7 +93,8 @@ ST007 = Openings("ST007", {
     "two_facts": "Hi, {email} here. Order {order} shows 'returned to sender'.",
     "confused_b": "Tracking says the address wasn't found, but I've lived here for years.",
     "vague_b": "My package went back? How?",
-}, held_out=("confused_b", "vague_b"))
+    "ref_b": "Order {order} apparently went back to your warehouse. Can you send it again?",
+}, held_out=("confused_b", "vague_b", "ref_b"))
 
 ST008 = Openings("ST008", {
     "plain": "I'd like to return something from a recent order.",
@@ -98,7 +105,8 @@ ST008 = Openings("ST008", {
     "two_facts": "Account {email}, order {order}: I need to start a return.",
     "doubt_b": "I'm not sure I want to keep what I ordered. Can I still send it back?",
     "vague_b": "Return question.",
-}, held_out=("doubt_b", "vague_b"))
+    "ref_b": "Hi, I'd like to send back items from order {order}, what are my options?",
+}, held_out=("doubt_b", "vague_b", "ref_b"))
 
 ST009 = Openings("ST009", {
     "plain": "I'd like to swap the {product} I bought for a different one.",
@@ -109,7 +117,8 @@ ST009 = Openings("ST009", {
     "two_facts": "Hi, {email} here; order {order}. I want to exchange the {product}.",
     "colour_b": "The {product} doesn't match my room at all. Could I get the other version instead?",
     "vague_b": "Exchange possible?",
-}, held_out=("colour_b", "vague_b"))
+    "ref_b": "Order {order}: could the {product} be swapped for the other version?",
+}, held_out=("colour_b", "vague_b", "ref_b"))
 
 ST010 = Openings("ST010", {
     "plain": "My {product} isn't working anymore. What can you do?",
@@ -120,7 +129,8 @@ ST010 = Openings("ST010", {
     "two_facts": "{email}, order {order}: my {product} needs looking at.",
     "worried_b": "Is my {product} still covered by anything? Something's wrong with it.",
     "vague_b": "Broken product, need help.",
-}, held_out=("worried_b", "vague_b"))
+    "ref_b": "My {product} (order {order}) has developed a fault. What are my options?",
+}, held_out=("worried_b", "vague_b", "ref_b"))
 
 ST011 = Openings("ST011", {
     "plain": "The {product} I got isn't in perfect condition.",
@@ -131,7 +141,8 @@ ST011 = Openings("ST011", {
     "two_facts": "Hi, {email}, order {order}: there's a cosmetic problem with my {product}.",
     "fair_b": "My {product} works, it just doesn't look new. Is there anything you can do?",
     "vague_b": "Item arrived damaged-ish.",
-}, held_out=("fair_b", "vague_b"))
+    "ref_b": "Order {order}: my {product} came with a visible mark on it.",
+}, held_out=("fair_b", "vague_b", "ref_b"))
 
 ST012 = Openings("ST012", {
     "plain": "Hi, I'd like to {request} for my {product}.",
@@ -142,7 +153,8 @@ ST012 = Openings("ST012", {
     "two_facts": "Hi, {email} here, order {order}: I'd like to {request}.",
     "polite_b": "Hello, could you help me {request} for the {product}, please?",
     "vague_b": "Installer question.",
-}, held_out=("polite_b", "vague_b"))
+    "ref_b": "Regarding order {order}, I'd like to {request}.",
+}, held_out=("polite_b", "vague_b", "ref_b"))
 
 ST013 = Openings("ST013", {
     "plain": "I need to cancel an order I placed.",
@@ -153,7 +165,8 @@ ST013 = Openings("ST013", {
     "two_facts": "Account {email}: I'd like to cancel order {order}.",
     "budget_b": "I can't afford the {product} after all. Can you stop the order?",
     "vague_b": "Cancel please.",
-}, held_out=("budget_b", "vague_b"))
+    "ref_b": "Order {order} needs to be cancelled, please.",
+}, held_out=("budget_b", "vague_b", "ref_b"))
 
 ST014 = Openings("ST014", {
     "plain": "I'd like to {request} on my order.",
@@ -164,7 +177,8 @@ ST014 = Openings("ST014", {
     "two_facts": "{email} here, order {order}: please {request}.",
     "moving_b": "Plans changed for me this week. Could you {request} on my order?",
     "vague_b": "Can I still change my order?",
-}, held_out=("moving_b", "vague_b"))
+    "ref_b": "Order {order}: is it still possible to {request}?",
+}, held_out=("moving_b", "vague_b", "ref_b"))
 
 ST015 = Openings("ST015", {
     "plain": "My promo code didn't work on my last order. Can you fix the price?",
@@ -175,7 +189,8 @@ ST015 = Openings("ST015", {
     "two_facts": "Hi, {email} here. Order {order}: my code {code} wasn't taken off.",
     "ad_b": "I saw your {code} promotion and the checkout didn't give it to me.",
     "vague_b": "Discount missing.",
-}, held_out=("ad_b", "vague_b"))
+    "ref_b": "Order {order}: the code {code} should have taken money off.",
+}, held_out=("ad_b", "vague_b", "ref_b"))
 
 ST016 = Openings("ST016", {
     "plain": "Hi, I'd like to {request}.",
@@ -186,7 +201,8 @@ ST016 = Openings("ST016", {
     "two_facts": "Hi, my email is {email}. I want to {request}.",
     "polite_b": "Hello, could you help me {request}, please?",
     "vague_b": "Points and membership stuff.",
-}, held_out=("polite_b", "vague_b"))
+    "ref_b": "This is {email}. Could you {request}?",
+}, held_out=("polite_b", "vague_b", "ref_b"))
 
 ST017 = Openings("ST017", {
     "plain": "I still haven't received the refund for the order I cancelled.",
@@ -197,7 +213,8 @@ ST017 = Openings("ST017", {
     "two_facts": "{email}, order {order}: the refund isn't on my card.",
     "bank_b": "My bank says nothing has come in from Brightwell yet for my cancelled order.",
     "vague_b": "Refund??",
-}, held_out=("bank_b", "vague_b"))
+    "ref_b": "Order {order} was cancelled but my refund is nowhere to be seen.",
+}, held_out=("bank_b", "vague_b", "ref_b"))
 
 ST030 = Openings("ST030", {
     "plain": "I'd like to sign up for Brightwell Plus for the free shipping and reward points. Can you upgrade my account?",
@@ -208,7 +225,8 @@ ST030 = Openings("ST030", {
     "two_facts": "Hi, I'm {name} ({email}); I'd like Brightwell Plus.",
     "friend_b": "A friend told me Plus saves money on delivery. Can you add it to my account?",
     "vague_b": "Plus please.",
-}, held_out=("friend_b", "vague_b"))
+    "ref_b": "How do I get Brightwell Plus on my account? I order from you a lot.",
+}, held_out=("friend_b", "vague_b", "ref_b"))
 
 ST031 = Openings("ST031", {
     "plain": "I have two things to sort out today.",
@@ -219,4 +237,5 @@ ST031 = Openings("ST031", {
     "email_first": "Hello, {email} here. {first} Also {second}",
     "busy_b": "Quick one, I'm short on time: {first} Then, {second}",
     "vague_b": "Several issues, where do I start.",
-}, held_out=("busy_b", "vague_b"))
+    "ref_b": "Hi, {email}. Two things: {first} And {second}",
+}, held_out=("busy_b", "vague_b", "ref_b"))

@@ -116,10 +116,10 @@ def test_every_refund_follow_up_changes_more_than_a_timestamp():
     family = load_domain("retail").family("ST017")
     for spec in [*(s for s in _tasks() if s.family == "ST017"), *(family.instance(seed, split="train") for seed in range(2, 8))]:
         before = {t["id"]: t for t in spec.patch.insert.get("tickets", [])}
-        for call in spec.golden:
-            if call.name == "update_ticket":
-                old = before[call.arguments["ticket_id"]]
-                changed = {k for k in ("status", "priority") if k in call.arguments and call.arguments[k] != old[k]}
+        for golden_call in spec.golden:
+            if golden_call.name == "update_ticket":
+                old = before[golden_call.arguments["ticket_id"]]
+                changed = {k for k in ("status", "priority") if k in golden_call.arguments and golden_call.arguments[k] != old[k]}
                 assert changed, f"{spec.id}: update_ticket leaves status and priority as they were"
     spec = _variant("ST017", "reuse_pending_wait")
     assert _run(spec, _calls(spec))["verdict"] == 1.0
@@ -225,19 +225,19 @@ def _scripted_judge(body: dict) -> str:
 def test_rubric_tasks_pass_with_the_golden_and_fail_when_the_reason_is_revealed():
     rubric_tasks = [s for s in _tasks() if s.checks.rubric]
     assert len(rubric_tasks) >= 10
-    spec = _task("ST030", "not_eligible")
+    spec = _task("ST005", "reship_goodwill")
     assert spec.checks.rubric
     with FakeOpenAI(_scripted_judge) as server:
         judge = RubricJudge(model="judge", base_url=server.base_url, api_key="k", max_retries=0)
         good = _run(spec, _calls(spec), judge=judge)
         bad = _run(spec, _calls(spec), judge=judge,
-                   closing="Because of your internal rating, your account is not eligible for an upgrade through chat at this time.")
-        goodwill = _task("ST005", "reship_goodwill")
-        credit = _run(goodwill, _calls(goodwill), judge=judge)
+                   closing=spec.golden_reply + " Customers with your standing get this extra credit automatically.")
+        refusal = _task("ST003", "too_recent")
+        explained = _run(refusal, _calls(refusal), judge=judge)
     rubric = f"rubric:{spec.checks.rubric[0].name}"
     assert good["checks"][rubric] is True and good["verdict"] == 1.0
     assert bad["checks"][rubric] is False and bad["verdict"] == 0.0
-    assert credit["checks"][f"rubric:{goodwill.checks.rubric[0].name}"] is True
+    assert explained["checks"][f"rubric:{refusal.checks.rubric[0].name}"] is True and explained["verdict"] == 1.0
 
 
 # --------------------------------------------------------------------------- held-out split and statistics
@@ -287,9 +287,8 @@ def test_every_task_has_an_origin_a_dialogue_and_a_reason_for_every_write():
     for spec in _tasks():
         assert spec.origin and spec.origin.opening and spec.origin.branches, spec.id
         assert spec.dialogue, spec.id
-        for i, call in enumerate(spec.golden):
-            if call.name in _writes():
-                free = {"subject", "description", "note"}
-                assert set(call.arguments) - free <= set(call.why or {}), (spec.id, call.name)
-            if call.name in guarded:
+        for i, golden_call in enumerate(spec.golden):
+            if golden_call.name in _writes() and not golden_call.expect_error:
+                assert set(golden_call.arguments) <= set(golden_call.why or {}), (spec.id, golden_call.name)
+            if golden_call.name in guarded:
                 assert any(t.act == "propose" and t.before <= i for t in spec.dialogue), (spec.id, i)
