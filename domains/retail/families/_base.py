@@ -111,7 +111,7 @@ class RetailFamily(TaskFamily):
 
     def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
         self._opening_id: str | None = None
-        self._asks: list[str] = []
+        self._asks: list[tuple[str, str | None]] = []
         body = self.raw(rng, seed)
         ids = self.ids(seed)
         if self.fresh_user(seed):

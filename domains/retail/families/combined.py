@@ -144,7 +144,7 @@ class TwoRequests(CareFamily):
         merged = combine(_task_body(body1), _task_body(body2))
         self._email = customer["email"]
         self._asks = asks
-        self._why = {}
+        self._why: dict[str, str] = {}
         data = merged.to_dict()
         data["description"] = f"Two requests, branch '{branch}': {first_cls.code}:{first_branch} then {second_cls.code}:{second_branch}."
         data["user"]["opening"] = self.open(rng, email=customer["email"], first=first_says[0].upper() + first_says[1:],
