@@ -9,6 +9,7 @@ order-care families. Business rules (fees, windows, the catalogue) come from
 from __future__ import annotations
 
 import random
+import re
 from abc import abstractmethod
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -37,6 +38,18 @@ CITIES = [("Portland", "OR", "97205"), ("Tacoma", "WA", "98402"), ("Boise", "ID"
 CARRIERS = ["Parcelway", "SwiftFreight", "Northline Post"]
 # colour and memory variants: never drawn as the product a task starts from
 VARIANTS = frozenset({"BW-SB200-W", "BW-VAC-X2-R", "BW-HP-NC7-SV", "BW-KT-17-W", "BW-LAP-14-32"})
+
+
+# whole numbers that product names contain ("Lumora 65-inch QLED TV"): an agent naming the product says them,
+# so a confidential score never takes one of these values (it would read as the score being said)
+NAME_NUMBERS = frozenset(int(n) for name, *_ in CATALOG.values() for n in re.findall(r"(?<![\d.])\d+(?![\d.])", name))
+
+
+def clear_score(score: int) -> int:
+    """The score, moved up past any number a product name holds (the branch's side of 40 and 80 is kept)."""
+    while score in NAME_NUMBERS:
+        score += 1
+    return score
 
 
 def ts(value: datetime) -> str:
@@ -189,7 +202,7 @@ class RetailFamily(TaskFamily):
             return dict(self.identity["customer"])
         return {
             "id": ids["customer"], "name": name, "email": email, "phone": f"+1-555-{rng.randint(1000, 9999)}",
-            "tier": tier, "customer_score": score if score is not None else rng.randint(45, 95),
+            "tier": tier, "customer_score": clear_score(score if score is not None else rng.randint(45, 95)),
             "registration_date": f"202{rng.randint(3, 5)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
             "lifetime_value": money(rng.randint(0, 4000)),
         }

@@ -386,7 +386,7 @@ class MembershipAccount(CareFamily):
         about_order = ids["order"] if branch in ("points_missing", "points_not_delivered") else None
         golden.append(self.ticket(ids, subject, category, "solved", about_order))
         opening = self.open(rng, email=email, request=request)
-        return self.body(f"Membership and points, branch '{branch}'.", opening, facts, "Sort out the membership or the points.",
+        return self.body(f"Membership and points, branch '{branch}'.", opening, facts, f"I want to {request}.",
                          patch, golden, reply, dialogue, idempotent, ["membership", branch])
 
 

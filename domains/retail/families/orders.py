@@ -212,7 +212,7 @@ class InstallationService(CareFamily):
                        "(less than 2 days' notice for a reschedule, or more than 30 days since the installation for a free revisit) "
                        "and avoid promising that the appointment was moved or a revisit booked?"}]
         opening = self.open(rng, order=ids["order"], email=email, product=product, request=request)
-        return self.body(f"Installation service, branch '{branch}'.", opening, facts, "Sort out the installation appointment.",
+        return self.body(f"Installation service, branch '{branch}'.", opening, facts, f"{request[0].upper()}{request[1:]}.",
                          patch, golden, reply, dialogue, idempotent, ["installation", branch], rubric)
 
 
