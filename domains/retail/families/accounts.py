@@ -449,10 +449,10 @@ class RefundFollowUp(CareFamily):
         if escalate:
             reply = (f"Your refund of {amount} was issued on {ts(refunded_at)[:10]}, more than 7 days ago, so I've escalated it to our payments team "
                      "to trace it with your bank. Your ticket is on hold until they report back.")
-            dialogue = [{"name": "escalates", "must": [r"escalat"]}]
+            dialogue = [{"name": "escalates", "must": [r"escalat", rx(money(order["total"]))]}]
         else:
             reply = f"Your refund of {amount} was issued on {ts(refunded_at)[:10]}; card refunds take up to 7 days to appear, so it should reach you shortly."
-            dialogue = [{"name": "explains_timing", "must": [r"7 days"], "must_not": [r"escalat"]}]
+            dialogue = [{"name": "explains_timing", "must": [r"7 days", rx(money(order["total"]))], "must_not": [r"escalat"]}]
         opening = self.open(rng, order=ids["order"], email=email)
         facts = [self.email_fact(email), self.order_fact(ids["order"]),
                  {"text": f"The ticket number is {ids['uid']}.", "unlock": ["ticket number", "ticket id", "ticket"]}]

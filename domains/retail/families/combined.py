@@ -19,10 +19,10 @@ from thinkingbox_env.authoring import TaskBody, combine
 
 from . import openings
 from ._base import CareFamily, RetailFamily
-from .accounts import DuplicateCharge, MembershipAccount, PromotionDispute, RefundFollowUp
+from .accounts import DuplicateCharge, MembershipAccount, PromotionDispute, RefundFollowUp, TicketFollowUp
 from .orders import CancelWithInstallation, InstallationService, OrderCancellation, OrderChanges
 from .returns import CosmeticPartialRefund, Exchange, ReturnWithFees, WarrantyClaim
-from .shipping import LateDelivery, MissingPackage
+from .shipping import LateDelivery, MissingPackage, ReturnToSender
 
 # branch -> (first family, its branch, how the customer puts it), (second family, its branch, how the customer puts it)
 Part = tuple[type[RetailFamily], str, str]
@@ -67,6 +67,22 @@ PAIRS: dict[str, tuple[Part, Part]] = {
                                          (InstallationService, "cancel_refund", "I want to cancel an installation but keep the product.")),
     "revisit_late_and_return": ((InstallationService, "revisit_too_old", "there's a problem with an installation from a while ago."),
                                 (ReturnWithFees, "unopened_changed_mind", "I'd like to return something from another order.")),
+    "refunded_twice_and_missing": ((DuplicateCharge, "already_refunded", "I think I was charged twice for an order."),
+                                   (MissingPackage, "replace_in_stock", "another parcel says delivered but never came.")),
+    "delayed_ticket_and_cosmetic": ((TicketFollowUp, "still_delayed", "I'm following up on my ticket about a late parcel."),
+                                    (CosmeticPartialRefund, "partial_standard", "another item arrived scratched, but I'll keep it.")),
+    "held_ticket_and_promo": ((TicketFollowUp, "already_on_hold", "I'm chasing my ticket about a late parcel."),
+                              (PromotionDispute, "system_error", "a promo code didn't apply on another order.")),
+    "delivered_cancel_and_reship": ((CancelWithInstallation, "delivered_refuse", "I want to cancel an order with an installation."),
+                                    (ReturnToSender, "carrier_error_free", "another parcel was sent back to you.")),
+    "label_speed_and_defect": ((OrderChanges, "express_label_refuse", "I'd like express shipping on an order."),
+                               (WarrantyClaim, "defect_in_window", "something from another order has stopped working.")),
+    "pending_refund_and_exchange": ((RefundFollowUp, "reuse_pending_wait", "a refund from a cancelled order hasn't reached me."),
+                                    (Exchange, "exchange_in_stock", "I'd like to swap an item from another order for the other colour.")),
+    "reopened_refund_and_return": ((RefundFollowUp, "reopen_recent_escalate", "my refund still hasn't arrived after I asked last week."),
+                                   (ReturnWithFees, "multi_item", "I want to return things from another order.")),
+    "old_refund_and_revisit": ((RefundFollowUp, "new_after_old_solved", "a refund from a while ago never reached me."),
+                               (InstallationService, "revisit", "the installer's work on another order has a problem.")),
 }
 
 
