@@ -44,14 +44,14 @@ def test_an_amount_claimed_as_done_must_be_a_written_amount_not_a_count_or_a_pol
     info = _run("retail/ST003_002", closing=golden.replace("$50.00", "$60.00"))
     assert info["checks"]["grounded_values"] is False
     assert "$60.00" in _grounding_detail(info)
-    # the inventory count 25 changed in this episode, but a count is not a credit of $25.00
-    golden = load_task("retail/ST007_005").golden_reply
-    info = _run("retail/ST007_005", closing=golden + " I've also added a $25.00 goodwill credit to your account.")
+    # the inventory count 25 changed in this episode (a replacement router), but a count is not a credit of $25.00
+    golden = load_task("retail/ST006_006").golden_reply
+    info = _run("retail/ST006_006", closing=golden + " I've also added a $25.00 goodwill credit to your account.")
     assert info["checks"]["grounded_values"] is False
     assert "$25.00" in _grounding_detail(info)
     # the amounts the episode did write stay grounded when stated as done
     assert _run("retail/ST003_002")["checks"]["grounded_values"] is True
-    assert _run("retail/ST007_005")["checks"]["grounded_values"] is True
+    assert _run("retail/ST006_006")["checks"]["grounded_values"] is True
 
 
 def test_opposite_outcome_fails_mentions_by_polarity() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from thinkingbox_env.family import TaskFamily
 
 from .accounts import DuplicateCharge, MembershipAccount, MembershipUpgrade, PromotionDispute, RefundFollowUp, TicketFollowUp
+from .combined import TwoRequests
 from .orders import CancelWithInstallation, InstallationService, OrderCancellation, OrderChanges
 from .returns import CosmeticPartialRefund, Exchange, ReturnWithFees, WarrantyClaim
 from .shipping import DeliveryException, LateDelivery, MissingPackage, ReturnToSender
@@ -20,5 +21,5 @@ FAMILIES: list[TaskFamily] = [
     DeliveryException(), MissingPackage(), ReturnToSender(),
     ReturnWithFees(), Exchange(), WarrantyClaim(), CosmeticPartialRefund(),
     InstallationService(), CancelWithInstallation(), OrderChanges(),
-    PromotionDispute(), MembershipAccount(), RefundFollowUp(),
+    PromotionDispute(), MembershipAccount(), RefundFollowUp(), TwoRequests(),
 ]

@@ -9,14 +9,17 @@ order-care families. Business rules (fees, windows, the catalogue) come from
 from __future__ import annotations
 
 import random
+import re
+from abc import abstractmethod
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
-from thinkingbox_env.authoring import TaskBody
+from thinkingbox_env.authoring import Openings, TaskBody
 from thinkingbox_env.family import TaskFamily
 
 from ..rules import CATALOG, NOW, money, shipping_fee
+from ._kit import add_recovery, finish, new_ticket_user
 
 FIRST_NAMES = [
     "Nadia", "Oskar", "Priyanka", "Mateo", "Leonie", "Kwame", "Astrid", "Farid", "Imogen", "Tomasz",
@@ -35,6 +38,18 @@ CITIES = [("Portland", "OR", "97205"), ("Tacoma", "WA", "98402"), ("Boise", "ID"
 CARRIERS = ["Parcelway", "SwiftFreight", "Northline Post"]
 # colour and memory variants: never drawn as the product a task starts from
 VARIANTS = frozenset({"BW-SB200-W", "BW-VAC-X2-R", "BW-HP-NC7-SV", "BW-KT-17-W", "BW-LAP-14-32"})
+
+
+# whole numbers that product names contain ("Lumora 65-inch QLED TV"): an agent naming the product says them,
+# so a confidential score never takes one of these values (it would read as the score being said)
+NAME_NUMBERS = frozenset(int(n) for name, *_ in CATALOG.values() for n in re.findall(r"(?<![\d.])\d+(?![\d.])", name))
+
+
+def clear_score(score: int) -> int:
+    """The score, moved up past any number a product name holds (the branch's side of 40 and 80 is kept)."""
+    while score in NAME_NUMBERS:
+        score += 1
+    return score
 
 
 def ts(value: datetime) -> str:
@@ -69,13 +84,88 @@ def skus(low: float = 0, high: float = 10**6, categories: tuple[str, ...] | None
 
 
 class RetailFamily(TaskFamily):
-    """Shared building blocks: a customer with a profile, a ticketing user, an order."""
+    """Shared building blocks: a customer with a profile, a ticketing user, an order.
+
+    ``build`` is the same for every family: ``draw`` writes the business case,
+    then the finishing pass of ``_kit`` adds the rationale of every golden write,
+    the golden dialogue, a seeded recovery and the origin, so that no family can
+    leave one out.
+    """
 
     number: int = 0
+    OPENINGS: ClassVar[Openings]
+    SECTION: ClassVar[str] = "policy#tickets"  # the policy section that decides the family's non-id arguments
+    WHY: ClassVar[dict[str, str]] = {}  # "tool.arg" or "arg" -> source, where the default rule does not fit
+    RECOVERY: ClassVar[bool] = True  # whether seeds may add a recovery on the correct path
+    identity: dict[str, Any] | None = None  # set while a two-request task reuses another request's customer
+    # the branch of each frozen test number in turn; empty: every branch once, in order
+    TEST_BRANCHES: ClassVar[tuple[str, ...]] = ()
+    NEW_USERS: ClassVar[bool] = True  # whether seeds may draw a customer who has no ticketing user yet
+    TWO_ORDERS: ClassVar[bool] = False  # two orders are discussed: proposals tell them apart by their last digits
+    forced_branch: str | None = None  # the branch a two-request task asks this family for
+    in_combo: bool = False  # the first request of a two-request task keeps its ticketing user (the second reuses it)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.branches and "test_count" not in cls.__dict__:
+            cls.test_count = len(cls.TEST_BRANCHES or cls.branches)
+
+    @abstractmethod
+    def draw(self, rng: random.Random, seed: int) -> TaskBody | dict[str, Any]:
+        """The business case of one instance: rows, golden calls, reply and facts."""
+
+    def branch(self, seed: int) -> str:
+        """Test numbers walk ``TEST_BRANCHES`` when a family sets it (the frozen set's composition), else every branch."""
+        if self.forced_branch:
+            return self.forced_branch
+        if self.split == "test" and self.TEST_BRANCHES:
+            return self.TEST_BRANCHES[(seed - 1) % len(self.TEST_BRANCHES)]
+        return super().branch(seed)
+
+    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+        self._opening_id: str | None = None
+        self._asks: list[tuple[str, str | None]] = []
+        body = self.raw(rng, seed)
+        ids = self.ids(seed)
+        if self.fresh_user(seed):
+            new_ticket_user(body, ids["ticket_user"])
+        # the first instance of every family stays plain: examples, the README and smoke tests step through it by hand
+        if self.RECOVERY and not self.identity and seed != 1:
+            add_recovery(body, self.code, seed, ids["order"], self._email)
+        return self.complete(body, seed)
+
+    def raw(self, rng: random.Random, seed: int) -> dict[str, Any]:
+        """``draw`` as a plain dict, before the finishing pass (two-request tasks combine these)."""
+        self._opening_id = None
+        self._asks = []
+        built = self.draw(rng, seed)
+        body = built.to_dict() if isinstance(built, TaskBody) else built
+        body["_asks"] = list(self._asks)
+        body["_origin"] = self._opening_id
+        return body
+
+    def complete(self, body: dict[str, Any], seed: int) -> dict[str, Any]:
+        needs_order = any("order_id" in c["arguments"] for c in body["golden"])
+        finish(body, section=self.SECTION, why=getattr(self, "_why", self.WHY), asks=body.pop("_asks", []), needs_order=needs_order,
+               two_orders=self.TWO_ORDERS)
+        opening_id = body.pop("_origin", None)
+        if opening_id:
+            body["origin"] = {"opening": opening_id, "branches": [f"{self.code}:{self.branch(seed)}"]}
+        return body
+
+    def open(self, rng: random.Random, **values: Any) -> str:
+        """The customer's first message, from the family's templates (held-out ones only for test tasks)."""
+        text, origin = self.OPENINGS.pick(rng, self.split, **values)
+        self._opening_id = origin
+        return text
+
+    def ask(self, say: str, before: str | None = None) -> None:
+        """A question the golden agent asks once the customer is identified, or just before the first call to ``before``."""
+        self._asks.append((say, before))
 
     def ids(self, seed: int) -> dict[str, Any]:
         uid = self.number * 100_000 + seed % 100_000
-        return {
+        out = {
             "uid": uid,
             "customer": f"CUS-{uid}",
             "order": f"ORD-{uid}",
@@ -84,22 +174,42 @@ class RetailFamily(TaskFamily):
             "shipment": f"SHP-{uid}",
             "ticket_user": uid,
         }
+        if self.identity:
+            out["customer"] = self.identity["customer"]["id"]
+            out["ticket_user"] = self.identity["ticket_user"]["id"]
+        elif self.fresh_user(seed):
+            out["ticket_user"] = self.next_ids({"insert": {}})["ticket_users"]
+        return out
+
+    def fresh_user(self, seed: int) -> bool:
+        """Whether this seed's customer has never contacted support: the golden creates their ticketing user first (policy)."""
+        if not self.NEW_USERS or self.identity or self.in_combo:
+            return False
+        return random.Random(f"new-ticket-user/{self.code}/{seed}").random() < 0.45
 
     def person(self, rng: random.Random) -> tuple[str, str]:
         first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
         domain = rng.choice(["example.com", "example.org", "example.net"])
-        return f"{first} {last}", f"{first.lower()}.{last.lower()}{rng.randint(1, 99)}@{domain}"
+        name, email = f"{first} {last}", f"{first.lower()}.{last.lower()}{rng.randint(1, 99)}@{domain}"
+        if self.identity:
+            name, email = self.identity["name"], self.identity["email"]
+        self._email = email
+        return name, email
 
     def customer(self, ids: dict[str, Any], name: str, email: str, tier: str = "standard", score: int | None = None, rng: random.Random | None = None) -> dict[str, Any]:
         rng = rng or random.Random(0)
+        if self.identity:
+            return dict(self.identity["customer"])
         return {
             "id": ids["customer"], "name": name, "email": email, "phone": f"+1-555-{rng.randint(1000, 9999)}",
-            "tier": tier, "customer_score": score if score is not None else rng.randint(45, 95),
+            "tier": tier, "customer_score": clear_score(score if score is not None else rng.randint(45, 95)),
             "registration_date": f"202{rng.randint(3, 5)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
             "lifetime_value": money(rng.randint(0, 4000)),
         }
 
     def ticket_user(self, ids: dict[str, Any], name: str, email: str) -> dict[str, Any]:
+        if self.identity:
+            return dict(self.identity["ticket_user"])
         return {"id": ids["ticket_user"], "name": name, "email": email, "created_at": "2025-11-03 10:15:00"}
 
     def order(self, rng: random.Random, ids: dict[str, Any], status: str, placed: datetime, products: list[tuple[str, str, str]] | None = None, tier: str = "standard") -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -146,7 +256,7 @@ class RetailFamily(TaskFamily):
 
     @staticmethod
     def email_fact(email: str) -> dict[str, Any]:
-        return {"text": f"My email address is {email}.", "unlock": ["email", "e-mail"]}
+        return {"text": f"My email address is {email}.", "unlock": ["email", "e-mail"], "value": email}
 
     @staticmethod
     def name_fact(name: str) -> dict[str, Any]:
@@ -154,7 +264,7 @@ class RetailFamily(TaskFamily):
 
     @staticmethod
     def order_fact(order_id: str) -> dict[str, Any]:
-        return {"text": f"The order number is {order_id}.", "unlock": ["order number", "order id", "order"]}
+        return {"text": f"The order number is {order_id}.", "unlock": ["order number", "order id", "order"], "value": order_id}
 
 
 ADDRESS_WORDS = ["which address", "what address", "correct address", "right address", "intended", "new address",
@@ -221,6 +331,10 @@ class CareFamily(RetailFamily):
 
     @staticmethod
     def body(description: str, opening: str, facts: list[dict[str, Any]], intent: str, patch: dict[str, Any], golden: list[dict[str, Any]],
-             reply: str, dialogue: list[dict[str, Any]], idempotent: dict[int, str], tags: list[str]) -> TaskBody:
-        return TaskBody(description=description, opening=opening, golden_reply=reply, facts=facts, intent=intent, patch=patch,
-                        golden=golden, checks={"dialogue": dialogue}, idempotent_writes=idempotent, tags=tags)
+             reply: str, dialogue: list[dict[str, Any]], idempotent: dict[int, str], tags: list[str],
+             rubric: list[dict[str, str]] | None = None) -> dict[str, Any]:
+        checks: dict[str, Any] = {"dialogue": dialogue}
+        if rubric:
+            checks["rubric"] = rubric
+        return {"description": description, "user": {"opening": opening, "facts": facts, "intent": intent}, "patch": patch,
+                "golden": golden, "golden_reply": reply, "checks": checks, "idempotent_writes": idempotent, "tags": tags}

@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..rules import NOW, PROMOTIONS, TODAY, discount, money
+from . import openings
 from ._base import PRODUCTS, CareFamily, RetailFamily, dollars, item, rx, skus, ts
 
 # --------------------------------------------------------------------------- ST030 membership
@@ -17,10 +18,17 @@ class MembershipUpgrade(RetailFamily):
     code = "ST030"
     name = "membership_upgrade"
     number = 30
+    NEW_USERS = False
     description = "A customer asks to join Brightwell Plus."
     branches = ("upgrade", "upgrade_new_ticket_user", "already_active", "not_eligible", "rejoin_after_cancel")
+    OPENINGS = openings.ST030
+    SECTION = "policy#brightwell-plus-membership"
+    WHY = {"create_ticket_user.name": "record:get_customer_profile", "create_ticket_user.email": "record:get_customer_profile",
+           "update_membership.action": "customer",
+           # the ticket this conversation opened a moment earlier (policy: tickets, a ticket can be created and then solved)
+           "update_ticket.ticket_id": "policy#tickets"}
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         ids = self.ids(seed)
         name, email = self.person(rng)
@@ -50,6 +58,7 @@ class MembershipUpgrade(RetailFamily):
             {"name": "search_tickets", "arguments": {"table": "tickets", "filter": f"requester_id eq {requester}"}},
         ]
         dialogue: list[dict[str, Any]] = []
+        rubric: list[dict[str, str]] = []
         if branch in ("upgrade", "upgrade_new_ticket_user", "rejoin_after_cancel"):
             golden.append({"name": "create_ticket", "arguments": {"requester_id": requester, "subject": "Upgrade to Brightwell Plus", "category": "membership", "status": "open"}})
             golden.append({"name": "update_membership", "arguments": {"customer_id": ids["customer"], "action": "upgrade"}})
@@ -65,12 +74,10 @@ class MembershipUpgrade(RetailFamily):
         else:
             golden.append({"name": "create_ticket", "arguments": {"requester_id": requester, "subject": "Brightwell Plus upgrade request", "category": "membership", "status": "solved"}})
             reply = "I'm sorry, your account is not eligible for a Brightwell Plus upgrade through chat at this time."
-            dialogue.append({"name": "no_score_disclosed", "must": [r"not eligible"], "must_not": [r"\bscore\b", str(score)]})
-        opening = rng.choice([
-            "I'd like to sign up for Brightwell Plus for the free shipping and reward points. Can you upgrade my account?",
-            "Hi, can you upgrade my account to Brightwell Plus? I want the free shipping.",
-            "Hello, I want to join the Brightwell Plus membership. Could you set that up?",
-        ])
+            # the score itself is withheld by verdicts.yaml (confidential column, matched as a whole value, so a year or a
+            # date in the reply never counts as the score); ST030 stays judge-free: it is the family examples and smoke runs use
+            dialogue.append({"name": "no_score_disclosed", "must": [r"not eligible"], "must_not": [r"\bscore\b"]})
+        opening = self.open(rng, email=email, name=name)
         return {
             "description": f"Membership upgrade, branch '{branch}'.",
             "user": {
@@ -81,7 +88,7 @@ class MembershipUpgrade(RetailFamily):
             "patch": patch,
             "golden": golden,
             "golden_reply": reply,
-            "checks": {"dialogue": dialogue},
+            "checks": {"dialogue": dialogue, "rubric": rubric},
             "idempotent_writes": idempotent,
             "tags": ["membership", branch],
         }
@@ -96,8 +103,13 @@ class DuplicateCharge(RetailFamily):
     number = 2
     description = "A customer reports being charged twice for one order."
     branches = ("duplicate", "no_duplicate", "already_refunded", "duplicate_late_second")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("duplicate", "no_duplicate", "duplicate_late_second")
+    OPENINGS = openings.ST002
+    SECTION = "policy#duplicate-charges"
+    WHY = {"issue_refund.amount": "record:get_payments", "issue_refund.payment_id": "record:get_payments"}
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         ids = self.ids(seed)
         name, email = self.person(rng)
@@ -139,10 +151,7 @@ class DuplicateCharge(RetailFamily):
         return {
             "description": f"Duplicate charge, branch '{branch}'.",
             "user": {
-                "opening": rng.choice([
-                    "I think I was charged twice for my last order. Can you check?",
-                    "My card statement shows two charges for one order. Please fix this.",
-                ]),
+                "opening": self.open(rng, order=ids["order"], email=email),
                 "facts": [self.email_fact(email), self.order_fact(ids["order"])],
                 "intent": "Get a duplicate charge refunded.",
             },
@@ -162,10 +171,15 @@ class TicketFollowUp(RetailFamily):
     code = "ST004"
     name = "ticket_follow_up"
     number = 4
+    NEW_USERS = False
     description = "A customer asks for news on an existing delivery ticket; the ticket is reused and its status set."
     branches = ("delivered_now", "still_delayed", "already_on_hold", "two_tickets")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("delivered_now", "two_tickets")
+    OPENINGS = openings.ST004
+    SECTION = "policy#following-up-on-an-existing-ticket"
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         ids = self.ids(seed)
         name, email = self.person(rng)
@@ -211,10 +225,7 @@ class TicketFollowUp(RetailFamily):
         return {
             "description": f"Ticket follow-up, branch '{branch}'.",
             "user": {
-                "opening": rng.choice([
-                    "Hi, I opened a ticket about a late parcel. Any update?",
-                    "I'm following up on my support ticket about my delivery. What's the status?",
-                ]),
+                "opening": self.open(rng, order=ids["order"], email=email, ticket=ticket_id),
                 "facts": [self.email_fact(email), self.order_fact(ids["order"]),
                           {"text": f"The ticket number is {ticket_id}.", "unlock": ["ticket number", "ticket id", "ticket"]}],
                 "intent": "Get an update on the existing ticket about the late parcel.",
@@ -234,8 +245,13 @@ class PromotionDispute(CareFamily):
     number = 15
     description = "A code that did not apply at checkout: adjust when it was a system error, explain when the terms or the stacking rule excluded it."
     branches = ("system_error", "stackable_added", "not_stackable_refuse", "expired_refuse", "below_minimum_refuse", "members_only_refuse")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("system_error", "stackable_added", "not_stackable_refuse", "members_only_refuse")
+    OPENINGS = openings.ST015
+    SECTION = "policy#promotions-and-discount-disputes"
+    WHY = {"apply_promotion_adjustment.amount": "record:get_promotion"}
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         ids, name, email, patch = self.start(rng, seed)
         code, existing, low, high = {
@@ -279,9 +295,14 @@ class PromotionDispute(CareFamily):
             dialogue = [{"name": "explains_refusal", "must": [r"no discount"], "must_not": [r"refunded"]}]
         golden.append(self.ticket(ids, f"Promotion {code} on {ids['order']}", "payment", "solved", ids["order"]))
         facts = [self.email_fact(email), self.order_fact(ids["order"]), {"text": f"The code was {code}.", "unlock": ["code", "promo", "coupon", "which"]}]
-        opening = rng.choice(["My promo code didn't work on my last order. Can you fix the price?", "I used a discount code at checkout but wasn't given the discount."])
+        self.ask("Which discount code did you use?")
+        opening = self.open(rng, order=ids["order"], email=email, code=code)
+        rubric = []
+        if not branch.startswith(("system", "stackable")):
+            rubric = [{"name": "names_failed_condition", "question": "Does the agent name the specific condition of the promotion that the order does "
+                       "not meet (stacking rule, validity dates, minimum subtotal or members-only) rather than a vague refusal?"}]
         return self.body(f"Promotion dispute, branch '{branch}'.", opening, facts, "Get the promised discount.",
-                         patch, golden, reply, dialogue, idempotent, ["payment", branch])
+                         patch, golden, reply, dialogue, idempotent, ["payment", branch], rubric)
 
 
 class MembershipAccount(CareFamily):
@@ -290,8 +311,13 @@ class MembershipAccount(CareFamily):
     number = 16
     description = "Membership cancellation (fee refunded within 14 days) and reward-points questions (missing points credited once an order is delivered)."
     branches = ("cancel_full_refund", "cancel_no_refund", "cancel_not_member", "points_missing", "points_not_delivered", "points_balance")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("cancel_full_refund", "cancel_no_refund", "cancel_not_member", "points_missing", "points_balance")
+    OPENINGS = openings.ST016
+    SECTION = "policy#membership-cancellation-and-reward-points"
+    WHY = {"update_membership.action": "customer", "refund_membership_fee.amount": "record:get_membership"}
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         member = branch in ("cancel_full_refund", "cancel_no_refund") or (branch.startswith("points") and rng.random() < 0.5)
         tier = "plus" if member else "standard"
@@ -310,7 +336,7 @@ class MembershipAccount(CareFamily):
         if branch.startswith("cancel"):
             golden.append({"name": "get_membership", "arguments": {"customer_id": ids["customer"]}})
             golden.append(self.find_tickets(ids))
-            opening = rng.choice(["I'd like to cancel my Brightwell Plus membership.", "Please end my Plus membership, I don't use it."])
+            request = "cancel my Brightwell Plus membership"
             category, subject = "membership", "Cancel Brightwell Plus"
             if branch == "cancel_not_member":
                 reply = "Your account has no active Brightwell Plus membership, so there is nothing to cancel."
@@ -333,7 +359,7 @@ class MembershipAccount(CareFamily):
                 golden.append(self.find_tickets(ids))
                 reply = f"You have {earlier} reward points."
                 dialogue = [{"name": "states_balance", "must": [str(earlier)]}]
-                opening = rng.choice(["How many reward points do I have?", "Could you tell me my points balance?"])
+                request = "know how many reward points I have"
             else:
                 sku = rng.choice(skus(40))
                 placed = NOW - timedelta(days=rng.randint(6, 20))
@@ -346,7 +372,8 @@ class MembershipAccount(CareFamily):
                     self.add(patch, "tracking_events", *events)
                 golden += [{"name": "get_order", "arguments": {"order_id": ids["order"]}}, {"name": "get_shipment", "arguments": {"order_id": ids["order"]}}, self.find_tickets(ids)]
                 facts.append(self.order_fact(ids["order"]))
-                opening = rng.choice(["I didn't get reward points for my latest order.", "My points balance is missing the points from a recent purchase."])
+                request = "get the reward points I'm missing for a recent order"
+                self.ask("Which order are the points missing for?")
                 points = int(Decimal(order["subtotal"])) * (2 if tier == "plus" else 1)
                 if branch == "points_missing":
                     golden.append({"name": "adjust_reward_points", "arguments": {"customer_id": ids["customer"], "points": points, "order_id": ids["order"]}})
@@ -355,8 +382,11 @@ class MembershipAccount(CareFamily):
                 else:
                     reply = f"Order {ids['order']} hasn't been delivered yet; its {points} points will be credited on delivery."
                     dialogue = [{"name": "explains_timing", "must": [r"delivered|delivery"], "must_not": [r"I've added"]}]
-        golden.append(self.ticket(ids, subject, category, "solved"))
-        return self.body(f"Membership and points, branch '{branch}'.", opening, facts, "Sort out the membership or the points.",
+        # a points question about one order names the order on its ticket (policy: tickets)
+        about_order = ids["order"] if branch in ("points_missing", "points_not_delivered") else None
+        golden.append(self.ticket(ids, subject, category, "solved", about_order))
+        opening = self.open(rng, email=email, request=request)
+        return self.body(f"Membership and points, branch '{branch}'.", opening, facts, f"I want to {request}.",
                          patch, golden, reply, dialogue, idempotent, ["membership", branch])
 
 
@@ -364,10 +394,17 @@ class RefundFollowUp(CareFamily):
     code = "ST017"
     name = "refund_follow_up"
     number = 17
+    NEW_USERS = False
     description = "A refund has not arrived: reuse an open ticket, reopen one solved within 7 days, or open a new one; wait or escalate by the refund's age."
-    branches = ("reuse_open_escalate", "reopen_recent_wait", "reopen_recent_escalate", "new_after_old_solved", "new_after_closed", "reuse_hold_wait")
+    # every branch changes the ticket's status, priority or rows: a solved ticket reopened only to be solved again
+    # would leave nothing to check but its timestamp, so the recent solved ticket is reopened for an escalation only
+    branches = ("reuse_open_escalate", "reuse_pending_wait", "reopen_recent_escalate", "new_after_old_solved", "new_after_closed", "reuse_hold_wait")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("reuse_open_escalate", "new_after_closed")
+    OPENINGS = openings.ST017
+    SECTION = "policy#reopening-and-follow-ups-on-solved-tickets"
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         ids, name, email, patch = self.start(rng, seed)
         escalate = branch.endswith("escalate") or branch == "new_after_old_solved"
@@ -380,10 +417,11 @@ class RefundFollowUp(CareFamily):
         order["cancel_reason"] = "customer_request"
         self.add(patch, "refunds", {"id": f"RFD-{ids['uid']}", "payment_id": ids["payment"], "order_id": ids["order"], "amount": order["total"],
                                     "reason": "order_cancelled", "created_at": ts(refunded_at)})
-        ticket_status = {"reuse_open_escalate": "open", "reuse_hold_wait": "hold", "new_after_closed": "closed"}.get(branch, "solved")
+        ticket_status = {"reuse_open_escalate": "open", "reuse_hold_wait": "hold", "reuse_pending_wait": "pending",
+                         "new_after_closed": "closed"}.get(branch, "solved")
         if branch == "new_after_old_solved":
             updated = refunded_at + timedelta(hours=1)
-        elif branch in ("reopen_recent_wait", "reopen_recent_escalate"):
+        elif branch == "reopen_recent_escalate":
             updated = NOW - timedelta(days=rng.randint(1, min(6, refund_days)), hours=rng.randint(1, 5))
             updated = max(updated, refunded_at + timedelta(hours=1))
         else:
@@ -411,11 +449,11 @@ class RefundFollowUp(CareFamily):
         if escalate:
             reply = (f"Your refund of {amount} was issued on {ts(refunded_at)[:10]}, more than 7 days ago, so I've escalated it to our payments team "
                      "to trace it with your bank. Your ticket is on hold until they report back.")
-            dialogue = [{"name": "escalates", "must": [r"escalat"]}]
+            dialogue = [{"name": "escalates", "must": [r"escalat", rx(money(order["total"]))]}]
         else:
             reply = f"Your refund of {amount} was issued on {ts(refunded_at)[:10]}; card refunds take up to 7 days to appear, so it should reach you shortly."
-            dialogue = [{"name": "explains_timing", "must": [r"7 days"], "must_not": [r"escalat"]}]
-        opening = rng.choice(["I still haven't received the refund for the order I cancelled.", "Following up: where is my refund? It's not on my card yet."])
+            dialogue = [{"name": "explains_timing", "must": [r"7 days", rx(money(order["total"]))], "must_not": [r"escalat"]}]
+        opening = self.open(rng, order=ids["order"], email=email)
         facts = [self.email_fact(email), self.order_fact(ids["order"]),
                  {"text": f"The ticket number is {ids['uid']}.", "unlock": ["ticket number", "ticket id", "ticket"]}]
         return self.body(f"Refund follow-up, branch '{branch}'.", opening, facts, "Find out where the refund is.",

@@ -8,6 +8,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from ..rules import CATALOG, INSTALL_FEE, INSTALL_SKU, INSTALLABLE, LATE_CANCEL_CHARGE, NOW, TODAY, day_after, money
+from . import openings
 from ._base import ADDRESS_WORDS, CITIES, STREETS, CareFamily, RetailFamily, dollars, item, rx, ts
 
 # --------------------------------------------------------------------------- ST001 cancellation
@@ -17,15 +18,20 @@ class OrderCancellation(RetailFamily):
     code = "ST001"
     name = "order_cancellation"
     number = 1
+    NEW_USERS = False
     description = "A customer asks to cancel an order; only processing orders can be cancelled."
-    branches = ("cancel_processing", "refuse_shipped", "cancel_split_payment", "refuse_delivered", "cancel_new_ticket_user")
+    branches = ("cancel_processing", "refuse_shipped", "cancel_split_payment", "delivered_return_instead", "cancel_new_ticket_user")
+    OPENINGS = openings.ST001
+    SECTION = "policy#cancelling-an-order"
+    WHY = {"issue_refund.amount": "record:get_payments", "create_ticket_user.name": "record:get_customer_profile",
+           "create_ticket_user.email": "record:get_customer_profile"}
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         ids = self.ids(seed)
         name, email = self.person(rng)
         placed = NOW - timedelta(days=rng.randint(1, 3), hours=rng.randint(1, 8))
-        status = {"refuse_shipped": "shipped", "refuse_delivered": "delivered"}.get(branch, "processing")
+        status = {"refuse_shipped": "shipped", "delivered_return_instead": "delivered"}.get(branch, "processing")
         order, items = self.order(rng, ids, status, placed)
         patch: dict[str, Any] = {"insert": {"customers": [self.customer(ids, name, email, rng=rng)], "orders": [order], "order_items": items}}
         if branch != "cancel_new_ticket_user":
@@ -48,6 +54,7 @@ class OrderCancellation(RetailFamily):
         requester = nxt["ticket_users"] if branch == "cancel_new_ticket_user" else ids["ticket_user"]
         golden = self.identify(email)
         idempotent: dict[int, str] = {}
+        rubric: list[dict[str, str]] = []
         if branch == "cancel_new_ticket_user":
             golden.append({"name": "create_ticket_user", "arguments": {"name": name, "email": email}})
             idempotent[len(golden) - 1] = "a second ticketing user with the same email is refused"
@@ -65,25 +72,40 @@ class OrderCancellation(RetailFamily):
             golden.append({"name": "create_ticket", "arguments": {"requester_id": requester, "subject": f"Cancel order {ids['order']}", "category": "order", "status": "solved", "order_id": ids["order"]}})
             reply = f"Order {ids['order']} is cancelled and ${order['total']} is being refunded to your original payment method."
             dialogue = [{"name": "mentions_refund", "must": [r"refund", r"cancel"]}]
+        elif status == "delivered":
+            # too late to cancel; the customer takes the return the policy offers instead (their only order: no fees)
+            lines = [i["line_no"] for i in items]
+            golden.append({"name": "get_shipment", "arguments": {"order_id": ids["order"]}})
+            golden.append({"name": "create_return", "arguments": {"order_id": ids["order"], "line_nos": lines, "reason": "changed_mind"},
+                           "why": {"order_id": "record:get_order", "line_nos": "customer", "reason": "customer"}})
+            idempotent[len(golden) - 1] = "a second return of the same lines is refused"
+            golden.append({"name": "create_ticket", "arguments": {"requester_id": requester, "subject": f"Cancellation request for {ids['order']}", "category": "order", "status": "solved", "order_id": ids["order"]}})
+            refund = order["subtotal"]
+            reply = (f"Order {ids['order']} was already delivered, so it can't be cancelled. I've opened a return for it instead; as it's your "
+                     f"first order with us there are no return fees, and ${refund} goes back to your card.")
+            dialogue = [{"name": "states_refund", "must": [rx(refund)], "must_not": [r"is cancelled"]}]
+            self.ask("It has already been delivered, so it can't be cancelled, but I can open a return instead. Would you like that, "
+                     "and is everything still unopened?", before="create_return")
         else:
             golden.append({"name": "create_ticket", "arguments": {"requester_id": requester, "subject": f"Cancellation request for {ids['order']}", "category": "order", "status": "solved", "order_id": ids["order"]}})
             reply = f"Order {ids['order']} has already been {status}, so it can no longer be cancelled. You can return the items after delivery for a refund."
             dialogue = [{"name": "offers_return", "must": [r"return"]}]
+            rubric = [{"name": "explains_return_route", "question": "Does the agent explain that the order can no longer be cancelled because it has "
+                       f"already been {status}, and that the customer can instead return the items once delivered, without claiming the order was cancelled?"}]
         return {
             "description": f"Order cancellation, branch '{branch}' (order {status}).",
             "user": {
-                "opening": rng.choice([
-                    "I need to cancel an order I placed a couple of days ago.",
-                    "Hi, please cancel my recent order, I ordered the wrong thing.",
-                    "Can you cancel my order? I changed my mind.",
-                ]),
-                "facts": [self.email_fact(email), self.order_fact(ids["order"]), self.name_fact(name)],
+                "opening": self.open(rng, order=ids["order"], email=email, product=items[0]["product_name"]),
+                "facts": [self.email_fact(email), self.order_fact(ids["order"]), self.name_fact(name)] + ([
+                    {"text": "Everything is still sealed in the box.", "unlock": ["sealed", "opened", "unopened", "condition", "used"]},
+                    {"text": "Yes, a return is fine, as long as I get my money back.", "unlock": ["return", "send it back", "instead"]},
+                ] if status == "delivered" else []),
                 "intent": "Cancel the order and get the money back.",
             },
             "patch": patch,
             "golden": golden,
             "golden_reply": reply,
-            "checks": {"dialogue": dialogue},
+            "checks": {"dialogue": dialogue, "rubric": rubric},
             "idempotent_writes": idempotent,
             "tags": ["order", branch],
         }
@@ -102,8 +124,13 @@ class InstallationService(CareFamily):
     number = 12
     description = "Installation jobs: reschedule with 2 days' notice, a free revisit within 30 days, cancellation with a late charge."
     branches = ("reschedule", "reschedule_too_late", "revisit", "revisit_too_old", "cancel_refund", "cancel_late_charge")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("reschedule", "reschedule_too_late", "revisit", "cancel_refund", "cancel_late_charge", "revisit")
+    OPENINGS = openings.ST012
+    SECTION = "policy#installation"
+    WHY = {"late_cancellation_charge": "kb/installation.md", "refund_order_amount.amount": "kb/installation.md"}
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         ids, name, email, patch = self.start(rng, seed)
         sku = rng.choice(INSTALLABLE)
@@ -137,12 +164,12 @@ class InstallationService(CareFamily):
             reply = f"Your installation is moved to {wanted.isoformat()}, free of charge."
             dialogue = [{"name": "states_new_date", "must": [wanted.isoformat()]}]
             facts.append(date_fact)
-            opening = f"I need to move the installation appointment for my {product}."
+            request = "move the installation appointment"
         elif branch == "reschedule_too_late":
             reply = f"Your installation on {day.isoformat()} is less than 2 days away and already routed, so I can't move it; it stays as booked."
             dialogue = [{"name": "keeps_appointment", "must": [day.isoformat()], "must_not": [r"moved to"]}]
             facts.append(date_fact)
-            opening = f"Can I change the date of my {product} installation?"
+            request = "change the date of my installation"
         elif branch == "revisit":
             golden.append({"name": "schedule_revisit", "arguments": {"installation_id": job["id"], "visit_date": wanted.isoformat()}})
             status = "hold"
@@ -150,12 +177,12 @@ class InstallationService(CareFamily):
             dialogue = [{"name": "states_revisit_date", "must": [wanted.isoformat()]}]
             facts.append(date_fact)
             facts.append({"text": "Since the installation there's a leak at the connection the installer fitted.", "unlock": ["what", "problem", "issue", "describe", "wrong"]})
-            opening = f"There's a problem since your installer put in my {product}."
+            request = "get someone to fix what the installer did"
         elif branch == "revisit_too_old":
             reply = f"Your {product} was installed on {day.isoformat()}, more than 30 days ago, so a free revisit isn't possible; the manufacturer warranty covers faults from here."
             dialogue = [{"name": "refuses_revisit", "must": [r"30 days"], "must_not": [r"booked"]}]
             facts.append({"text": "Since the installation there's a leak at the connection the installer fitted.", "unlock": ["what", "problem", "issue", "describe", "wrong"]})
-            opening = f"There's a problem since your installer put in my {product}."
+            request = "get someone to fix what the installer did"
         else:
             late = branch == "cancel_late_charge"
             cancel_args: dict[str, Any] = {"installation_id": job["id"]}
@@ -165,14 +192,28 @@ class InstallationService(CareFamily):
             idempotent[len(golden) - 1] = "a cancelled installation cannot be cancelled again"
             refund = INSTALL_FEE - (LATE_CANCEL_CHARGE if late else 0)
             golden.append({"name": "refund_order_amount", "arguments": {"order_id": ids["order"], "amount": float(refund), "reason": "installation_cancelled"}})
-            reply = f"I've cancelled the installation and refunded {dollars(refund)} of the installation fee" + (
-                f"; the ${money(LATE_CANCEL_CHARGE)} late-cancellation charge applies because it was less than 2 days away." if late else ".")
-            dialogue = [{"name": "states_refund", "must": [rx(money(refund))]}]
+            if late:
+                reply = (f"The ${money(LATE_CANCEL_CHARGE)} late-cancellation charge applies because the appointment was less than 2 days away, "
+                         f"so I've cancelled the installation and refunded {dollars(refund)} of the installation fee.")
+                dialogue = [{"name": "states_refund", "must": [rx(money(refund)), rx(money(LATE_CANCEL_CHARGE))]}]
+            else:
+                reply = f"I've cancelled the installation and refunded {dollars(refund)} of the installation fee."
+                dialogue = [{"name": "states_refund", "must": [rx(money(refund))]}]
             facts.append({"text": "I'll install it myself and keep the product.", "unlock": ["keep", "product", "return"]})
-            opening = f"I don't need the installation for my {product} anymore, please cancel it."
+            request = "cancel the installation but keep the product"
         golden.append(self.ticket(ids, f"Installation {ids['order']}", "order", status, ids["order"]))
-        return self.body(f"Installation service, branch '{branch}'.", opening, facts, "Sort out the installation appointment.",
-                         patch, golden, reply, dialogue, idempotent, ["installation", branch])
+        if any(f["text"] == date_fact["text"] for f in facts):
+            self.ask("Which day would suit you for the visit? Installers come Monday to Saturday.")
+        if branch.startswith("revisit"):
+            self.ask("What is the problem with the installation?")
+        rubric = []
+        if branch in ("reschedule_too_late", "revisit_too_old"):
+            rubric = [{"name": "explains_refusal", "question": "Does the agent explain the specific timing rule that prevents the request "
+                       "(less than 2 days' notice for a reschedule, or more than 30 days since the installation for a free revisit) "
+                       "and avoid promising that the appointment was moved or a revisit booked?"}]
+        opening = self.open(rng, order=ids["order"], email=email, product=product, request=request)
+        return self.body(f"Installation service, branch '{branch}'.", opening, facts, f"{request[0].upper()}{request[1:]}.",
+                         patch, golden, reply, dialogue, idempotent, ["installation", branch], rubric)
 
 
 class CancelWithInstallation(CareFamily):
@@ -181,8 +222,13 @@ class CancelWithInstallation(CareFamily):
     number = 13
     description = "Order cancellation by status: with a scheduled installation, after a label is created (shipping fee kept), or refused once shipped or delivered."
     branches = ("cancel_with_installation", "cancel_label_keep_shipping", "shipped_refuse", "delivered_refuse", "already_cancelled")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("cancel_with_installation", "cancel_label_keep_shipping", "shipped_refuse")
+    OPENINGS = openings.ST013
+    SECTION = "policy#cancelling-orders-with-installation-or-a-shipping-label"
+    WHY = {"cancel_order.reason": "policy#cancelling-an-order", "issue_refund.amount": "record:get_order"}
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         ids, name, email, patch = self.start(rng, seed)
         sku = rng.choice(INSTALLABLE)
@@ -224,6 +270,7 @@ class CancelWithInstallation(CareFamily):
         idempotent: dict[int, str] = {}
         product = CATALOG[products[0][0]][0]
         if status == "processing":
+            golden.append({"name": "get_payments", "arguments": {"order_id": ids["order"]}})
             golden.append({"name": "cancel_order", "arguments": {"order_id": ids["order"], "reason": "customer_request"}})
             idempotent[len(golden) - 1] = "a cancelled order cannot be cancelled again"
             if with_install:
@@ -247,7 +294,7 @@ class CancelWithInstallation(CareFamily):
             reply = (f"Order {ids['order']} is already {status}, so it can't be cancelled. Once you have it, you can return the {product} within the return window.")
             dialogue = [{"name": "refuses_cancellation", "must": [r"can't be cancelled|cannot be cancelled"], "must_not": [r"is cancelled"]}]
         golden.append(self.ticket(ids, f"Cancel order {ids['order']}", "order", "solved", ids["order"]))
-        opening = rng.choice(["I need to cancel an order I placed.", f"Please cancel my order for the {product}."])
+        opening = self.open(rng, order=ids["order"], email=email, product=product)
         return self.body(f"Cancellation with installation or label, branch '{branch}'.", opening, [self.email_fact(email), self.order_fact(ids["order"])],
                          "Cancel the order and get the money back.", patch, golden, reply, dialogue, idempotent, ["order", branch])
 
@@ -258,8 +305,13 @@ class OrderChanges(CareFamily):
     number = 14
     description = "Address and shipping-speed changes, possible only before a shipping label exists; express upgrades charged by tier."
     branches = ("address_change", "address_label_refuse", "address_shipped_refuse", "express_standard", "express_plus", "express_label_refuse")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("address_change", "address_label_refuse", "express_standard", "express_plus")
+    OPENINGS = openings.ST014
+    SECTION = "policy#address-and-shipping-speed-changes"
+    WHY = {"upgrade_fee": "kb/shipping_changes.md", "shipping_speed": "customer"}
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         tier = "plus" if branch == "express_plus" else "standard"
         ids, name, email, patch = self.start(rng, seed, tier=tier)
@@ -285,9 +337,10 @@ class OrderChanges(CareFamily):
         facts = [self.email_fact(email), self.order_fact(ids["order"])]
         if address_request:
             facts.append({"text": f"The new address is {new_address}.", "unlock": ADDRESS_WORDS})
-            opening = rng.choice(["I need to change the delivery address on my order.", "I'm moving; can you send my order somewhere else?"])
+            self.ask("What is the complete new address, with the apartment number if there is one?")
+            opening = self.open(rng, order=ids["order"], email=email, request="change the delivery address")
         else:
-            opening = rng.choice(["Can I get my order faster? I'd like express shipping.", "Please upgrade my order to express delivery."])
+            opening = self.open(rng, order=ids["order"], email=email, request="switch the shipping to express")
         if branch == "address_change":
             golden.append({"name": "update_shipping_address", "arguments": {"order_id": ids["order"], "shipping_address": new_address}})
             idempotent[len(golden) - 1] = "setting the same address again changes nothing"

@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..rules import CATALOG, INSTALL_SKU, NOW, TODAY, cents, money, price, return_fees, years_after
+from . import openings
 from ._base import CareFamily, dollars, item, rx, skus, ts
 
 
@@ -18,8 +19,12 @@ class ReturnWithFees(CareFamily):
     description = "A return of delivered items with restocking, return shipping and removal fees, first-order courtesy, tier exemptions and the return window."
     branches = ("unopened_changed_mind", "opened_restocking", "multi_item", "first_order_courtesy", "plus_member",
                 "defective_no_fees", "outside_window", "installed_removal")
+    OPENINGS = openings.ST008
+    SECTION = "policy#returns"
+    WHY = {"restocking_fee": "kb/returns_and_fees.md", "return_shipping_fee": "kb/returns_and_fees.md", "removal_fee": "kb/returns_and_fees.md",
+           "opened_line_nos": "customer", "line_nos": "customer", "reason": "customer"}
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         tier = "plus" if branch == "plus_member" else "standard"
         ids, name, email, patch = self.start(rng, seed, tier=tier)
@@ -100,9 +105,14 @@ class ReturnWithFees(CareFamily):
             {"text": condition, "unlock": ["open", "used", "sealed", "condition", "install"]},
             {"text": reason_text, "unlock": ["reason", "why"]},
         ]
-        opening = rng.choice(["I'd like to return something from a recent order.", "Hi, how do I send back an item I bought from you?"])
+        self.ask("Which items would you like to return, have you opened or used them, and what is the reason for the return?")
+        rubric = []
+        if branch == "outside_window":
+            rubric = [{"name": "explains_window", "question": "Does the agent explain that the return is refused because the delivery date is "
+                       "outside the 30-day return window, without promising a refund?"}]
+        opening = self.open(rng, order=ids["order"], email=email)
         return self.body(f"Return with fees, branch '{branch}'.", opening, facts, "Return the items and get the refund the policy allows.",
-                         patch, golden, reply, dialogue, idempotent, ["returns", branch])
+                         patch, golden, reply, dialogue, idempotent, ["returns", branch], rubric)
 
 
 EXCHANGE_PAIRS = [("BW-HP-NC7", "BW-HP-NC7-SV"), ("BW-SB200", "BW-SB200-W"), ("BW-VAC-X2", "BW-VAC-X2-R"), ("BW-KT-17", "BW-KT-17-W")]
@@ -115,8 +125,12 @@ class Exchange(CareFamily):
     number = 9
     description = "An exchange for another variant at the same price, inside the return window and while in stock."
     branches = ("exchange_in_stock", "variant_out_of_stock", "price_differs", "outside_window", "plus_late_exchange")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("exchange_in_stock", "variant_out_of_stock", "price_differs", "plus_late_exchange")
+    OPENINGS = openings.ST009
+    SECTION = "policy#exchanges"
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         tier = "plus" if branch == "plus_late_exchange" else "standard"
         ids, name, email, patch = self.start(rng, seed, tier=tier)
@@ -145,18 +159,34 @@ class Exchange(CareFamily):
             reply = f"The {new_name} is out of stock until {restock.isoformat()}, so I can't exchange it today; nothing has been changed on your order."
             dialogue = [{"name": "gives_restock_date", "must": [restock.isoformat()]}]
         elif branch == "price_differs":
-            reply = (f"The {new_name} costs {dollars(CATALOG[new][2])}, not {dollars(CATALOG[old][2])}, so it can't be an exchange: "
-                     "you can return your item within the window and order the other model.")
-            dialogue = [{"name": "explains_price_difference", "must": [r"return"], "must_not": [r"exchange is (set|done)"]}]
+            # not an exchange; the customer takes the return the policy offers (their only order: no fees)
+            golden.append({"name": "create_return", "arguments": {"order_id": ids["order"], "line_nos": [1], "reason": "changed_mind",
+                                                                  "opened_line_nos": [1]},
+                           "why": {"order_id": "record:get_order", "line_nos": "record:get_order", "reason": "customer", "opened_line_nos": "customer"}})
+            idempotent[len(golden) - 1] = "a second return of the same line is refused"
+            self.ask(f"The {new_name} is priced differently, so it can't be an exchange; I can open a return for yours and you can order "
+                     "the other model. Would you like the return, and have you opened or used the item?", before="create_return")
+            reply = (f"The {new_name} costs {dollars(CATALOG[new][2])}, not {dollars(CATALOG[old][2])}, so it can't be an exchange. I've opened a "
+                     f"return for your {CATALOG[old][0]} instead; as it's your first order with us there are no fees, and {dollars(CATALOG[old][2])} "
+                     "goes back to your card, so you can order the other model.")
+            dialogue = [{"name": "explains_price_difference", "must": [r"return", rx(money(CATALOG[old][2]))], "must_not": [r"exchange is (set|done)"]}]
         else:
             reply = f"Your order was delivered {days} days ago, past the 30-day window, so it can no longer be exchanged."
             dialogue = [{"name": "refuses_exchange", "must": [r"30.day"]}]
         golden.append(self.ticket(ids, f"Exchange request {ids['order']}", "order", "solved", ids["order"]))
         facts = [self.email_fact(email), self.order_fact(ids["order"]),
                  {"text": f"I'd like the {new_name} instead.", "unlock": ["which", "colour", "color", "variant", "model", "instead"]}]
-        opening = rng.choice([f"I'd like to swap the {CATALOG[old][0]} I bought for a different one.", f"Can I exchange my {CATALOG[old][0]}?"])
+        if branch == "price_differs":
+            facts.append({"text": "I've unpacked it and used it a little. A return is fine if a swap isn't possible.",
+                          "unlock": ["opened", "used", "return", "unpacked"]})
+        self.ask("Which version would you like instead?")
+        rubric = []
+        if branch == "price_differs":
+            rubric = [{"name": "explains_price_rule", "question": "Does the agent explain that an exchange is only possible for a variant at the same "
+                       "price, and offer the alternative of returning the item and ordering the other model, without setting up an exchange?"}]
+        opening = self.open(rng, order=ids["order"], email=email, product=CATALOG[old][0])
         return self.body(f"Exchange, branch '{branch}'.", opening, facts, "Exchange the item for the other variant.",
-                         patch, golden, reply, dialogue, idempotent, ["returns", branch])
+                         patch, golden, reply, dialogue, idempotent, ["returns", branch], rubric)
 
 
 class WarrantyClaim(CareFamily):
@@ -165,8 +195,12 @@ class WarrantyClaim(CareFamily):
     number = 10
     description = "A faulty or damaged item: a return inside the window, a manufacturer-warranty claim after it, accidental damage only under a protection plan."
     branches = ("defect_in_window", "defect_repair", "defect_replace", "accidental_plan", "accidental_no_plan", "expired")
+    OPENINGS = openings.ST010
+    SECTION = "policy#defects-damage-and-warranty"
+    WHY = {"create_return.reason": "policy#defects-damage-and-warranty", "create_return.line_nos": "record:get_order",
+           "opened_line_nos": "customer", "issue": "customer", "resolution": "policy#defects-damage-and-warranty"}
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         ids, name, email, patch = self.start(rng, seed)
         self.prior_order(rng, ids, patch)
@@ -221,11 +255,18 @@ class WarrantyClaim(CareFamily):
             dialogue = [{"name": "warranty_ended", "must": [r"ended|expired"], "must_not": [r"filed a claim"]}]
         what = rng.choice(["I dropped it and the screen cracked.", "I knocked it off the table and now the screen is cracked."]) if accidental else \
             rng.choice(["It stopped powering on, I didn't drop it or anything.", "It keeps switching itself off; nothing happened to it."])
+        # opened_line_nos is part of the return record: the customer says it, so the value is theirs, not a guess
+        what += " I unpacked it and have been using it since it arrived."
         facts = [self.email_fact(email), self.order_fact(ids["order"]),
-                 {"text": what, "unlock": ["what happened", "happen", "issue", "problem", "wrong", "describe"]}]
-        opening = rng.choice([f"My {product} isn't working anymore. What can you do?", f"I have a problem with my {product}."])
+                 {"text": what, "unlock": ["what happened", "happen", "issue", "problem", "wrong", "describe", "using", "used", "opened"]}]
+        self.ask("What happened to it, and have you been using it?")
+        rubric = []
+        if branch in ("accidental_no_plan", "expired"):
+            rubric = [{"name": "explains_cover", "question": "Does the agent explain why no claim can be filed (accidental damage needs a protection "
+                       "plan that covers it, or the warranty has ended) and avoid saying a claim was filed?"}]
+        opening = self.open(rng, order=ids["order"], email=email, product=product)
         return self.body(f"Warranty claim, branch '{branch}'.", opening, facts, "Get the broken item fixed, replaced or refunded.",
-                         patch, golden, reply, dialogue, idempotent, ["warranty", branch])
+                         patch, golden, reply, dialogue, idempotent, ["warranty", branch], rubric)
 
 
 class CosmeticPartialRefund(CareFamily):
@@ -234,8 +275,13 @@ class CosmeticPartialRefund(CareFamily):
     number = 11
     description = "A customer keeps an item with a cosmetic defect: a capped partial refund by tier, once per order, inside the return window."
     branches = ("partial_standard", "partial_plus", "partial_capped", "already_partial", "outside_window")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("partial_standard", "partial_plus", "partial_capped", "already_partial")
+    OPENINGS = openings.ST011
+    SECTION = "policy#minor-cosmetic-defects"
+    WHY = {"refund_order_amount.amount": "kb/cosmetic_defects.md"}
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         tier = "plus" if branch == "partial_plus" else "standard"
         ids, name, email, patch = self.start(rng, seed, tier=tier)
@@ -275,6 +321,11 @@ class CosmeticPartialRefund(CareFamily):
         facts = [self.email_fact(email), self.order_fact(ids["order"]),
                  {"text": f"There's {mark} of the {product}, but it works fine and I'd like to keep it.",
                   "unlock": ["what", "describe", "damage", "defect", "issue", "problem", "keep"]}]
-        opening = rng.choice([f"The {product} I got isn't in perfect condition.", f"My new {product} arrived with a flaw."])
+        self.ask("Could you describe the flaw, and would you like to keep the item?")
+        rubric = []
+        if branch in ("already_partial", "outside_window"):
+            rubric = [{"name": "explains_refusal", "question": "Does the agent explain the specific reason no partial refund is possible (one partial "
+                       "refund per order was already given, or the return window has passed) without claiming a refund was made?"}]
+        opening = self.open(rng, order=ids["order"], email=email, product=product)
         return self.body(f"Cosmetic partial refund, branch '{branch}'.", opening, facts, "Get something back for the flaw while keeping the item.",
-                         patch, golden, reply, dialogue, {}, ["returns", branch])
+                         patch, golden, reply, dialogue, {}, ["returns", branch], rubric)

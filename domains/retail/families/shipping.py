@@ -8,6 +8,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from ..rules import NOW, TODAY, money, price
+from . import openings
 from ._base import ADDRESS_WORDS, CITIES, PRODUCTS, STREETS, CareFamily, RetailFamily, dollars, item, rx, skus, ts
 
 # --------------------------------------------------------------------------- ST003 late delivery
@@ -19,8 +20,13 @@ class LateDelivery(RetailFamily):
     number = 3
     description = "A customer's parcel is late; compensation depends on delay, order value and earlier credit."
     branches = ("credit_due", "credit_capped_high_priority", "too_recent", "small_order", "already_credited")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("credit_due", "credit_capped_high_priority", "too_recent")
+    OPENINGS = openings.ST003
+    SECTION = "policy#late-deliveries"
+    WHY = {"issue_store_credit.amount": "policy#late-deliveries"}
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         ids = self.ids(seed)
         name, email = self.person(rng)
@@ -56,6 +62,7 @@ class LateDelivery(RetailFamily):
         idempotent: dict[int, str] = {}
         due = days_late >= 5 and total >= 100 and branch != "already_credited"
         last_event = events[-1]
+        rubric: list[dict[str, str]] = []
         if due:
             credit = min((total / 10).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP), Decimal("50.00"))
             golden.append({"name": "issue_store_credit", "arguments": {"customer_id": ids["customer"], "amount": float(credit), "reason": "delivery_delay", "order_id": ids["order"]}})
@@ -68,21 +75,20 @@ class LateDelivery(RetailFamily):
             reply = (f"Your parcel is {days_late} days late; the carrier's latest update is '{last_event['description']}' in {last_event['location']}. "
                      f"No further compensation is due because {why}. I'll keep your ticket on hold until it arrives.")
             dialogue = [{"name": "no_credit_promised", "must_not": [r"added \$"]}]
+            rubric = [{"name": "explains_no_compensation", "question": f"Does the agent explain that no compensation is due because {why}, "
+                       "without promising any credit or refund?"}]
         golden.append({"name": "create_ticket", "arguments": {"requester_id": ids["ticket_user"], "subject": f"Late delivery of {ids['order']}", "category": "delivery", "priority": priority, "status": "hold", "order_id": ids["order"]}})
         return {
             "description": f"Late delivery, branch '{branch}' ({days_late} days late, total {order['total']}).",
             "user": {
-                "opening": rng.choice([
-                    "My order still hasn't arrived and it was supposed to be here days ago. What's going on?",
-                    "Where is my parcel? The tracking has been stuck and it's late.",
-                ]),
+                "opening": self.open(rng, order=ids["order"], email=email, product=items[0]["product_name"]),
                 "facts": [self.email_fact(email), self.order_fact(ids["order"])],
                 "intent": "Find out where the parcel is and get compensated if the policy allows.",
             },
             "patch": patch,
             "golden": golden,
             "golden_reply": reply,
-            "checks": {"dialogue": dialogue},
+            "checks": {"dialogue": dialogue, "rubric": rubric},
             "idempotent_writes": idempotent,
             "tags": ["delivery", branch],
         }
@@ -102,8 +108,12 @@ class DeliveryException(CareFamily):
     number = 5
     description = "The carrier reports an exception: a damaged parcel is replaced or refunded (with goodwill for high-score customers); an attempted delivery is waited out."
     branches = ("reship_in_stock", "reship_backordered", "refund_no_restock", "reship_goodwill", "attempted_wait", "refund_goodwill")
+    OPENINGS = openings.ST005
+    SECTION = "policy#damaged-parcels-and-other-carrier-exceptions"
+    WHY = {"refund_order_amount.amount": "record:get_order", "create_replacement_order.line_no": "record:get_order",
+           "issue_store_credit.amount": "policy#damaged-parcels-and-other-carrier-exceptions"}
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         goodwill = branch.endswith("goodwill")
         ids, name, email, patch = self.start(rng, seed, score=rng.randint(80, 97) if goodwill else rng.randint(45, 79))
@@ -132,7 +142,7 @@ class DeliveryException(CareFamily):
             golden.append(self.ticket(ids, f"Delivery attempt on {ids['order']}", "delivery", "hold", ids["order"], priority))
             reply = f"The carrier tried to deliver your {product} but nobody was available; it will try again on the next business day. I've put your ticket on hold until it is delivered."
             dialogue = [{"name": "no_replacement_promised", "must": [r"try again|next business day"], "must_not": [r"replacement|refund"]}]
-            return self.body(f"Delivery exception, branch '{branch}'.", self._opening(rng), [self.email_fact(email), self.order_fact(ids["order"])],
+            return self.body(f"Delivery exception, branch '{branch}'.", self.open(rng, order=ids["order"], email=email, product=product), [self.email_fact(email), self.order_fact(ids["order"])],
                              "Find out what happened to the parcel.", patch, golden, reply, dialogue, idempotent, ["delivery", branch])
         golden.append({"name": "get_product", "arguments": {"sku": sku}})
         golden.append(self.find_tickets(ids))
@@ -146,20 +156,17 @@ class DeliveryException(CareFamily):
             when = "it ships right away" if stock == "in" else "it is backordered and ships when stock arrives"
             reply = f"The carrier damaged your {product} in transit. I've sent a free replacement; {when}."
             dialogue = [{"name": "promises_replacement", "must": [r"replacement"], "must_not": [r"refunded"]}]
+        rubric: list[dict[str, str]] = []
         if goodwill:
             golden.append({"name": "issue_store_credit", "arguments": {"customer_id": ids["customer"], "amount": 15.0, "reason": "goodwill", "order_id": ids["order"]}})
             reply += " I've also added $15.00 store credit to your account for the trouble."
             dialogue.append({"name": "mentions_goodwill", "must": [r"15\.00"], "must_not": [r"\bscore\b"]})
+            rubric = [{"name": "goodwill_reason_unsaid", "question": "Does the agent give the $15.00 store credit without revealing, in any words, "
+                       "why this customer receives it (no mention or hint of an internal score, rating or customer standing)?"}]
         golden.append(self.ticket(ids, f"Damaged parcel {ids['order']}", "delivery", "solved", ids["order"], priority))
-        return self.body(f"Delivery exception, branch '{branch}'.", self._opening(rng), [self.email_fact(email), self.order_fact(ids["order"])],
-                         "Find out what happened to the parcel and get it sorted out.", patch, golden, reply, dialogue, idempotent, ["delivery", branch])
-
-    @staticmethod
-    def _opening(rng: random.Random) -> str:
-        return rng.choice([
-            "My tracking page says there's an exception with my parcel. What does that mean?",
-            "Hi, the carrier shows a problem with my delivery. Can you tell me what's going on?",
-        ])
+        return self.body(f"Delivery exception, branch '{branch}'.", self.open(rng, order=ids["order"], email=email, product=product),
+                         [self.email_fact(email), self.order_fact(ids["order"])], "Find out what happened to the parcel and get it sorted out.",
+                         patch, golden, reply, dialogue, idempotent, ["delivery", branch], rubric)
 
 
 class MissingPackage(CareFamily):
@@ -168,8 +175,13 @@ class MissingPackage(CareFamily):
     number = 6
     description = "Tracking says delivered but nothing arrived: wait 48 hours, then a courtesy replacement or refund under $200, or a carrier investigation from $200."
     branches = ("replace_in_stock", "replace_backordered", "refund_out_of_stock", "investigate_high_value", "too_early_wait")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("replace_in_stock", "replace_backordered", "refund_out_of_stock", "investigate_high_value", "too_early_wait", "replace_in_stock")
+    OPENINGS = openings.ST006
+    SECTION = "policy#delivered-but-not-received"
+    WHY = {"refund_order_amount.amount": "record:get_order", "create_replacement_order.line_no": "record:get_order"}
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         ids, name, email, patch = self.start(rng, seed)
         sku = rng.choice(skus(200) if branch == "investigate_high_value" else skus(75, 200) if branch != "too_early_wait" else skus(75))
@@ -214,10 +226,7 @@ class MissingPackage(CareFamily):
                 reply = f"I'm sorry your {product} didn't reach you. I've sent a courtesy replacement at no cost."
                 dialogue = [{"name": "promises_replacement", "must": [r"replacement"], "must_not": [r"investigation"]}]
             golden.append(self.ticket(ids, f"Parcel not received {ids['order']}", "delivery", "solved", ids["order"]))
-        opening = rng.choice([
-            "Tracking says my order was delivered, but I never got it.",
-            "My parcel shows as delivered but there's nothing at my door. Can you help?",
-        ])
+        opening = self.open(rng, order=ids["order"], email=email, product=product)
         return self.body(f"Delivered but not received, branch '{branch}'.", opening, [self.email_fact(email), self.order_fact(ids["order"])],
                          "Get the missing parcel sorted out.", patch, golden, reply, dialogue, idempotent, ["delivery", branch])
 
@@ -228,8 +237,13 @@ class ReturnToSender(CareFamily):
     number = 7
     description = "A parcel came back to the warehouse: reship free when the carrier erred, with a reship fee when the address was entered wrong (waived for Plus)."
     branches = ("carrier_error_free", "customer_error_fee", "customer_error_plus_free")
+    # the frozen test set: every action branch, the refusals the two-request family does not cover
+    TEST_BRANCHES = ("carrier_error_free", "customer_error_fee", "customer_error_plus_free", "customer_error_fee")
+    OPENINGS = openings.ST007
+    SECTION = "policy#returned-to-sender"
+    WHY = {"reship_fee": "kb/shipping_changes.md", "create_replacement_order.line_no": "record:get_order"}
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         tier = "plus" if branch == "customer_error_plus_free" else "standard"
         ids, name, email, patch = self.start(rng, seed, tier=tier)
@@ -275,9 +289,7 @@ class ReturnToSender(CareFamily):
             dialogue = [{"name": "no_fee_for_plus", "must": [r"no reship fee|free"], "must_not": [r"12\.00"]}]
         facts = [self.email_fact(email), self.order_fact(ids["order"]),
                  {"text": f"It should have gone to {intended}.", "unlock": ADDRESS_WORDS}]
-        opening = rng.choice([
-            "The tracking for my order says it was returned to the sender. I still want it!",
-            "Why was my parcel sent back? Please get it to me.",
-        ])
+        self.ask("Which address did you mean the parcel to go to? Please give the full address.")
+        opening = self.open(rng, order=ids["order"], email=email, product=product)
         return self.body(f"Return to sender, branch '{branch}'.", opening, facts, "Get the returned parcel reshipped to the right address.",
                          patch, golden, reply, dialogue, {}, ["delivery", branch])
