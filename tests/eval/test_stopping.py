@@ -29,7 +29,7 @@ def test_sigint_stops_launching_keeps_every_finished_trial_and_exits_130(tmp_pat
     tasks = fnmatch.filter(tb.list_tasks(), "retail/*")
     with ScriptedModel(_closing) as server:
         cmd = [sys.executable, "-m", "thinkingbox_env.cli", "eval", "retail", "--agent", "openai", "--model", "m",
-               "--base-url", server.base_url, "--api-key", "k", "-n", "4", "-c", "3", "-o", str(out)]
+               "--base-url", server.base_url, "--api-key", "k", "-n", "4", "-c", "3", "-o", str(out), "--no-judge"]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and (not out.exists() or out.read_text().count('"task_id"') < 4):
@@ -52,7 +52,7 @@ def test_sigterm_is_a_clean_stop_too(tmp_path):
     out = tmp_path / "run.jsonl"
     with ScriptedModel(_closing) as server:
         cmd = [sys.executable, "-m", "thinkingbox_env.cli", "eval", "retail", "--agent", "openai", "--model", "m",
-               "--base-url", server.base_url, "-n", "2", "-c", "2", "-o", str(out)]
+               "--base-url", server.base_url, "-n", "2", "-c", "2", "-o", str(out), "--no-judge"]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and (not out.exists() or out.read_text().count("\n") < 2):

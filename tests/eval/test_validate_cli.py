@@ -69,8 +69,9 @@ def test_cli_run_prints_a_pass_table(capsys):
 
 
 def test_cli_validate_and_errors(capsys):
+    n = len([t for t in tb.list_tasks("retail") if t.startswith("retail/ST004_00")])
     assert main(["validate", "retail/ST004_00*"]) == 0
-    assert "4/4 tasks valid" in capsys.readouterr().out
+    assert f"{n}/{n} tasks valid" in capsys.readouterr().out and n >= 2
     assert main(["run", "retail/ST03_001"]) == 2
     assert "closest matches" in capsys.readouterr().out
     with pytest.raises(SystemExit):

@@ -344,9 +344,10 @@ def trl_tool_schemas(cls: type[ThinkingboxTRLEnvironment]) -> list[dict[str, Any
 def oracle_conversation(spec: TaskSpec, include_policy: bool = True, tools: list[str] | None = None) -> dict[str, Any]:
     """One train variant played by the oracle, as a chat with tool calls (TRL's conversational format).
 
-    The trajectory first asks the customer for the facts the task withholds (the
-    scripted user answers), then makes the golden calls with their real results,
-    then closes with the golden reply.
+    The trajectory plays the task's written turns (questions, proposals) where the task puts
+    them, or, for tasks without them, first asks the customer for the facts the task withholds
+    (the scripted user answers); it makes the golden calls with their real results, then
+    closes with the golden reply.
     """
     if spec.split != "train":
         raise RefusedTestTask(f"task '{spec.full_id}' is a {spec.split} task; training uses train variants only")
@@ -366,11 +367,18 @@ def oracle_conversation(spec: TaskSpec, include_policy: bool = True, tools: list
         messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
         messages.append({"role": "tool", "name": name, "content": result})
 
-    question = _ask_for_facts(spec)
-    if question:
-        tool_turn(REPLY_TOOL, {"message": question}, env._reply(question))
-    for call in spec.golden:
+    turns = list(spec.dialogue)
+    if not turns:
+        question = _ask_for_facts(spec)
+        if question:
+            tool_turn(REPLY_TOOL, {"message": question}, env._reply(question))
+    for i, call in enumerate(spec.golden):
+        while turns and turns[0].before <= i:  # the task's written turns: questions, proposals, notices
+            said = turns.pop(0).say
+            tool_turn(REPLY_TOOL, {"message": said}, env._reply(said))
         tool_turn(call.name, dict(call.arguments), env._step_tool(call.name, dict(call.arguments)))
+    for turn in turns:
+        tool_turn(REPLY_TOOL, {"message": turn.say}, env._reply(turn.say))
     messages.append({"role": "assistant", "content": spec.golden_reply})
     env._record_final_message(spec.golden_reply)
     info = env._finish()
