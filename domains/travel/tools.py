@@ -675,7 +675,7 @@ def adjust_invoice(db: EpisodeState, invoice_id: Annotated[str, Field(pattern=r"
 
 @tool
 def get_payments(db: EpisodeState, booking_id: BookingId | None = None, group_id: GroupId | None = None) -> dict:
-    """Payments (captured and failed) of a booking or a group, and the refunds issued against them.
+    """Payments (captured and failed) of a booking or a group, with the refunds and card disputes on them.
 
     Args:
         booking_id: Booking reference.
@@ -691,7 +691,8 @@ def get_payments(db: EpisodeState, booking_id: BookingId | None = None, group_id
         pays = db.query("SELECT * FROM payments WHERE group_id = ? ORDER BY created_at, id", [group_id])
     ids = [p["id"] for p in pays]
     refunds = [r for r in db.query("SELECT * FROM refunds ORDER BY id") if r["payment_id"] in ids] if ids else []
-    return {"booking_id": booking_id, "group_id": group_id, "payments": pays, "refunds": refunds}
+    disputes = [d for d in db.query("SELECT * FROM disputes ORDER BY id") if d["payment_id"] in ids] if ids else []
+    return {"booking_id": booking_id, "group_id": group_id, "payments": pays, "refunds": refunds, "disputes": disputes}
 
 
 @tool

@@ -1,7 +1,17 @@
-"""Travel task families: seeded generators of Harborlight Stays support tasks."""
+"""Travel task families: seeded generators of Harborlight Stays support tasks.
+
+Each family is one workflow of the policy with its branches, including the ones where
+the right answer is to refuse, to wait for the customer or to hand the case on. The
+frozen tests in ``task_specs/travel`` are instances of these families, and training draws
+fresh ones. One module per workflow group; ``_base`` holds the shared building blocks.
+"""
 
 from __future__ import annotations
 
 from thinkingbox_env.family import TaskFamily
 
-FAMILIES: list[TaskFamily] = []
+from .changes import IndividualChange
+
+FAMILIES: list[TaskFamily] = [
+    IndividualChange(),
+]
