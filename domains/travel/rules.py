@@ -27,6 +27,13 @@ HOTELS: dict[str, dict[str, str]] = {r["id"]: r for r in seed_rows(__file__, "ho
 # code -> the seed row of seed/service_catalog.csv (name, kind, price, unit)
 SERVICES: dict[str, dict[str, str]] = {r["code"]: r for r in seed_rows(__file__, "service_catalog")}
 
+# (account, hotel, room) -> negotiated nightly rate, from seed/corporate_rates.csv
+CORPORATE_RATES: dict[tuple[str, str, str], Decimal] = {
+    (r["account_id"], r["hotel_id"], r["room_code"]): Decimal(r["nightly_rate"]) for r in seed_rows(__file__, "corporate_rates")
+}
+# account id -> the seed row of seed/corporate_accounts.csv
+ACCOUNTS: dict[str, dict[str, str]] = {r["id"]: r for r in seed_rows(__file__, "corporate_accounts")}
+
 SAVER_DISCOUNT = Decimal("0.15")
 SAME_DAY_CHANGE_FEE = Decimal("35.00")
 GROUP_LATE_CHANGE_FEE = Decimal("25.00")  # per room, for a group change less than 14 days before arrival

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from thinkingbox_env.family import TaskFamily
 
-from .changes import IndividualChange
+from .cancellations import Cancellation
+from .changes import CorporateChange, IndividualChange
 
 FAMILIES: list[TaskFamily] = [
-    IndividualChange(),
+    IndividualChange(), CorporateChange(), Cancellation(),
 ]

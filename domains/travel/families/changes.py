@@ -7,7 +7,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-from ..rules import SAME_DAY_CHANGE_FEE, nights, public_rate
+from ..rules import CORPORATE_RATES, SAME_DAY_CHANGE_FEE, nights, public_rate
 from ._base import Openings, Request, Stay, TravelFamily, iso, pretty, rx, usd
 
 CHANGE_OPENINGS = Openings("TR001", {
@@ -26,11 +26,15 @@ class ChangeMixin(TravelFamily):
     """The change conversation shared by individual and corporate bookings."""
 
     def change_request(self, rng: random.Random, s: Stay, want: str, *, fee: Decimal, new_rate: Decimal,
-                       decline: bool = False, full_night: Any = None, dispute: bool = False, wrong: str | None = None) -> Request:
-        """``want`` is extend, earlier, upgrade, shorten."""
+                       decline: bool = False, full_night: Any = None, dispute: bool = False, wrong: str | None = None,
+                       account: str | None = None) -> Request:
+        """``want`` is extend, earlier, upgrade, shorten; ``account`` adds the corporate reads."""
         req = Request()
         self.identify(req, s)
         self.open_booking(req, s, wrong)
+        if account is not None:
+            req.read("get_corporate_account", account_id=account)
+            req.read("get_corporate_rates", account_id=account, hotel_id=s.hotel)
         new_in, new_out, room = s.check_in, s.check_out, s.room
         if want == "extend":
             new_out = s.check_out + timedelta(days=1)
@@ -94,7 +98,7 @@ class ChangeMixin(TravelFamily):
 
     def change_task(self, rng: random.Random, seed: int, branch: str, s: Stay, patch: dict[str, Any], want: str, fee: Decimal,
                     new_rate: Decimal, openings: Openings, *, decline: bool = False, full_night: Any = None, dispute: bool = False,
-                    saver: bool = False, wrong: str | None = None) -> dict[str, Any]:
+                    saver: bool = False, wrong: str | None = None, account: str | None = None) -> dict[str, Any]:
         tid = self.next_ids(patch)["tickets"]
         if saver:
             req = Request()
@@ -108,7 +112,7 @@ class ChangeMixin(TravelFamily):
             req.check("refuses_change", must=["cannot be changed"], must_not=["has been changed", "moved to"])
             req.check("names_booking", must=[rx(s.booking)])
         elif dispute:
-            req = self.change_request(rng, s, want, fee=fee, new_rate=new_rate, dispute=True, wrong=wrong)
+            req = self.change_request(rng, s, want, fee=fee, new_rate=new_rate, dispute=True, wrong=wrong, account=account)
             req.replies = [f"Booking {s.booking} has an open card dispute with your bank on its payment, so while the bank's process runs I "
                            f"can't change the stay or move any money on it. I've handed the case to our payments team under ticket {tid}; "
                            "they will contact you once the dispute is settled."]
@@ -116,7 +120,7 @@ class ChangeMixin(TravelFamily):
             req.rubric("who_acts_next", "Does the final message tell the customer that the payments team (not the customer) acts next, "
                        "and that nothing was changed or refunded?")
         elif full_night is not None:
-            req = self.change_request(rng, s, want, fee=fee, new_rate=new_rate, full_night=full_night, wrong=wrong)
+            req = self.change_request(rng, s, want, fee=fee, new_rate=new_rate, full_night=full_night, wrong=wrong, account=account)
             req.fact("I can only travel on those dates; I'll check with my colleagues and come back to you.", "fact:other_dates",
                      ["other dates", "other date", "different dates"])
             self.ticket(req, s.requester, f"Change {s.booking} - dates full", "booking_change", "pending", s.booking)
@@ -125,7 +129,7 @@ class ChangeMixin(TravelFamily):
                       "them and we'll check again.")
             req.check("states_full_night", must=[rx(iso(full_night))], must_not=["has been changed"])
         else:
-            req = self.change_request(rng, s, want, fee=fee, new_rate=new_rate, decline=decline, wrong=wrong)
+            req = self.change_request(rng, s, want, fee=fee, new_rate=new_rate, decline=decline, wrong=wrong, account=account)
             new_in, new_out = s.check_in, s.check_out
             if want == "extend":
                 new_out += timedelta(days=1)
@@ -194,3 +198,69 @@ class IndividualChange(ChangeMixin):
         wrong = self.wrong_reference(rng, s.booking) if branch == "earlier_misremembered" else None
         return self.change_task(rng, seed, branch, s, patch, want, fee, new_rate, CHANGE_OPENINGS, decline=branch == "decline_price",
                                 full_night=full, dispute=branch == "escalate_dispute", saver=branch == "refuse_saver", wrong=wrong)
+
+
+CORPORATE_OPENINGS = Openings("TR002", {
+    "plain": "Hi, I'm travelling for work and need to change my company hotel booking.",
+    "upfront_id": "Booking {booking} is on our company account - I need to change it.",
+    "upset": "My meeting got moved again and my work hotel is now wrong. Can you sort it out?",
+    "prefers": "Hello, my business trip to {hotel} changed; I'd like to keep the company rate if possible.",
+    "vague": "Hello, it's about a work trip.",
+    "two_facts": "My company booked me into {hotel} from {check_in}, and I need a change to it.",
+    "vague_b": "Hi there, I have a question on a business booking.",
+    "upset_b": "Third schedule change this week. Please just fix my work hotel.",
+}, held_out=("vague_b", "upset_b"))
+
+
+class CorporateChange(ChangeMixin):
+    code = "TR002"
+    name = "corporate_booking_change"
+    number = 2
+    description = ("A corporate traveller changes a company booking: negotiated rate for a new room, the no_change_fees benefit, "
+                   "private bookings never repriced to the corporate rate, full nights, declined quotes, disputes escalated.")
+    branches = ("corp_upgrade", "corp_extend", "corp_same_day_waived", "corp_same_day_fee", "corp_shorten_refund",
+                "refuse_private_reprice", "corp_wait_full", "corp_decline", "corp_escalate_dispute")
+
+    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+        branch = self.branch(seed)
+        uid = self.ids(seed)
+        patch: dict[str, Any] = {"insert": {}, "update": []}
+        account = {"corp_same_day_waived": rng.choice(["CORP-201", "CORP-203"]), "corp_same_day_fee": "CORP-202"}.get(
+            branch, rng.choice(["CORP-201", "CORP-202", "CORP-203"]))
+        same_day = branch in ("corp_same_day_waived", "corp_same_day_fee")
+        room = "STD" if branch in ("corp_upgrade", "corp_decline") else rng.choice(["STD", "DLX"])
+        hotel = rng.choice(sorted({h for (_, h, _) in CORPORATE_RATES}))
+        private = branch == "refuse_private_reprice"
+        length = rng.randint(3, 4) if branch == "corp_shorten_refund" else rng.randint(1, 3)
+        s = self.stay(rng, patch, uid, tier=rng.choice(["member", "silver"]), arrival=0 if same_day else rng.randint(4, 30), length=length,
+                      rate_type="flexible" if private else "corporate", room=room, hotel=hotel,
+                      corporate=None if private else account, rate=None if private else CORPORATE_RATES[(account, hotel, room)])
+        patch["insert"]["customers"][0]["corporate_account_id"] = account
+        tid = self.next_ids(patch)["tickets"]
+        if private:
+            req = Request()
+            self.identify(req, s)
+            self.open_booking(req, s)
+            req.read("get_corporate_account", account_id=account)
+            self.ticket(req, s.requester, f"Corporate rate request {s.booking}", "corporate", "solved", s.booking)
+            req.reply(f"Booking {s.booking} was made privately at the flexible rate of {usd(s.rate)} a night, not on your company's "
+                      f"account, so it cannot be repriced to the corporate rate; your company books through its own account. The booking "
+                      f"stays as it is. Ticket {tid} records your request.")
+            req.check("refuses_reprice", must=["cannot be repriced|cannot reprice|not on your company"], must_not=["repriced to"])
+            req.tags.append("booking_change")
+            opening, origin = CORPORATE_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in))
+            return self.finish(req, branch=branch, opening=opening, origin=origin, patch=patch,
+                               description=f"{self.name}, branch '{branch}'.", intent="Get the company rate on the booking.")
+        want = {"corp_upgrade": "upgrade", "corp_decline": "upgrade", "corp_shorten_refund": "shorten", "corp_escalate_dispute": "shorten"}.get(branch, "extend")
+        fee = SAME_DAY_CHANGE_FEE if branch == "corp_same_day_fee" else Decimal("0")
+        new_room = ("DLX" if room == "STD" else "STE") if want == "upgrade" else room
+        new_rate = CORPORATE_RATES[(account, hotel, new_room)] if want == "upgrade" else s.rate
+        full = None
+        if branch == "corp_wait_full":
+            full = s.check_out
+            patch["insert"]["room_inventory"] = [{"hotel_id": s.hotel, "room_code": s.room, "stay_date": iso(full), "rooms_left": 0}]
+        if branch == "corp_escalate_dispute":
+            patch["insert"]["disputes"] = [{"id": f"DSP-{uid}", "payment_id": s.payment, "reason": "duplicate billing claimed",
+                                            "status": "open", "opened_on": iso(self.now.date() - timedelta(days=3))}]
+        return self.change_task(rng, seed, branch, s, patch, want, fee, new_rate, CORPORATE_OPENINGS, decline=branch == "corp_decline",
+                                full_night=full, dispute=branch == "corp_escalate_dispute", account=account)
