@@ -20,14 +20,9 @@ from thinkingbox_env.invariants import money_within
 from thinkingbox_env.kb import search_knowledge_base
 from thinkingbox_env.state import EpisodeState
 from thinkingbox_env.ticketing import Ticketing
-from thinkingbox_env.tools import IsoDate, ToolError, tool
+from thinkingbox_env.tools import FreeText, IsoDate, ToolError, tool
 
 from .rules import MAX_COMPENSATION, MAX_TRANSACTION, nights, public_rate, service_price, to_money
-
-try:  # the free-text marker of task set v2
-    from thinkingbox_env.tools import FreeText  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - engines before task set v2
-    FreeText = str  # type: ignore[misc]
 
 # --------------------------------------------------------------------------- ticketing (the engine's kit)
 

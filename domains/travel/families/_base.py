@@ -9,7 +9,6 @@ here and in the family modules.
 
 from __future__ import annotations
 
-import inspect
 import random
 import re
 from dataclasses import dataclass, field
@@ -17,14 +16,11 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from thinkingbox_env import authoring
-from thinkingbox_env.authoring import Golden
+from thinkingbox_env.authoring import Openings
 from thinkingbox_env.family import TaskFamily
 
 from ..rules import HOTELS, NOW, TODAY, money, nights, public_rate
 
-# the engine's golden calls carry policy sources, dialogue turns and recoveries from task set v2 on
-V2 = "why" in inspect.signature(Golden.add).parameters
 FREE_TEXT = frozenset({"subject", "description", "note", "detail"})
 
 FIRST_NAMES = ["Oriane", "Bastian", "Leocadia", "Thabo", "Ysolde", "Casimir", "Marisol", "Eero", "Noor", "Fintan",
@@ -56,30 +52,6 @@ def rx(text: str) -> str:
 def pretty(day: date) -> str:
     """A date as customers write it: 'Friday 22 May'."""
     return f"{day.strftime('%A')} {day.day} {day.strftime('%B')}"
-
-
-class Openings:
-    """Opening templates of a family: held-out ones only ever open test tasks.
-
-    The engine's :class:`thinkingbox_env.authoring.Openings` when it exists; this is the same
-    rule for engines before task set v2, so frozen tasks and the held-out split are the same
-    under both.
-    """
-
-    def __init__(self, code: str, templates: dict[str, str], held_out: tuple[str, ...]) -> None:
-        if len(templates) < 6 or not held_out or any(h not in templates for h in held_out):
-            raise ValueError(f"{code}: at least 6 opening templates, some held out for the test split")
-        self.code, self.templates, self.held_out = code, templates, held_out
-        engine = getattr(authoring, "Openings", None)
-        self._engine = engine(code, templates, held_out=held_out) if engine is not None else None
-
-    def pick(self, rng: random.Random, split: str, **values: Any) -> tuple[str, str]:
-        if self._engine is not None:
-            text, origin = self._engine.pick(rng, split, **values)
-            return str(text), str(origin)
-        pool = [t for t in self.templates if (t in self.held_out) == (split == "test")]
-        key = rng.choice(sorted(pool))
-        return self.templates[key].format(**values), f"{self.code}/{key}"
 
 
 @dataclass
@@ -206,8 +178,7 @@ class TravelFamily(TaskFamily):
     """Shared building blocks: a customer, their ticketing user, a booking with its payment and the hotel's record."""
 
     number: int = 0
-    openings: Openings
-    held_out_branches: tuple[str, ...] = ()
+    test_count = 10
 
     def ids(self, seed: int, k: int = 0) -> int:
         return self.number * 100_000 + (seed % 10_000) * 10 + k
@@ -285,9 +256,9 @@ class TravelFamily(TaskFamily):
 
     def open_booking(self, req: Request, s: Stay, wrong: str | None = None) -> None:
         """Ask for the booking reference and read the booking (after a failed lookup of a misremembered one)."""
-        self.booking_fact(req, s.booking, misremembered=wrong if V2 else None)
+        self.booking_fact(req, s.booking, misremembered=wrong)
         req.ask("Thank you. What is the booking reference of the stay?")
-        if wrong and V2:
+        if wrong:
             req.failing("get_booking", f"booking {wrong} not found", booking_id=wrong)
             req.inform(f"I could not find a booking {wrong}; could you check the booking reference?")
         req.read("get_booking", booking_id=s.booking)
@@ -296,7 +267,8 @@ class TravelFamily(TaskFamily):
     def ticket(req: Request, requester: int, subject: str, category: str, status: str, booking: str | None = None,
                priority: str = "normal", team: str | None = None, booking_source: str = "record:get_booking") -> int:
         args: dict[str, Any] = {"requester_id": requester, "subject": subject, "category": category, "priority": priority, "status": status}
-        why = {"requester_id": "record:search_tickets", "category": "policy#tickets", "priority": "policy#tickets", "status": "policy#tickets"}
+        why = {"requester_id": "record:search_tickets", "subject": "customer", "category": "policy#tickets", "priority": "policy#tickets",
+               "status": "policy#tickets"}
         if booking is not None:
             args["booking_id"] = booking
             why["booking_id"] = booking_source
@@ -319,55 +291,31 @@ class TravelFamily(TaskFamily):
     # the task ------------------------------------------------------------------
     def finish(self, req: Request, *, branch: str, opening: str, origin: str, patch: dict[str, Any], description: str,
                intent: str, branches: list[str] | None = None) -> dict[str, Any]:
-        """The task body for the engine: v2 fields (sources, dialogue, faults, origin) when the engine has them."""
-        calls = req.calls
-        keep = list(range(len(calls))) if V2 else [i for i, c in enumerate(calls) if "expect_error" not in c]
-        index = {old: new for new, old in enumerate(keep)}
+        """The task body: golden calls with their sources, the written dialogue, faults and origin."""
         golden = []
-        for i in keep:
-            c = calls[i]
+        for c in req.calls:
             item: dict[str, Any] = {"name": c["name"], "arguments": c["arguments"]}
-            if V2 and c.get("why"):
+            if c.get("why"):
                 item["why"] = c["why"]
-            if V2 and c.get("expect_error"):
+            if c.get("expect_error"):
                 item["expect_error"] = c["expect_error"]
             golden.append(item)
-        facts = [f if V2 else {k: v for k, v in f.items() if k != "misremembered"} for f in req.facts]
         checks: dict[str, Any] = {"dialogue": req.checks}
         if req.rubrics:
             checks["rubric"] = req.rubrics
-        user: dict[str, Any] = {"opening": opening, "facts": facts, "intent": intent}
+        user: dict[str, Any] = {"opening": opening, "facts": req.facts, "intent": intent}
         if req.decisions:
             user["decisions"] = req.decisions
-        body: dict[str, Any] = {
+        return {
             "description": description,
             "user": user,
             "patch": patch,
             "golden": golden,
             "golden_reply": " ".join(req.replies),
             "checks": checks,
-            "idempotent_writes": {index[i]: r for i, r in req.idempotent.items() if i in index},
+            "idempotent_writes": dict(req.idempotent),
             "tags": list(dict.fromkeys([*req.tags, branch])),
+            "dialogue": req.dialogue,
+            "faults": req.faults,
+            "origin": {"opening": origin, "branches": branches or [f"{self.code}:{branch}"]},
         }
-        if V2:
-            body["dialogue"] = req.dialogue
-            body["faults"] = req.faults
-            body["origin"] = {"opening": origin, "branches": branches or [f"{self.code}:{branch}"]}
-        return body
-
-    def branch(self, seed: int) -> str:
-        """Train seeds never draw a held-out branch combination; test tasks walk every branch."""
-        pool = [b for b in self.branches if b not in self.held_out_branches] if self.split != "test" else list(self.branches)
-        return pool[(seed - 1) % len(pool)]
-
-    @property
-    def split(self) -> str:
-        return getattr(self, "_split", "train")
-
-    @split.setter
-    def split(self, value: str) -> None:
-        self._split = value
-
-    def instance(self, seed: int, split: str = "train", number: int | None = None) -> Any:
-        self.split = split
-        return super().instance(seed, split, number)

@@ -99,7 +99,7 @@ class Cancellation(TravelFamily):
             refund = s.total - fee
             if s.rate_type == "saver":
                 req.propose(f"Booking {s.booking} is on a saver rate, which is non-refundable: I can cancel booking {s.booking} to "
-                            f"release the room, keeping the full {usd(fee)}, but nothing would be refunded. Do you still want to cancel?")
+                            f"release the room, keeping the full {usd(fee)}, and nothing would be refunded. Shall I go ahead and cancel it?")
             elif fee > 0:
                 req.propose(f"Arrival is less than the free-cancellation window away, so the first night is kept: I would cancel booking "
                             f"{s.booking}, keeping {usd(fee)}, and refund {usd(refund)} to your {s.brand} card ending {s.last4}. Shall I go ahead?")

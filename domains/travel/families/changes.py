@@ -124,9 +124,9 @@ class ChangeMixin(TravelFamily):
             req.fact("I can only travel on those dates; I'll check with my colleagues and come back to you.", "fact:other_dates",
                      ["other dates", "other date", "different dates"])
             self.ticket(req, s.requester, f"Change {s.booking} - dates full", "booking_change", "pending", s.booking)
-            req.reply(f"The {s.room} rooms at {s.hotel_name} are fully booked on {iso(full_night)}, so booking {s.booking} cannot be "
-                      f"changed to those dates and stays as it is for now. Ticket {tid} is pending: tell us other dates when you have "
-                      "them and we'll check again.")
+            req.reply(f"Ticket {tid} is pending for booking {s.booking}: the {s.room} rooms at {s.hotel_name} are fully booked on "
+                      f"{iso(full_night)}, so the booking cannot be changed to those dates and stays as it is for now. Tell us other dates "
+                      "when you have them and we'll check again.")
             req.check("states_full_night", must=[rx(iso(full_night))], must_not=["has been changed"])
         else:
             req = self.change_request(rng, s, want, fee=fee, new_rate=new_rate, decline=decline, wrong=wrong, account=account)
@@ -140,8 +140,7 @@ class ChangeMixin(TravelFamily):
             diff = new_rate * nights(new_in, new_out) - s.total
             if decline:
                 self.ticket(req, s.requester, f"Change quote {s.booking}", "booking_change", "solved", s.booking)
-                req.reply(f"Understood: booking {s.booking} stays exactly as it is and nothing was charged. The change would have cost "
-                          f"{usd(diff)}. Ticket {tid} records the quote.")
+                req.reply(f"Understood: booking {s.booking} stays exactly as it is and nothing was charged. Ticket {tid} records the quote.")
                 req.check("nothing_charged", must=[rx(s.booking)], must_not=["has been changed", "charged " + rx(usd(diff))])
             else:
                 self.ticket(req, s.requester, f"Change {s.booking}", "booking_change", "solved", s.booking)
@@ -180,7 +179,8 @@ class IndividualChange(ChangeMixin):
         same_day = branch in ("same_day_fee", "same_day_waived")
         tier = rng.choice(["gold", "platinum"]) if branch == "same_day_waived" else rng.choice(["member", "silver"])
         arrival = 0 if same_day else rng.randint(4, 40)
-        length = rng.randint(3, 4) if branch == "shorten_refund" else rng.randint(1, 3)
+        # a declined quote is never written, so its amounts must be grounded by the rates read: one night
+        length = rng.randint(3, 4) if branch == "shorten_refund" else 1 if branch == "decline_price" else rng.randint(1, 3)
         s = self.stay(rng, patch, uid, tier=tier, arrival=arrival, length=length,
                       rate_type="saver" if branch == "refuse_saver" else "flexible",
                       room="STD" if branch in ("advance_upgrade", "decline_price") else None)
@@ -231,7 +231,7 @@ class CorporateChange(ChangeMixin):
         room = "STD" if branch in ("corp_upgrade", "corp_decline") else rng.choice(["STD", "DLX"])
         hotel = rng.choice(sorted({h for (_, h, _) in CORPORATE_RATES}))
         private = branch == "refuse_private_reprice"
-        length = rng.randint(3, 4) if branch == "corp_shorten_refund" else rng.randint(1, 3)
+        length = rng.randint(3, 4) if branch == "corp_shorten_refund" else 1 if branch == "corp_decline" else rng.randint(1, 3)
         s = self.stay(rng, patch, uid, tier=rng.choice(["member", "silver"]), arrival=0 if same_day else rng.randint(4, 30), length=length,
                       rate_type="flexible" if private else "corporate", room=room, hotel=hotel,
                       corporate=None if private else account, rate=None if private else CORPORATE_RATES[(account, hotel, room)])
