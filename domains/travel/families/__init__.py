@@ -12,7 +12,8 @@ from thinkingbox_env.family import TaskFamily
 
 from .cancellations import Cancellation
 from .changes import CorporateChange, IndividualChange
+from .groups import GroupChange, GroupServices
 
 FAMILIES: list[TaskFamily] = [
-    IndividualChange(), CorporateChange(), Cancellation(),
+    IndividualChange(), CorporateChange(), GroupChange(), GroupServices(), Cancellation(),
 ]

@@ -115,7 +115,10 @@ class Request:
         self.decisions.append({"about": about, "answer": answer, "prefer": prefer or [], "reason": reason})
 
     def check(self, name: str, must: list[str] | None = None, must_not: list[str] | None = None) -> None:
-        self.checks.append({"name": name, "must": must or [], "must_not": must_not or []})
+        """Dialogue check; a forbidden phrase is kept as a literal pattern (grouped), so that it never matches a
+        near word ("move together" is not "moved to") nor a denial of it."""
+        forbidden = [p if p.startswith("(") else f"({p})" for p in must_not or []]
+        self.checks.append({"name": name, "must": must or [], "must_not": forbidden})
 
     def rubric(self, name: str, question: str) -> None:
         self.rubrics.append({"name": name, "question": question})

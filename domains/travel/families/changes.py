@@ -109,14 +109,14 @@ class ChangeMixin(TravelFamily):
             req.reply(f"Booking {s.booking} is on a saver rate, which cannot be changed: it was sold on the condition that the dates and room "
                       f"stay as booked, so I can't move it, even for a fee. The booking stays as it is; you're free to make a new booking "
                       f"at today's prices if your plans have changed. Ticket {tid} records this.")
-            req.check("refuses_change", must=["cannot be changed"], must_not=["has been changed", "moved to"])
+            req.check("refuses_change", must=["cannot be changed"], must_not=["is now (a |from)"])
             req.check("names_booking", must=[rx(s.booking)])
         elif dispute:
             req = self.change_request(rng, s, want, fee=fee, new_rate=new_rate, dispute=True, wrong=wrong, account=account)
             req.replies = [f"Booking {s.booking} has an open card dispute with your bank on its payment, so while the bank's process runs I "
                            f"can't change the stay or move any money on it. I've handed the case to our payments team under ticket {tid}; "
                            "they will contact you once the dispute is settled."]
-            req.check("no_change_while_disputed", must=["dispute", "payments team"], must_not=["refunded", "has been changed"])
+            req.check("no_change_while_disputed", must=["dispute", "payments team"], must_not=["refunded to", "is now (a |from)"])
             req.rubric("who_acts_next", "Does the final message tell the customer that the payments team (not the customer) acts next, "
                        "and that nothing was changed or refunded?")
         elif full_night is not None:
@@ -127,7 +127,7 @@ class ChangeMixin(TravelFamily):
             req.reply(f"Ticket {tid} is pending for booking {s.booking}: the {s.room} rooms at {s.hotel_name} are fully booked on "
                       f"{iso(full_night)}, so the booking cannot be changed to those dates and stays as it is for now. Tell us other dates "
                       "when you have them and we'll check again.")
-            req.check("states_full_night", must=[rx(iso(full_night))], must_not=["has been changed"])
+            req.check("states_full_night", must=[rx(iso(full_night))], must_not=["is now (a |from)"])
         else:
             req = self.change_request(rng, s, want, fee=fee, new_rate=new_rate, decline=decline, wrong=wrong, account=account)
             new_in, new_out = s.check_in, s.check_out
@@ -141,7 +141,7 @@ class ChangeMixin(TravelFamily):
             if decline:
                 self.ticket(req, s.requester, f"Change quote {s.booking}", "booking_change", "solved", s.booking)
                 req.reply(f"Understood: booking {s.booking} stays exactly as it is and nothing was charged. Ticket {tid} records the quote.")
-                req.check("nothing_charged", must=[rx(s.booking)], must_not=["has been changed", "charged " + rx(usd(diff))])
+                req.check("nothing_charged", must=[rx(s.booking)], must_not=["is now (a |from)", "charged " + rx(usd(diff))])
             else:
                 self.ticket(req, s.requester, f"Change {s.booking}", "booking_change", "solved", s.booking)
                 parts = [f"Booking {s.booking} is now {'a ' + ('Deluxe King' if want == 'upgrade' and s.room == 'STD' else 'Junior Suite') + ' ' if want == 'upgrade' else ''}"
@@ -246,7 +246,7 @@ class CorporateChange(ChangeMixin):
             req.reply(f"Booking {s.booking} was made privately at the flexible rate of {usd(s.rate)} a night, not on your company's "
                       f"account, so it cannot be repriced to the corporate rate; your company books through its own account. The booking "
                       f"stays as it is. Ticket {tid} records your request.")
-            req.check("refuses_reprice", must=["cannot be repriced|cannot reprice|not on your company"], must_not=["repriced to"])
+            req.check("refuses_reprice", must=["cannot be repriced|cannot reprice|not on your company"], must_not=["now at the corporate rate"])
             req.tags.append("booking_change")
             opening, origin = CORPORATE_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in))
             return self.finish(req, branch=branch, opening=opening, origin=origin, patch=patch,
