@@ -135,7 +135,7 @@ def get_booking(db: EpisodeState, booking_id: BookingId) -> dict:
     """Read a booking: hotel, room, dates, rate type, nightly rate, total, status, group and corporate account.
 
     Args:
-        booking_id: Booking reference, e.g. BK-500001.
+        booking_id: Booking reference, e.g. BK-990001.
     """
     row = _booking(db, booking_id)
     hotel = _one(db, "hotels", "id", row["hotel_id"], "hotel")

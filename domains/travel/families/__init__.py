@@ -13,7 +13,8 @@ from thinkingbox_env.family import TaskFamily
 from .cancellations import Cancellation
 from .changes import CorporateChange, IndividualChange
 from .groups import GroupChange, GroupServices
+from .payments import PaymentRecovery
 
 FAMILIES: list[TaskFamily] = [
-    IndividualChange(), CorporateChange(), GroupChange(), GroupServices(), Cancellation(),
+    IndividualChange(), CorporateChange(), GroupChange(), GroupServices(), PaymentRecovery(), Cancellation(),
 ]

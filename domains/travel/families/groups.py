@@ -253,7 +253,7 @@ class GroupServices(GroupFamily):
                 self.group_ticket(req, b, f"Group service outside the stay {b.group}", "solved")
                 req.reply(f"Group {b.group} stays from {iso(b.check_in)} to {iso(b.check_out)}, and a group service must fall within the stay, "
                           f"so the {word} on {iso(day)} can't be booked through us. Ticket {tid} records your request.")
-                req.check("refuses_outside_stay", must=[rx(iso(b.check_out))], must_not=["is booked on", "was charged"])
+                req.check("refuses_outside_stay", must=[rx(iso(b.check_out))], must_not=["is booked on", "was charged to"])
             elif branch == "escalate_short_notice":
                 eid = self.next_ids(patch)["hotel_escalations"]
                 req.read("get_hotel_contacts", hotel_id=b.hotel)
