@@ -12,9 +12,10 @@ from thinkingbox_env.family import TaskFamily
 
 from .cancellations import Cancellation
 from .changes import CorporateChange, IndividualChange
+from .corporate import CorporateInvoice
 from .groups import GroupChange, GroupServices
 from .payments import PaymentRecovery
 
 FAMILIES: list[TaskFamily] = [
-    IndividualChange(), CorporateChange(), GroupChange(), GroupServices(), PaymentRecovery(), Cancellation(),
+    IndividualChange(), CorporateChange(), GroupChange(), GroupServices(), PaymentRecovery(), Cancellation(), CorporateInvoice(),
 ]

@@ -70,23 +70,23 @@ class Request:
     tags: list[str] = field(default_factory=list)
 
     # golden calls -----------------------------------------------------------
-    def read(self, name: str, **arguments: Any) -> int:
-        self.calls.append({"name": name, "arguments": arguments})
+    def read(self, tool: str, /, **arguments: Any) -> int:
+        self.calls.append({"name": tool, "arguments": arguments})
         return len(self.calls) - 1
 
-    def write(self, name: str, why: dict[str, str], idempotent: str | None = None, **arguments: Any) -> int:
+    def write(self, tool: str, why: dict[str, str], /, idempotent: str | None = None, **arguments: Any) -> int:
         """A golden write; every argument that is not free text names where its value comes from."""
         missing = sorted(k for k in arguments if k not in FREE_TEXT and k not in why)
         if missing:
-            raise ValueError(f"golden {name}: no source for {missing}")
-        self.calls.append({"name": name, "arguments": arguments, "why": {k: v for k, v in why.items() if k in arguments}})
+            raise ValueError(f"golden {tool}: no source for {missing}")
+        self.calls.append({"name": tool, "arguments": arguments, "why": {k: v for k, v in why.items() if k in arguments}})
         if idempotent:
             self.idempotent[len(self.calls) - 1] = idempotent
         return len(self.calls) - 1
 
-    def failing(self, name: str, error: str, **arguments: Any) -> int:
+    def failing(self, tool: str, error: str, /, **arguments: Any) -> int:
         """A golden call that must fail with ``error`` and change nothing (a recovery on the correct path)."""
-        self.calls.append({"name": name, "arguments": arguments, "expect_error": error})
+        self.calls.append({"name": tool, "arguments": arguments, "expect_error": error})
         return len(self.calls) - 1
 
     def fault(self, tool: str, error: str, call: int = 1) -> None:
