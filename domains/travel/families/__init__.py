@@ -14,8 +14,9 @@ from .cancellations import Cancellation
 from .changes import CorporateChange, IndividualChange
 from .corporate import CorporateInvoice
 from .groups import GroupChange, GroupServices
+from .partners import HotelVerification
 from .payments import PaymentRecovery
 
 FAMILIES: list[TaskFamily] = [
-    IndividualChange(), CorporateChange(), GroupChange(), GroupServices(), PaymentRecovery(), Cancellation(), CorporateInvoice(),
+    IndividualChange(), CorporateChange(), GroupChange(), GroupServices(), PaymentRecovery(), Cancellation(), CorporateInvoice(), HotelVerification(),
 ]
