@@ -16,7 +16,8 @@ from .corporate import CorporateInvoice
 from .groups import GroupChange, GroupServices
 from .partners import HotelVerification
 from .payments import PaymentRecovery
+from .requests import SpecialRequest
 
 FAMILIES: list[TaskFamily] = [
-    IndividualChange(), CorporateChange(), GroupChange(), GroupServices(), PaymentRecovery(), Cancellation(), CorporateInvoice(), HotelVerification(),
+    IndividualChange(), CorporateChange(), GroupChange(), GroupServices(), PaymentRecovery(), Cancellation(), CorporateInvoice(), HotelVerification(), SpecialRequest(),
 ]
