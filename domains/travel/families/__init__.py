@@ -12,6 +12,7 @@ from thinkingbox_env.family import TaskFamily
 
 from .cancellations import Cancellation
 from .changes import CorporateChange, IndividualChange
+from .complaints import PostStayComplaint
 from .corporate import CorporateInvoice
 from .groups import GroupChange, GroupServices
 from .partners import HotelVerification
@@ -19,5 +20,5 @@ from .payments import PaymentRecovery
 from .requests import SpecialRequest
 
 FAMILIES: list[TaskFamily] = [
-    IndividualChange(), CorporateChange(), GroupChange(), GroupServices(), PaymentRecovery(), Cancellation(), CorporateInvoice(), HotelVerification(), SpecialRequest(),
+    IndividualChange(), CorporateChange(), GroupChange(), GroupServices(), PaymentRecovery(), Cancellation(), CorporateInvoice(), HotelVerification(), SpecialRequest(), PostStayComplaint(),
 ]
