@@ -12,6 +12,7 @@ from thinkingbox_env.family import TaskFamily
 
 from .cancellations import Cancellation
 from .changes import CorporateChange, IndividualChange
+from .combined import TwoRequests
 from .complaints import PostStayComplaint
 from .corporate import CorporateInvoice
 from .groups import GroupChange, GroupServices
@@ -20,5 +21,6 @@ from .payments import PaymentRecovery
 from .requests import SpecialRequest
 
 FAMILIES: list[TaskFamily] = [
-    IndividualChange(), CorporateChange(), GroupChange(), GroupServices(), PaymentRecovery(), Cancellation(), CorporateInvoice(), HotelVerification(), SpecialRequest(), PostStayComplaint(),
+    IndividualChange(), CorporateChange(), GroupChange(), GroupServices(), PaymentRecovery(), Cancellation(),
+    CorporateInvoice(), HotelVerification(), SpecialRequest(), PostStayComplaint(), TwoRequests(),
 ]
