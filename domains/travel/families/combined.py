@@ -42,8 +42,8 @@ class TwoRequests(ChangeMixin):
     description = ("One conversation, two requests on the same booking (a date change, a verification with the hotel, a complimentary "
                    "request or a paid extra): one ticket for both, in the first request's category; some combinations are test-only.")
     branches = ("change_then_request", "verify_then_extra", "request_then_verify_mismatch", "change_then_verify",
-                "change_then_paid_extra", "verify_mismatch_then_request")
-    held_out_branches = ("change_then_paid_extra", "verify_mismatch_then_request")
+                "change_then_paid_extra", "verify_mismatch_then_request", "change_and_extra_then_verify_mismatch")
+    held_out_branches = ("change_then_paid_extra", "verify_mismatch_then_request", "change_and_extra_then_verify_mismatch")
 
     # the second request, on the stay as the first left it --------------------------------------
     def request_part(self, rng: random.Random, s: Stay, paid: bool, nights: int) -> tuple[Request, str]:
@@ -109,7 +109,16 @@ class TwoRequests(ChangeMixin):
         first = Request()
         self.identify(first, s)
         first_kind, second_kind = branch.split("_then_")
-        if first_kind == "change":
+        if first_kind == "change_and_extra":  # three requests: a change and a paid extra, then the verification
+            part = self.change_request(rng, s, "extend", fee=Decimal("0"), new_rate=s.rate, wrong=wrong)
+            new_out = s.check_out + timedelta(days=1)
+            part.reply(f"Booking {s.booking} now runs from {iso(s.check_in)} to {iso(new_out)}; the extra night, {usd(s.rate)}, was charged "
+                       f"to your {s.brand} card ending {s.last4}.")
+            part.check("states_new_dates", must=[rx(iso(new_out)), rx(usd(s.rate))])
+            extra, _ = self.request_part(rng, s, True, s.nights + 1)
+            part = part.then(extra)
+            category, nights = "booking_change", s.nights + 1
+        elif first_kind == "change":
             part = self.change_request(rng, s, "extend", fee=Decimal("0"), new_rate=s.rate, wrong=wrong)
             new_out = s.check_out + timedelta(days=1)
             part.reply(f"Booking {s.booking} now runs from {iso(s.check_in)} to {iso(new_out)}; the extra night, {usd(s.rate)}, was charged "

@@ -60,7 +60,7 @@ class PostStayComplaint(TravelFamily):
         req = Request()
         req.tags.append("complaint")
         self.identify(req, s)
-        self.open_booking(req, s)
+        self.open_booking(req, s, self.wrong_reference(rng, s.booking) if branch == "credit" else None)
         if branch.startswith("downgrade"):
             req.fact("We booked a Deluxe King but were given a standard room for the whole stay.", "stay_problem", ["what went wrong", "problem"])
         elif branch == "escalate_overbooking":

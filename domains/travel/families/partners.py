@@ -74,7 +74,7 @@ class HotelVerification(TravelFamily):
         req = Request()
         req.tags.append("hotel_issue")
         self.identify(req, s)
-        self.open_booking(req, s)
+        self.open_booking(req, s, self.wrong_reference(rng, s.booking) if branch == "not_found_later" else None)
         req.read("get_hotel_reservation", hotel_id=s.hotel, confirmation_code=s.code)
         detail = {"matched": "The hotel's record matches the booking.", "not_found": "The hotel has no record of the confirmation code.",
                   "cancelled_at_hotel": "The hotel's record shows the reservation cancelled.",
