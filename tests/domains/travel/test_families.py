@@ -7,6 +7,7 @@ closes with the golden reply, unless the case gives its own closing.
 
 from __future__ import annotations
 
+import collections
 import re
 import statistics
 from collections.abc import Callable
@@ -294,7 +295,21 @@ def _stats() -> dict[str, object]:
         "rubric": sum(1 for s in specs if s.checks.rubric),
         "two requests": sum(1 for s in specs if "two_requests" in s.tags),
         "recovery": sum(1 for s in specs if s.faults or any(c.expect_error for c in s.golden)),
+        "outcomes": collections.Counter(_outcome(s) for s in specs),
     }
+
+
+def _outcome(spec) -> str:
+    """What the golden run does for the customer: escalates, waits (or is declined), refuses, or acts."""
+    box = DOMAIN.toolbox
+    tickets = [c for c in spec.golden if c.name == "create_ticket"]
+    if any(c.name == "escalate_to_hotel" for c in spec.golden) or any(c.arguments.get("assigned_team") for c in tickets):
+        return "escalated"
+    if any(c.arguments.get("status") == "pending" for c in tickets) or any(d.answer == "refuse" for d in spec.user.decisions):
+        return "waits or declined"
+    if not [c for c in spec.golden if box[c.name].writes and c.expect_error is None and c.name not in ("create_ticket", "create_ticket_user")]:
+        return "refused"
+    return "acted"
 
 
 def test_the_domain_is_at_least_as_rich_as_the_papers_travel_set():
@@ -304,6 +319,7 @@ def test_the_domain_is_at_least_as_rich_as_the_papers_travel_set():
     assert s["tasks"] >= 104 and s["rubric"] >= 15
     assert s["actions"][0] >= 4 and s["actions"][2] >= 19
     assert s["two requests"] * 10 >= s["tasks"] and s["recovery"] * 10 >= s["tasks"]
+    assert set(s["outcomes"]) == {"acted", "escalated", "refused", "waits or declined"}
     branches = {(tb.load_task(t).family, tb.load_task(t).origin.branches[0].split(":")[1]) for t in tb.list_tasks(domain="travel")}
     assert all((code, b) in branches for code, fam in DOMAIN.families.items() for b in fam.branches)
 
@@ -319,6 +335,7 @@ def test_the_docs_table_shows_the_measured_figures():
         f"| frozen test tasks | {s['tasks']} |", f"| golden actions per task | {lo} / {med:g} / {hi} |",
         f"| writes per task | {wlo} / {wmed:g} / {whi} |", f"| tasks with rubric questions | {s['rubric']} |",
         f"| two-request tasks | {s['two requests']} |", f"| tasks with a recovery on the correct path | {s['recovery']} |",
+        "| outcome shares | " + ", ".join(f"{k} {v}" for k, v in sorted(s["outcomes"].items())) + " |",
     ]
     missing = [line for line in expected if line not in doc]
     assert not missing, missing

@@ -118,7 +118,7 @@ BACKEND_REFUSALS = {
 
 
 @pytest.mark.parametrize("refusal", list(BACKEND_REFUSALS))
-def test_each_backend_invariant_refuses_and_changes_nothing(env, refusal):
+def test_each_backend_invariant_refuses_an_absurd_write(env, refusal):
     tool, arguments, expected = BACKEND_REFUSALS[refusal](_booking(env))
     _refused(env, tool, arguments, expected)
 
