@@ -304,7 +304,7 @@ class TravelFamily(TaskFamily):
                 item["expect_error"] = c["expect_error"]
             golden.append(item)
         checks: dict[str, Any] = {"dialogue": req.checks}
-        if req.rubrics:
+        if req.rubrics and self.split == "test":  # judged questions are for the frozen test set; training rewards need no judge
             checks["rubric"] = req.rubrics
         user: dict[str, Any] = {"opening": opening, "facts": req.facts, "intent": intent}
         if req.decisions:

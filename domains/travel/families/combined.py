@@ -27,10 +27,11 @@ TWO_OPENINGS = Openings("TR011", {
 }, held_out=("vague_b", "upset_b"))
 
 
-def body(req: Request, patch: dict[str, Any], opening: str, description: str, intent: str) -> TaskBody:
+def body(req: Request, patch: dict[str, Any], opening: str, description: str, intent: str, rubrics: bool) -> TaskBody:
+    """A request as the engine's task body, so that two of them are joined by ``authoring.combine``."""
     return TaskBody(description=description, opening=opening, golden_reply=" ".join(req.replies), facts=req.facts, intent=intent,
                     patch=patch, golden=[{k: v for k, v in c.items()} for c in req.calls],
-                    checks={"dialogue": req.checks, **({"rubric": req.rubrics} if req.rubrics else {})},
+                    checks={"dialogue": req.checks, **({"rubric": req.rubrics} if req.rubrics and rubrics else {})},
                     idempotent_writes=dict(req.idempotent), tags=list(req.tags), dialogue=req.dialogue, faults=req.faults)
 
 
@@ -146,8 +147,9 @@ class TwoRequests(ChangeMixin):
         second.rubric("both_requests_answered", "Does the final message report the outcome of both of the customer's requests, each "
                       "consistent with what was actually done?")
         opening, origin = TWO_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in))
-        merged = combine(body(first, patch, opening, f"{self.name}: first request", "Sort out the first request."),
-                         body(second, patch, opening, "the second request", "Then the second."), opening=opening)
+        test = self.split == "test"  # judged questions are for the frozen test set
+        merged = combine(body(first, patch, opening, f"{self.name}: first request", "Sort out the first request.", test),
+                         body(second, patch, opening, "the second request", "Then the second.", test), opening=opening)
         data = merged.to_dict()
         data["description"] = f"{self.name}, branch '{branch}'."
         data["origin"] = {"opening": origin, "branches": [f"{self.code}:{branch}"]}
