@@ -43,6 +43,12 @@ CustomerId = Annotated[str, Field(pattern=r"^CUS-\d+$")]
 ContactRole = Literal["front_desk", "reservations", "revenue_manager", "duty_manager"]
 
 
+def _sum(db: EpisodeState, sql: str, params: list[Any]) -> Decimal:
+    """A ``coalesce(sum(...), 0) AS s`` query as money (such a query always returns one row)."""
+    row = db.query_one(sql, params)
+    return to_money(row["s"] if row else 0)
+
+
 def _one(db: EpisodeState, table: str, key: str, value: Any, noun: str) -> dict:
     row = db.query_one(f'SELECT * FROM "{table}" WHERE "{key}" = ?', [value])
     if row is None:
@@ -204,10 +210,10 @@ def check_availability(db: EpisodeState, hotel_id: HotelId, room_code: Literal["
     """
     _dates(check_in, check_out)
     _room(db, hotel_id, room_code)
-    per_night = [{"date": d, "rooms_left": _rooms_left(db, hotel_id, room_code, d)} for d in _nights_between(check_in, check_out)]
+    left = {d: _rooms_left(db, hotel_id, room_code, d) for d in _nights_between(check_in, check_out)}
     return {
-        "hotel_id": hotel_id, "room_code": room_code, "nights": per_night,
-        "available": all(n["rooms_left"] > 0 for n in per_night),
+        "hotel_id": hotel_id, "room_code": room_code, "nights": [{"date": d, "rooms_left": n} for d, n in left.items()],
+        "available": all(n > 0 for n in left.values()),
         "flexible_rate": public_rate(hotel_id, room_code, "flexible"), "saver_rate": public_rate(hotel_id, room_code, "saver"),
     }
 
@@ -561,7 +567,7 @@ def add_group_service(db: EpisodeState, group_id: GroupId,
         raise ToolError(f"group {group_id} is {g['status']}")
     if not g["check_in"] <= service_date <= g["check_out"]:
         raise ToolError(f"service_date {service_date.isoformat()} is outside the group's stay ({g['check_in']} to {g['check_out']})")
-    price = to_money(db.query_one("SELECT price FROM service_catalog WHERE code = ?", [code])["price"])
+    price = to_money(_one(db, "service_catalog", "code", code, "service")["price"])
     amount = price * quantity
     sid = db.next_id("group_services")
     db.execute("INSERT INTO group_services (id, group_id, code, service_date, quantity, amount, status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'booked', ?)",
@@ -653,7 +659,7 @@ def adjust_invoice(db: EpisodeState, invoice_id: Annotated[str, Field(pattern=r"
     if line is None:
         raise ToolError(f"invoice {invoice_id} has no line {line_no}")
     amt = money_within(to_money(amount), "amount", MAX_TRANSACTION)
-    done = to_money(db.query_one("SELECT coalesce(sum(amount), 0) AS s FROM invoice_adjustments WHERE invoice_id = ? AND line_no = ?", [invoice_id, line_no])["s"])
+    done = _sum(db, "SELECT coalesce(sum(amount), 0) AS s FROM invoice_adjustments WHERE invoice_id = ? AND line_no = ?", [invoice_id, line_no])
     left = to_money(line["amount"]) - done
     if amt > left:
         raise ToolError(f"line {line_no} of {invoice_id} has only {left} left to credit")
@@ -771,7 +777,7 @@ def charge_payment(db: EpisodeState, payment_method_id: Annotated[str, Field(pat
                [pid, booking_id, group_id, payment_method_id, amt, purpose, db.now])
     status = None
     if booking_id is not None and purpose == "balance_due":
-        paid = to_money(db.query_one("SELECT coalesce(sum(amount), 0) AS s FROM payments WHERE booking_id = ? AND status <> 'failed'", [booking_id])["s"])
+        paid = _sum(db, "SELECT coalesce(sum(amount), 0) AS s FROM payments WHERE booking_id = ? AND status <> 'failed'", [booking_id])
         b = _booking(db, booking_id)
         if b["status"] == "payment_pending" and paid >= to_money(b["total"]):
             db.execute("UPDATE bookings SET status = 'confirmed' WHERE id = ?", [booking_id])
@@ -793,7 +799,7 @@ def issue_refund(db: EpisodeState, payment_id: Annotated[str, Field(pattern=r"^P
     if pay["status"] == "failed":
         raise ToolError(f"payment {payment_id} failed; there is nothing to refund")
     amt = money_within(to_money(amount), "amount", MAX_TRANSACTION)
-    refunded = to_money(db.query_one("SELECT coalesce(sum(amount), 0) AS s FROM refunds WHERE payment_id = ?", [payment_id])["s"])
+    refunded = _sum(db, "SELECT coalesce(sum(amount), 0) AS s FROM refunds WHERE payment_id = ?", [payment_id])
     left = to_money(pay["amount"]) - refunded
     if amt > left:
         raise ToolError(f"payment {payment_id} has only {left} left to refund")

@@ -16,7 +16,6 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from thinkingbox_env.authoring import Openings
 from thinkingbox_env.family import TaskFamily
 
 from ..rules import HOTELS, NOW, TODAY, money, nights, public_rate

@@ -7,8 +7,10 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
+from thinkingbox_env.authoring import Openings
+
 from ..rules import CORPORATE_RATES, cancellation_fee
-from ._base import Openings, Request, TravelFamily, iso, pretty, rx, usd
+from ._base import Request, TravelFamily, iso, pretty, rx, usd
 
 CANCEL_OPENINGS = Openings("TR006", {
     "plain": "Hi, I'd like to cancel a hotel booking please.",

@@ -7,8 +7,10 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
+from thinkingbox_env.authoring import Openings
+
 from ..rules import CORPORATE_RATES, SAME_DAY_CHANGE_FEE, nights, public_rate
-from ._base import Openings, Request, Stay, TravelFamily, iso, pretty, rx, usd
+from ._base import Request, Stay, TravelFamily, iso, pretty, rx, usd
 
 CHANGE_OPENINGS = Openings("TR001", {
     "plain": "Hello, I need to change the dates of my hotel booking.",

@@ -10,7 +10,7 @@ from typing import Any
 from thinkingbox_env.authoring import Openings, TaskBody, combine
 
 from ..rules import money, service_price
-from ._base import Request, Stay, TravelFamily, iso, pretty, rx, usd
+from ._base import Request, Stay, iso, pretty, rx, usd
 from .changes import ChangeMixin
 from .partners import escalation
 from .requests import COMPLIMENTARY, PAID, WORDS
