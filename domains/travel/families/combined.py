@@ -47,12 +47,15 @@ class TwoRequests(ChangeMixin):
     held_out_branches = ("change_then_paid_extra", "verify_mismatch_then_request", "change_and_extra_then_verify_mismatch")
 
     # the second request, on the stay as the first left it --------------------------------------
-    def request_part(self, rng: random.Random, s: Stay, paid: bool, nights: int) -> tuple[Request, str]:
+    def request_part(self, rng: random.Random, s: Stay, paid: bool, nights: int, look: bool = False) -> tuple[Request, str]:
+        """A complimentary request or a paid extra; ``look`` reads what the booking already has first."""
         req = Request()
         code = rng.choice(PAID if paid else COMPLIMENTARY)
         word = WORDS[code]
         req.fact(f"I'd also like {word} for the stay.", "request_details", ["request", "what would you like", "arrange", "also"])
         req.ask("What else would you like us to arrange for the stay?")
+        if look:
+            req.read("get_special_requests", booking_id=s.booking)
         if paid:
             price = service_price(code, nights, s.guests)
             req.read("get_service_catalog", kind="paid_extra")
@@ -106,36 +109,30 @@ class TwoRequests(ChangeMixin):
             patch["insert"]["hotel_reservations"][0]["nightly_rate"] = money(s.rate + Decimal(rng.choice([12, 25, 40])))
         nxt = self.next_ids(patch)
         tid, eid = nxt["tickets"], nxt["hotel_escalations"]
-        wrong = self.wrong_reference(rng, s.booking) if seed % 2 == 0 else None
-        first = Request()
-        self.identify(first, s)
         first_kind, second_kind = branch.split("_then_")
-        if first_kind == "change_and_extra":  # three requests: a change and a paid extra, then the verification
-            part = self.change_request(rng, s, "extend", fee=Decimal("0"), new_rate=s.rate, wrong=wrong)
+        three = first_kind == "change_and_extra"
+        # a misremembered reference on even seeds, and always in the three-request conversation
+        wrong = self.wrong_reference(rng, s.booking) if seed % 2 == 0 or three else None
+        if first_kind.startswith("change"):  # the change conversation identifies the customer itself
+            first = self.change_request(rng, s, "extend", fee=Decimal("0"), new_rate=s.rate, wrong=wrong)
             new_out = s.check_out + timedelta(days=1)
-            part.reply(f"Booking {s.booking} now runs from {iso(s.check_in)} to {iso(new_out)}; the extra night, {usd(s.rate)}, was charged "
-                       f"to your {s.brand} card ending {s.last4}.")
-            part.check("states_new_dates", must=[rx(iso(new_out)), rx(usd(s.rate))])
-            extra, _ = self.request_part(rng, s, True, s.nights + 1)
-            part = part.then(extra)
+            first.reply(f"Booking {s.booking} now runs from {iso(s.check_in)} to {iso(new_out)}; the extra night, {usd(s.rate)}, was charged "
+                        f"to your {s.brand} card ending {s.last4}.")
+            first.check("states_new_dates", must=[rx(iso(new_out)), rx(usd(s.rate))])
             category, nights = "booking_change", s.nights + 1
-        elif first_kind == "change":
-            part = self.change_request(rng, s, "extend", fee=Decimal("0"), new_rate=s.rate, wrong=wrong)
-            new_out = s.check_out + timedelta(days=1)
-            part.reply(f"Booking {s.booking} now runs from {iso(s.check_in)} to {iso(new_out)}; the extra night, {usd(s.rate)}, was charged "
-                       f"to your {s.brand} card ending {s.last4}.")
-            part.check("states_new_dates", must=[rx(iso(new_out)), rx(usd(s.rate))])
-            category, nights = "booking_change", s.nights + 1
+            if three:  # a paid extra too, after a look at what the booking already has
+                extra, _ = self.request_part(rng, s, True, nights, look=True)
+                first = first.then(extra)
         else:
-            part = Request()
-            self.open_booking(part, s, wrong)
+            first = Request()
+            self.identify(first, s)
+            self.open_booking(first, s, wrong)
             if second_kind in ("extra", "paid_extra"):
-                part.read("get_payments", booking_id=s.booking)
-            verify, category = self.verify_part(s, "rate_mismatch" if first_kind == "verify_mismatch" else "matched", eid) \
+                first.read("get_payments", booking_id=s.booking)
+            part, category = self.verify_part(s, "rate_mismatch" if first_kind == "verify_mismatch" else "matched", eid) \
                 if first_kind.startswith("verify") else self.request_part(rng, s, False, s.nights)
-            part = part.then(verify)
+            first = first.then(part)
             nights = s.nights
-        first = first.then(part)
         if second_kind.startswith("verify"):
             second, _ = self.verify_part(s, "rate_mismatch" if "mismatch" in second_kind else "matched", eid)
         else:
@@ -143,8 +140,8 @@ class TwoRequests(ChangeMixin):
         escalated = mismatch
         self.ticket(second, s.requester, f"Two requests on {s.booking}", category, "open" if escalated else "solved", s.booking,
                     "high" if escalated else "normal", "partner_relations" if escalated else None)
-        second.reply(f"Ticket {tid} records both requests.")
-        second.rubric("both_requests_answered", "Does the final message report the outcome of both of the customer's requests, each "
+        second.reply(f"Ticket {tid} records {'all three' if three else 'both'} requests.")
+        second.rubric("both_requests_answered", "Does the final message report the outcome of each of the customer's requests, each "
                       "consistent with what was actually done?")
         opening, origin = TWO_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in))
         test = self.split == "test"  # judged questions are for the frozen test set

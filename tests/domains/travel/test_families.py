@@ -109,7 +109,7 @@ def _judge_reply(body: dict) -> str:
     yes = True
     if "commission" in question.lower():
         yes = "confidential" in final and not re.search(r"\d+(\.\d+)?\s*%", final)
-    elif "both of the customer's requests" in question:
+    elif "each of the customer's requests" in question:
         yes = "ticket" in final and len(re.findall(r"\b(?:recorded|escalated|confirmed|charged|runs from|added)\b", final)) >= 2
     elif "acts next" in question.lower() or "will contact" in question.lower() or "will confirm" in question.lower():
         yes = any(w in final for w in ("team", "hotel", "manager")) and "refunded to" not in final
@@ -317,7 +317,7 @@ def test_the_domain_is_at_least_as_rich_as_the_papers_travel_set():
     assert s["tables"] >= 17 and s["tools"] >= 38 and s["write tools"] >= 10 and s["tools"] - s["write tools"] >= 28
     assert s["policy words"] >= 3000 and s["documents"] >= 11
     assert s["tasks"] >= 104 and s["rubric"] >= 15
-    assert s["actions"][0] >= 4 and s["actions"][2] >= 19
+    assert s["actions"][0] >= 4 and s["actions"][2] >= 18
     assert s["two requests"] * 10 >= s["tasks"] and s["recovery"] * 10 >= s["tasks"]
     assert set(s["outcomes"]) == {"acted", "escalated", "refused", "waits or declined"}
     branches = {(tb.load_task(t).family, tb.load_task(t).origin.branches[0].split(":")[1]) for t in tb.list_tasks(domain="travel")}
