@@ -791,7 +791,7 @@ def issue_refund(db: EpisodeState, payment_id: Annotated[str, Field(pattern=r"^P
     """Refund (part of) a captured payment to the card it was taken from.
 
     Args:
-        payment_id: Payment id, e.g. PAY-900001.
+        payment_id: Payment id, e.g. PAY-50001.
         amount: Amount in dollars; at most what is left unrefunded.
         reason: cancellation, price_difference, hotel_fault, compensation or duplicate_charge.
     """

@@ -83,7 +83,7 @@ class TwoRequests(ChangeMixin):
         req.write("record_hotel_verification", {"booking_id": "customer", "outcome": "policy#verifying-a-reservation-with-the-hotel"},
                   booking_id=s.booking, outcome=outcome, detail="Checked against the hotel's record.")
         if outcome == "matched":
-            req.reply(f"I also checked with {s.hotel_name}: the reservation is confirmed with the hotel.")
+            req.reply(f"I also checked booking {s.booking} with {s.hotel_name}: the reservation is confirmed with the hotel.")
             req.check("confirms_match", must=["confirmed with the hotel"])
             return req, "hotel_issue"
         days = (s.check_in - self.now.date()).days

@@ -169,7 +169,10 @@ class GroupChange(GroupFamily):
                     req.check("states_full_night", must=[rx(iso(full))], must_not=["now stays at"])
                 else:
                     fee = GROUP_LATE_CHANGE_FEE * len(b.rooms) if branch in ("move_fee", "decline_fee") else Decimal("0")
-                    charge = f", and charge the change fee of {usd(fee)} ({len(b.rooms)} rooms at $25.00) to the group's card" if fee else ", with no fee"
+                    # a declined quote is never written, so it is stated as the policy's unit price and the count it applies to
+                    charge = ((f", and charge the change fee of $25.00 a room for {len(b.rooms)} rooms to the group's card" if branch == "decline_fee"
+                               else f", and charge the change fee of {usd(fee)} ({len(b.rooms)} rooms at $25.00) to the group's card") if fee
+                              else ", with no fee")
                     req.propose(f"I can move group {b.group} to {iso(new_in)} - {iso(new_out)}: all {len(b.rooms)} rooms move together{charge}. "
                                 "Room charges stay on the final group invoice. Shall I go ahead?")
                     if branch == "decline_fee":
@@ -270,8 +273,9 @@ class GroupServices(GroupFamily):
                            "and that nothing was charged?")
             else:
                 req.read("get_service_catalog", kind="group_service")
+                total = "" if branch == "decline_amount" else f", {usd(amount)} in total"  # a declined quote is never written
                 req.propose(f"I can book the {word} for group {b.group} on {iso(day)}: {quantity} {unit} at "
-                            f"{usd(SERVICES[code]['price'])}, {usd(amount)} in total, which I would charge to the group's card on file. "
+                            f"{usd(SERVICES[code]['price'])} each{total}, which I would charge to the group's card on file. "
                             "Shall I go ahead?")
                 if branch == "decline_amount":
                     req.decide(["book", "charge"], "refuse", reason="That's too expensive for our budget; leave it.")

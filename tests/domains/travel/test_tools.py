@@ -94,7 +94,7 @@ BACKEND_REFUSALS = {
     "a negative refund": lambda b: ("issue_refund", {"payment_id": f"PAY-{b['id'][3:]}", "amount": -5.0, "reason": "cancellation"}, "positive"),
     "a charge of a billion dollars": lambda b: ("charge_payment", {"payment_method_id": f"PM-{b['id'][3:]}", "amount": 1e9, "purpose": "extra",
                                                                     "booking_id": b["id"]}, "above the limit"),
-    "a charge to someone else's card": lambda b: ("charge_payment", {"payment_method_id": "PM-900001", "amount": 10.0, "purpose": "extra",
+    "a charge to someone else's card": lambda b: ("charge_payment", {"payment_method_id": "PM-50001", "amount": 10.0, "purpose": "extra",
                                                                       "booking_id": b["id"]}, "does not belong"),
     "an expired card": lambda b: ("add_payment_method", {"customer_id": b["customer_id"], "brand": "visa", "last4": "4242", "expires": "2025-01"},
                                   "expired"),
