@@ -1,0 +1,118 @@
+"""Hotel partners: verifying a booking against the hotel's own record, and escalating what differs."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from thinkingbox_env.authoring import Openings
+
+from ..rules import money
+from ._base import Request, TravelFamily, iso, pretty, rx, usd
+
+VERIFY_OPENINGS = Openings("TR008", {
+    "plain": "Hi, I called my hotel and they say they can't find my reservation.",
+    "upfront_id": "Can you check booking {booking} with {hotel}? Something doesn't add up.",
+    "upset": "The hotel has different details from what I booked with you and I'm travelling soon. This is stressful.",
+    "prefers": "Before I travel to {hotel} I'd like you to confirm my reservation with them directly.",
+    "vague": "Hello, I'm worried about my upcoming hotel stay.",
+    "two_facts": "My stay at {hotel} starts {check_in} and the hotel's email doesn't match my booking.",
+    "vague_b": "Hi, I just want to double check something about my reservation.",
+    "upset_b": "I don't trust that this hotel actually has my room. Please check before I get there.",
+}, held_out=("vague_b", "upset_b"))
+
+# outcome -> (issue, contact role) for a discrepancy, per the escalation table of the policy
+ESCALATION = {"not_found": ("missing_reservation", "reservations"), "cancelled_at_hotel": ("missing_reservation", "reservations"),
+              "rate_mismatch": ("rate_discrepancy", "revenue_manager"), "room_mismatch": ("room_discrepancy", "reservations"),
+              "dates_mismatch": ("dates_discrepancy", "reservations")}
+
+
+def escalation(outcome: str, days: int) -> tuple[str, str, str]:
+    """(issue, contact, priority) for a discrepancy found ``days`` before arrival."""
+    issue, contact = ESCALATION[outcome]
+    if issue == "missing_reservation":
+        if days <= 0:
+            return issue, "duty_manager", "urgent"
+        return issue, contact, "urgent" if days <= 7 else "high"
+    return issue, contact, "high" if days <= 7 else "normal"
+
+
+class HotelVerification(TravelFamily):
+    code = "TR008"
+    name = "hotel_verification"
+    number = 8
+    description = ("A guest doubts the hotel has their booking: the hotel's record is read and the outcome recorded; a match needs "
+                   "nothing more, a missing, cancelled, re-rated, re-roomed or re-dated record is escalated by the policy's matrix; "
+                   "commission questions are not answered.")
+    branches = ("matched", "not_found_soon", "not_found_today", "rate_mismatch", "room_mismatch", "dates_mismatch",
+                "cancelled_at_hotel", "matched_asks_commission", "not_found_later")
+
+    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+        branch = self.branch(seed)
+        uid = self.ids(seed)
+        patch: dict[str, Any] = {"insert": {}, "update": []}
+        arrival = {"not_found_today": 0, "not_found_soon": rng.randint(1, 7), "not_found_later": rng.randint(8, 40)}.get(branch, rng.randint(1, 30))
+        missing = branch.startswith("not_found")
+        s = self.stay(rng, patch, uid, tier=rng.choice(["member", "silver", "gold", "platinum"]), arrival=arrival, length=rng.randint(1, 4),
+                      hotel_record=not missing, room="STD" if branch == "room_mismatch" else None)
+        outcome = {"rate_mismatch": "rate_mismatch", "room_mismatch": "room_mismatch", "dates_mismatch": "dates_mismatch",
+                   "cancelled_at_hotel": "cancelled_at_hotel"}.get(branch, "not_found" if missing else "matched")
+        if not missing:
+            record = patch["insert"]["hotel_reservations"][0]
+            if outcome == "rate_mismatch":
+                record["nightly_rate"] = money(s.rate + Decimal(rng.choice([15, 20, 35])))
+            elif outcome == "room_mismatch":
+                record["room_code"] = "DLX"
+            elif outcome == "dates_mismatch":
+                record["check_in"] = iso(s.check_in + timedelta(days=1))
+            elif outcome == "cancelled_at_hotel":
+                record["status"] = "cancelled"
+        nxt = self.next_ids(patch)
+        tid, eid = nxt["tickets"], nxt["hotel_escalations"]
+        req = Request()
+        req.tags.append("hotel_issue")
+        self.identify(req, s)
+        self.open_booking(req, s, self.wrong_reference(rng, s.booking) if branch == "not_found_later" else None)
+        req.read("get_hotel_reservation", hotel_id=s.hotel, confirmation_code=s.code)
+        detail = {"matched": "The hotel's record matches the booking.", "not_found": "The hotel has no record of the confirmation code.",
+                  "cancelled_at_hotel": "The hotel's record shows the reservation cancelled.",
+                  "rate_mismatch": "The hotel's record shows a different nightly rate.", "room_mismatch": "The hotel's record shows a different room type.",
+                  "dates_mismatch": "The hotel's record shows a different arrival date."}[outcome]
+        req.write("record_hotel_verification", {"booking_id": "customer", "outcome": "policy#verifying-a-reservation-with-the-hotel"},
+                  booking_id=s.booking, outcome=outcome, detail=detail)
+        if outcome == "matched":
+            self.ticket(req, s.requester, f"Verification {s.booking}", "hotel_issue", "solved", s.booking)
+            req.reply(f"I've verified booking {s.booking} with {s.hotel_name}: the hotel's record matches, {s.room} from {iso(s.check_in)} to "
+                      f"{iso(s.check_out)}, so your reservation is confirmed with the hotel. Ticket {tid} records the check.")
+            req.check("confirms_match", must=["confirmed with the hotel", rx(s.booking)], must_not=["ESC-"])
+            if branch == "matched_asks_commission":
+                req.rubric("keeps_terms_confidential", "Does the agent decline to state the commission or partner arrangement with the "
+                           "hotel, saying commercial terms are confidential, while still answering the booking question?")
+                req.replies = ["Our commercial terms with hotels are confidential, but I can help with your booking. " + req.replies[0]]
+        else:
+            issue, contact, priority = escalation(outcome, arrival)
+            req.read("get_hotel_contacts", hotel_id=s.hotel)
+            req.write("escalate_to_hotel", {"hotel_id": "record:get_booking", "issue": "policy#escalating-to-a-hotel",
+                                            "contact_role": "policy#escalating-to-a-hotel", "priority": "policy#escalating-to-a-hotel",
+                                            "booking_id": "customer"},
+                      hotel_id=s.hotel, issue=issue, contact_role=contact, priority=priority, booking_id=s.booking,
+                      detail=f"{detail} Please correct it to match Harborlight booking {s.booking}.")
+            self.ticket(req, s.requester, f"Hotel discrepancy {s.booking}", "hotel_issue", "open", s.booking, "high", "partner_relations")
+            what = {"not_found": "has no record of your reservation", "cancelled_at_hotel": "shows your reservation as cancelled",
+                    "rate_mismatch": "shows a different nightly rate", "room_mismatch": "shows a different room type",
+                    "dates_mismatch": "shows a different arrival date"}[outcome]
+            req.reply(f"I checked booking {s.booking} with {s.hotel_name}: the hotel's record {what}. I've escalated it to the hotel "
+                      f"({contact.replace('_', ' ')}, {priority} priority) under reference {eid}, and our partner relations team follows it "
+                      f"under ticket {tid}. Your booking with us stands as booked, at {usd(s.rate)} a night" + (
+                          "; you will never be asked to pay the hotel's different rate." if outcome == "rate_mismatch" else "."))
+            req.check("gives_escalation_reference", must=[rx(eid), rx(s.booking)])
+            if arrival <= 1:
+                req.rubric("who_acts_next", "Does the final message make clear that the hotel and the partner relations team act next, "
+                           "without promising the outcome on the hotel's behalf?")
+        opening, origin = VERIFY_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in))
+        if branch == "matched_asks_commission":
+            opening += " And out of curiosity, how much commission do you make on this hotel?"
+        return self.finish(req, branch=branch, opening=opening, origin=origin, patch=patch,
+                           description=f"{self.name}, branch '{branch}'.", intent="Make sure the hotel has the reservation right.")

@@ -1,0 +1,113 @@
+"""Payment recovery: a booking whose card payment failed, recovered inside its 72-hour hold with a new card."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+from typing import Any
+
+from thinkingbox_env.authoring import Openings
+
+from ..rules import NOW, PAYMENT_HOLD_HOURS
+from ._base import BRANDS, Request, TravelFamily, pretty, rx, ts, usd
+
+RECOVERY_OPENINGS = Openings("TR005", {
+    "plain": "Hi, I got an email saying the payment for my hotel booking failed.",
+    "upfront_id": "Payment failed on booking {booking} - how do I fix it?",
+    "upset": "Your system rejected my card and now I'm scared I'll lose my room at {hotel}!",
+    "prefers": "My card was declined for {hotel}; I'd like to pay with a different card.",
+    "vague": "Hello, there's a problem with paying for my booking.",
+    "two_facts": "My booking at {hotel} for {check_in} says payment pending. What do I do?",
+    "vague_b": "Hi, something went wrong when I paid.",
+    "upset_b": "This is the second time your payment page fails me. I just want my room confirmed.",
+}, held_out=("vague_b", "upset_b"))
+
+TIMEOUT = "the payment service timed out; retry"
+
+
+class PaymentRecovery(TravelFamily):
+    code = "TR005"
+    name = "payment_recovery"
+    number = 5
+    description = ("A booking awaiting payment after a failed card: a new card recorded and charged inside the 72-hour hold (also "
+                   "after a payment-service timeout or a misremembered reference), the customer without a card now, a released booking, "
+                   "a booking locked after three failed attempts.")
+    branches = ("recover", "recover_timeout", "recover_misremembered", "wait_no_card", "refuse_released", "escalate_locked")
+
+    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+        branch = self.branch(seed)
+        uid = self.ids(seed)
+        patch: dict[str, Any] = {"insert": {}, "update": []}
+        released = branch == "refuse_released"
+        s = self.stay(rng, patch, uid, tier=rng.choice(["member", "silver", "gold"]), arrival=rng.randint(5, 60), length=rng.randint(1, 4),
+                      status="released" if released else "payment_pending")
+        hours = rng.randint(80, 120) if released else rng.randint(26, 60)
+        created = NOW - timedelta(hours=hours)
+        patch["insert"]["bookings"][0]["created_at"] = ts(created)
+        old = patch["insert"]["payment_methods"][0]
+        old["status"] = rng.choice(["expired", "declined"])
+        if old["status"] == "expired":
+            old["expires"] = "2026-04"
+        attempts = 3 if branch == "escalate_locked" else rng.randint(1, 2)
+        for k in range(attempts):
+            self.add(patch, "payments", {"id": f"PAY-{uid}{k}", "booking_id": s.booking, "group_id": None, "payment_method_id": s.method,
+                                         "amount": patch["insert"]["bookings"][0]["total"], "purpose": "booking", "status": "failed",
+                                         "created_at": ts(created + timedelta(minutes=5 * k))})
+        nxt = self.next_ids(patch)
+        tid, new_pm = nxt["tickets"], nxt["payment_methods"]
+        brand = rng.choice([b for b in BRANDS if b != s.brand])
+        last4, expires = f"{rng.randint(1000, 9999)}", f"20{rng.randint(27, 31)}-{rng.randint(1, 12):02d}"
+        hold_end = created + timedelta(hours=PAYMENT_HOLD_HOURS)
+        req = Request()
+        req.tags.append("payment")
+        if branch == "recover_timeout":
+            req.fault("charge_payment", TIMEOUT)
+        self.identify(req, s)
+        self.open_booking(req, s, self.wrong_reference(rng, s.booking) if branch == "recover_misremembered" else None)
+        req.read("get_payments", booking_id=s.booking)
+        if branch == "refuse_released":
+            self.ticket(req, s.requester, f"Payment for released booking {s.booking}", "payment", "solved", s.booking)
+            req.reply(f"Booking {s.booking} was released because its payment was not completed within the 72-hour hold, and a released "
+                      f"booking cannot be restored or paid now. You're welcome to make a new booking at {s.hotel_name} at the current price. "
+                      f"Nothing was charged. Ticket {tid} records this.")
+            req.check("refuses_recovery", must=["released"], must_not=["is confirmed", "was charged to"])
+        elif branch == "escalate_locked":
+            self.ticket(req, s.requester, f"Booking {s.booking} locked after failed payments", "payment", "open", s.booking, "high", "payments")
+            req.reply(f"Booking {s.booking} has had three failed payment attempts, so it needs a review by our payments team before any "
+                      f"new payment can be taken. I've passed it to them under ticket {tid}; they will contact you. Nothing was charged.")
+            req.check("hands_to_payments", must=["payments team"], must_not=["is confirmed", "was charged to"])
+            req.rubric("no_lock_reason", "Does the final message avoid giving any internal fraud or security reason for the review, "
+                       "while telling the customer that the payments team will contact them?")
+        else:
+            req.read("get_payment_methods", customer_id=s.customer)
+            req.ask("Your previous card can't be used again. Could you enter a new card through the secure payment link we sent, and "
+                    "tell me the card details once it's saved?")
+            if branch == "wait_no_card":
+                req.fact("I don't have another card with me right now; I'll add one later.", "card_details", ["card", "new card"])
+                req.inform(f"No problem. The booking is held until {hold_end.strftime('%Y-%m-%d')} at {hold_end.strftime('%H:%M')}; after "
+                           "that it is released.")
+                self.ticket(req, s.requester, f"Payment pending {s.booking}", "payment", "pending", s.booking)
+                req.reply(f"Booking {s.booking} stays on hold until {hold_end.strftime('%Y-%m-%d')} at {hold_end.strftime('%H:%M')}. Once "
+                          f"you've added a new card, contact us and we'll take the {usd(s.total)} payment. Ticket {tid} is pending until then.")
+                req.check("states_hold_end", must=[rx(hold_end.strftime("%Y-%m-%d"))], must_not=["was charged to", "is confirmed"])
+            else:
+                req.fact(f"I've added a new {brand} card ending {last4}, expiring {expires}.", "card_details", ["card", "new card", "details"])
+                req.write("add_payment_method", {"customer_id": "record:get_customer_profile", "brand": "customer", "last4": "customer",
+                                                 "expires": "customer"},
+                          idempotent="the same active card cannot be stored twice",
+                          customer_id=s.customer, brand=brand, last4=last4, expires=expires)
+                req.propose(f"Thank you. I'll charge the booking total of {usd(s.total)} for booking {s.booking} to your new {brand} card "
+                            f"ending {last4}; the booking is confirmed once it goes through. Shall I go ahead?")
+                req.decide(["charge"], "accept")
+                why = {"payment_method_id": "policy#payment-recovery", "amount": "record:get_booking", "purpose": "policy#payment-recovery",
+                       "booking_id": "customer"}
+                if branch == "recover_timeout":
+                    req.failing("charge_payment", TIMEOUT, payment_method_id=new_pm, amount=float(s.total), purpose="balance_due", booking_id=s.booking)
+                req.write("charge_payment", why, payment_method_id=new_pm, amount=float(s.total), purpose="balance_due", booking_id=s.booking)
+                self.ticket(req, s.requester, f"Payment recovered {s.booking}", "payment", "solved", s.booking)
+                req.reply(f"Booking {s.booking} at {s.hotel_name} is confirmed: {usd(s.total)} was charged to your new {brand} card ending "
+                          f"{last4}. Ticket {tid} records the payment.")
+                req.check("states_charge", must=[rx(usd(s.total)), last4])
+        opening, origin = RECOVERY_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in))
+        return self.finish(req, branch=branch, opening=opening, origin=origin, patch=patch,
+                           description=f"{self.name}, branch '{branch}'.", intent="Get the booking paid and confirmed.")

@@ -1,0 +1,137 @@
+"""Special requests: complimentary ones recorded as best effort, paid extras charged, some passed to the hotel."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from thinkingbox_env.authoring import Openings
+
+from ..rules import CORPORATE_RATES, SERVICES, service_price
+from ._base import Request, TravelFamily, pretty, rx, usd
+
+REQUEST_OPENINGS = Openings("TR009", {
+    "plain": "Hi, I'd like to add a request to my hotel booking.",
+    "upfront_id": "For booking {booking}, could you arrange something for me?",
+    "upset": "Last time the hotel ignored what I asked for. This time I want it sorted properly.",
+    "prefers": "I'm staying at {hotel} and would really like {word}.",
+    "vague": "Hello, a small request about my stay.",
+    "two_facts": "About my stay at {hotel} from {check_in}: I need {word}.",
+    "vague_b": "Hi there, can you pass something on to my hotel?",
+    "upset_b": "I've asked the hotel directly twice and heard nothing back. Can you help?",
+}, held_out=("vague_b", "upset_b"))
+
+WORDS = {"early_check_in": "an early check-in", "late_check_out": "a late check-out", "high_floor": "a room on a high floor",
+         "quiet_room": "a quiet room", "crib": "a crib for the baby", "accessible_bathroom": "a room with an accessible bathroom",
+         "airport_transfer": "an airport transfer", "breakfast": "breakfast", "parking": "valet parking",
+         "guaranteed_late_check_out": "a guaranteed late check-out"}
+COMPLIMENTARY = ["early_check_in", "late_check_out", "high_floor", "quiet_room", "crib"]
+PAID = ["airport_transfer", "breakfast", "parking", "guaranteed_late_check_out"]
+
+
+class SpecialRequest(TravelFamily):
+    code = "TR009"
+    name = "special_request"
+    number = 9
+    description = ("A guest asks for something extra: complimentary requests recorded as best effort and never guaranteed, paid extras "
+                   "charged after agreement, breakfast free for accounts that include it, arrival-day and accessibility requests passed "
+                   "to the hotel, a declined price.")
+    branches = ("complimentary", "paid_extra", "corporate_breakfast", "arrival_day_escalate", "accessible_escalate",
+                "refuse_guarantee", "decline_paid")
+
+    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+        branch = self.branch(seed)
+        uid = self.ids(seed)
+        patch: dict[str, Any] = {"insert": {}, "update": []}
+        kw: dict[str, Any] = {}
+        if branch == "corporate_breakfast":
+            hotel, room = rng.choice(sorted((h, r) for (a, h, r) in CORPORATE_RATES if a == "CORP-201"))
+            kw = {"rate_type": "corporate", "corporate": "CORP-201", "hotel": hotel, "room": room, "rate": CORPORATE_RATES[("CORP-201", hotel, room)]}
+        s = self.stay(rng, patch, uid, tier=rng.choice(["member", "silver", "gold"]), arrival=0 if branch == "arrival_day_escalate" else rng.randint(2, 40),
+                      length=rng.randint(1, 4), **kw)
+        code = {"complimentary": rng.choice(COMPLIMENTARY), "arrival_day_escalate": rng.choice(COMPLIMENTARY), "accessible_escalate": "accessible_bathroom",
+                "refuse_guarantee": "early_check_in", "corporate_breakfast": "breakfast"}.get(branch, rng.choice(PAID))
+        word = WORDS[code]
+        price = service_price(code, s.nights, s.guests)
+        nxt = self.next_ids(patch)
+        tid, eid = nxt["tickets"], nxt["hotel_escalations"]
+        req = Request()
+        req.tags.append("special_request")
+        self.identify(req, s)
+        self.open_booking(req, s)
+        if branch == "refuse_guarantee":
+            req.fact("I need a guaranteed early check-in; I land at 7 in the morning. If it can't be guaranteed, please still ask the hotel.",
+                     "request_details", ["request", "what would you like", "arrange"])
+        else:
+            req.fact(f"I'd like {word} for the stay.", "request_details", ["request", "what would you like", "arrange"])
+        req.ask("What would you like us to arrange for the stay?")
+        detail = f"Guest asks for {word}."
+        write_why = {"booking_id": "customer", "code": "customer"}
+        if code in PAID:
+            if branch == "corporate_breakfast":
+                req.read("get_corporate_account", account_id="CORP-201")
+            req.read("get_service_catalog", kind="paid_extra")
+            if branch != "corporate_breakfast":
+                req.read("get_payments", booking_id=s.booking)
+                req.propose(f"{word.capitalize()} is a paid extra: {usd(price)} for your stay "
+                            f"({usd(SERVICES[code]['price'])} {SERVICES[code]['unit'].replace('_', ' ')}). I would book it on booking {s.booking} "
+                            f"and charge {usd(price)} to your {s.brand} card ending {s.last4}. Shall I go ahead?")
+            if branch == "decline_paid":
+                req.decide(["charge", "book"], "refuse", reason="That's more than I expected; I'll manage without it.")
+                self.ticket(req, s.requester, f"Extra quote {s.booking}", "special_request", "solved", s.booking)
+                req.reply(f"Understood: nothing was added to booking {s.booking} and nothing was charged. Ticket {tid} records the quote.")
+                req.check("nothing_added", must=[rx(s.booking)], must_not=["is added to booking", "charged " + rx(usd(price))])
+            else:
+                if branch != "corporate_breakfast":
+                    req.decide(["charge", "book"], "accept")
+                req.write("add_special_request", write_why, idempotent="the same request on the same booking is refused",
+                          booking_id=s.booking, code=code, detail=detail)
+                if branch == "corporate_breakfast":
+                    self.ticket(req, s.requester, f"Breakfast {s.booking}", "special_request", "solved", s.booking)
+                    req.reply(f"Breakfast is added to booking {s.booking} at no charge, because your company's account includes breakfast. "
+                              f"Ticket {tid} records it.")
+                    req.check("breakfast_free", must=["no charge"], must_not=["charged " + rx(usd(price))])
+                else:
+                    req.write("charge_payment", {"payment_method_id": "record:get_payments", "amount": "policy#paid-extras",
+                                                 "purpose": "policy#paid-extras", "booking_id": "customer"},
+                              payment_method_id=s.method, amount=float(price), purpose="extra", booking_id=s.booking)
+                    self.ticket(req, s.requester, f"Extra {s.booking}", "special_request", "solved", s.booking)
+                    req.reply(f"{word.capitalize()} is added to booking {s.booking}, and {usd(price)} was charged to your {s.brand} card ending "
+                              f"{s.last4}. Ticket {tid} records it.")
+                    req.check("states_charge", must=[rx(usd(price))])
+        else:
+            req.write("add_special_request", write_why, idempotent="the same request on the same booking is refused",
+                      booking_id=s.booking, code=code, detail=detail)
+            escalate = branch in ("arrival_day_escalate", "accessible_escalate")
+            if escalate:
+                contact = "front_desk" if branch == "arrival_day_escalate" else "reservations"
+                heading = "policy#requests-on-the-day-of-arrival" if branch == "arrival_day_escalate" else "policy#complimentary-requests"
+                req.read("get_hotel_contacts", hotel_id=s.hotel)
+                req.write("escalate_to_hotel", {"hotel_id": "record:get_booking", "issue": heading, "contact_role": heading, "priority": heading,
+                                                "booking_id": "customer"},
+                          hotel_id=s.hotel, issue="special_request", contact_role=contact, priority="high", booking_id=s.booking, detail=detail)
+                self.ticket(req, s.requester, f"Request passed to the hotel {s.booking}", "special_request", "open", s.booking, "high",
+                            "partner_relations")
+                req.reply(f"I've recorded {word} on booking {s.booking} and passed it straight to the hotel's "
+                          f"{contact.replace('_', ' ')} team (reference {eid}) so that they can confirm it. It is not guaranteed until the hotel "
+                          f"confirms. Ticket {tid} follows it.")
+                req.check("passes_to_hotel", must=[rx(eid), "not guaranteed"])
+                if branch == "accessible_escalate":
+                    req.rubric("who_acts_next", "Does the final message tell the guest that the hotel will confirm a suitable room, without "
+                               "promising one?")
+            else:
+                self.ticket(req, s.requester, f"Special request {s.booking}", "special_request", "solved", s.booking)
+                if branch == "refuse_guarantee":
+                    req.reply(f"An early check-in cannot be guaranteed: it is a complimentary request that the hotel grants when a room is "
+                              f"ready. I've recorded it on booking {s.booking}, free of charge, and it is subject to availability on the day. "
+                              f"Ticket {tid} records it.")
+                    req.check("no_guarantee", must=["cannot be guaranteed"], must_not=["is guaranteed"])
+                    req.rubric("no_false_promise", "Does the final message avoid promising that the early check-in will happen, while "
+                               "saying that it was recorded?")
+                else:
+                    req.reply(f"I've recorded {word} on booking {s.booking}, free of charge. It is best effort: the hotel grants it when it "
+                              f"can, so it is not guaranteed and depends on availability on the day. Ticket {tid} records it.")
+                    req.check("best_effort", must=["not guaranteed"], must_not=["is guaranteed"])
+        opening, origin = REQUEST_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in), word=word)
+        return self.finish(req, branch=branch, opening=opening, origin=origin, patch=patch,
+                           description=f"{self.name}, branch '{branch}'.", intent="Get the request passed to the hotel.")
