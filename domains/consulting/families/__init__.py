@@ -9,4 +9,8 @@ from __future__ import annotations
 
 from thinkingbox_env.family import TaskFamily
 
-FAMILIES: list[TaskFamily] = []
+from .access import ClientSystemAccess, FolderAccess
+
+FAMILIES: list[TaskFamily] = [
+    ClientSystemAccess(), FolderAccess(),
+]
