@@ -10,7 +10,8 @@ from __future__ import annotations
 from thinkingbox_env.family import TaskFamily
 
 from .access import ClientSystemAccess, FolderAccess
+from .equipment import HardwareRequest, SoftwareProvisioning
 
 FAMILIES: list[TaskFamily] = [
-    ClientSystemAccess(), FolderAccess(),
+    ClientSystemAccess(), FolderAccess(), SoftwareProvisioning(), HardwareRequest(),
 ]
