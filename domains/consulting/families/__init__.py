@@ -11,7 +11,9 @@ from thinkingbox_env.family import TaskFamily
 
 from .access import ClientSystemAccess, FolderAccess
 from .equipment import HardwareRequest, SoftwareProvisioning
+from .spending import ExpenseSubmission, TravelRequest
 
 FAMILIES: list[TaskFamily] = [
     ClientSystemAccess(), FolderAccess(), SoftwareProvisioning(), HardwareRequest(),
+    ExpenseSubmission(), TravelRequest(),
 ]
