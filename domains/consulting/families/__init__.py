@@ -11,9 +11,10 @@ from thinkingbox_env.family import TaskFamily
 
 from .access import ClientSystemAccess, FolderAccess
 from .equipment import HardwareRequest, SoftwareProvisioning
+from .people import Onboarding, StaffingRequest, TrainingEnrolment
 from .spending import ExpenseSubmission, TravelRequest
 
 FAMILIES: list[TaskFamily] = [
     ClientSystemAccess(), FolderAccess(), SoftwareProvisioning(), HardwareRequest(),
-    ExpenseSubmission(), TravelRequest(),
+    ExpenseSubmission(), Onboarding(), TrainingEnrolment(), TravelRequest(), StaffingRequest(),
 ]

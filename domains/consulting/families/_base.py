@@ -207,6 +207,9 @@ class DeskFamily(TaskFamily):
     number: ClassVar[int] = 0
     held_out_branches: ClassVar[tuple[str, ...]] = ()
     split: str = "train"
+    shared: dict[str, Any] | None = None  # set while building the second request of a two-request task
+    last_who: dict[str, Any] | None = None
+    last_draft: Draft | None = None
 
     def instance(self, seed: int, split: str = "train", number: int | None = None) -> TaskSpec:
         self.split = split  # engines before task set v2 do not set it
@@ -230,6 +233,10 @@ class DeskFamily(TaskFamily):
     def start(self, rng: random.Random, seed: int, draft_args: dict[str, Any], *, level: str = "consultant", role: str | None = None,
               status: str = "active", ticket_user: bool = True) -> tuple[Draft, dict[str, Any]]:
         """A draft with a requester in the directory (and in ticketing unless told otherwise)."""
+        if self.shared is not None:  # the second request of a two-request conversation: same employee, already identified
+            draft = Draft(code=self.code, **draft_args)
+            self.last_who = dict(self.shared, identified=True)
+            return draft, self.last_who
         uid = self.uid(seed)
         role = role or rng.choice(["developer", "analyst", "designer", "advisor"])
         practice = ROLE_PRACTICE[role]
@@ -242,7 +249,9 @@ class DeskFamily(TaskFamily):
         if ticket_user:
             draft.add("ticket_users", {"id": uid, "name": name, "email": email, "created_at": "2026-01-07 09:00:00"})
         who = {"uid": uid, "id": emp["id"], "name": name, "first": name.split()[0], "email": email, "level": level, "role": role,
-               "practice": practice, "manager": emp["manager_id"], "head": PRACTICE_HEADS[practice], "ticket_user": uid if ticket_user else None}
+               "practice": practice, "manager": emp["manager_id"], "head": PRACTICE_HEADS[practice], "ticket_user": uid if ticket_user else None,
+               "identified": False}
+        self.last_who = who
         return draft, who
 
     # ---------------------------------------------------------------- identification
@@ -262,6 +271,10 @@ class DeskFamily(TaskFamily):
     def identify(self, d: Draft, who: dict[str, Any], rng: random.Random, seed: int, need: str = "") -> None:
         """Find the requester: by email, or by employee id (every fourth seed first misremembers it)."""
         more = f" and {need}" if need else ""
+        if who.get("identified"):
+            if need:
+                d.say("ask", f"Could you tell me {need}?")
+            return
         if seed % 4 == 0:
             wrong = f"EMP-{who['uid'] + 7 * 10**5}"
             d.facts.append(self.id_fact(who, wrong))
@@ -337,4 +350,5 @@ class DeskFamily(TaskFamily):
         return ENGAGEMENTS[code]
 
     def finish(self, d: Draft) -> dict[str, Any]:
+        self.last_draft = d
         return d.body()
