@@ -10,6 +10,7 @@ from __future__ import annotations
 from thinkingbox_env.family import TaskFamily
 
 from .access import ClientSystemAccess, FolderAccess
+from .combined import TwoRequests
 from .equipment import HardwareRequest, SoftwareProvisioning
 from .people import Onboarding, StaffingRequest, TrainingEnrolment
 from .spending import ExpenseSubmission, TravelRequest
@@ -17,4 +18,5 @@ from .spending import ExpenseSubmission, TravelRequest
 FAMILIES: list[TaskFamily] = [
     ClientSystemAccess(), FolderAccess(), SoftwareProvisioning(), HardwareRequest(),
     ExpenseSubmission(), Onboarding(), TrainingEnrolment(), TravelRequest(), StaffingRequest(),
+    TwoRequests(),
 ]
