@@ -19,14 +19,9 @@ from thinkingbox_env.invariants import money_within, not_before, plausible_date,
 from thinkingbox_env.kb import search_knowledge_base
 from thinkingbox_env.state import EpisodeState
 from thinkingbox_env.ticketing import Ticketing
-from thinkingbox_env.tools import IsoDate, ToolError, tool
+from thinkingbox_env.tools import FreeText, IsoDate, ToolError, tool
 
 from .rules import MAX_AMOUNT, PHASES, next_phase
-
-try:  # task set v2 engines mark free-text arguments; older ones read a plain string
-    from thinkingbox_env.tools import FreeText  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - depends on the engine version
-    FreeText = str  # type: ignore[misc]
 
 # --------------------------------------------------------------------------- ticketing (the engine's kit)
 

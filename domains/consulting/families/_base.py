@@ -3,9 +3,9 @@
 A family writes a :class:`Draft`: golden calls with the policy source of every
 non-free-text write argument (``why``), the desk's own dialogue turns, user facts
 (some misremembered first), injected transient faults and the opening template it
-came from. ``Draft.body()`` hands the engine the fields it understands, so the same
-family code serves engines before and after task set v2. Names, offices and
-phrasing are generation data and live here; business rules come from ``rules``.
+came from. ``Draft.taskbody()`` turns it into the engine's ``TaskBody``. Names,
+offices and phrasing are generation data and live here; business rules come from
+``rules``.
 """
 
 from __future__ import annotations
@@ -14,16 +14,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from thinkingbox_env import authoring
-from thinkingbox_env.authoring import TaskBody, pick_branch
+from thinkingbox_env.authoring import Openings, TaskBody, ask, inform, propose
 from thinkingbox_env.family import TaskFamily
-from thinkingbox_env.spec import Fact, TaskSpec, ToolCall
 
 from ..rules import EMPLOYEES, ENGAGEMENTS
 
-V2 = "why" in ToolCall.model_fields  # the engine understands why, expect_error, dialogue, faults and origin
-_FACT_FIELDS = set(Fact.model_fields)
-_BODY_FIELDS = set(TaskBody.__dataclass_fields__)
 
 FIRST = ["Priya", "Tomasz", "Aoife", "Kwabena", "Lena", "Matteo", "Yara", "Callum", "Ines", "Bartek", "Noor", "Elliot",
          "Saskia", "Ravi", "Fenna", "Joaquin", "Maren", "Dominic", "Hana", "Oskar"]
@@ -41,39 +36,7 @@ def name_of(employee_id: str) -> str:
     return EMPLOYEES[employee_id]["name"]
 
 
-def ask(before: int, say: str) -> dict[str, Any]:
-    return {"before": before, "act": "ask", "say": say}
-
-
-def propose(before: int, say: str) -> dict[str, Any]:
-    return {"before": before, "act": "propose", "say": say}
-
-
-def inform(before: int, say: str) -> dict[str, Any]:
-    return {"before": before, "act": "inform", "say": say}
-
-
-class Openings:
-    """Opening templates of a family; held-out templates are drawn for test tasks only.
-
-    The engine's own ``authoring.Openings`` is used when it exists; this one has the
-    same constructor and ``pick`` so that families need not know which engine runs them.
-    """
-
-    def __init__(self, code: str, templates: dict[str, str], held_out: tuple[str, ...] = ()) -> None:
-        missing = [h for h in held_out if h not in templates]
-        if missing or len(templates) < 6 or not held_out:
-            raise ValueError(f"{code}: needs >= 6 templates and held-out ones among them (missing {missing})")
-        self.code, self.templates, self.held_out = code, dict(templates), tuple(held_out)
-
-    def pick(self, rng: random.Random, split: str, **values: Any) -> tuple[str, str]:
-        pool = sorted(self.held_out) if split == "test" else sorted(k for k in self.templates if k not in self.held_out)
-        key = rng.choice(pool)
-        return self.templates[key].format(**values), f"{self.code}/{key}"
-
-
-if hasattr(authoring, "Openings"):  # pragma: no cover - depends on the engine version
-    Openings = authoring.Openings  # type: ignore[misc,assignment]
+_TURNS = {"ask": ask, "propose": propose, "inform": inform}
 
 
 @dataclass
@@ -120,7 +83,8 @@ class Draft:
         return len(self.golden)
 
     def say(self, act: str, say: str, before: int | None = None) -> None:
-        self.dialogue.append({"before": self.next if before is None else before, "act": act, "say": say})
+        """A golden turn of the desk (ask, propose, inform) before the next golden call unless told otherwise."""
+        self.dialogue.append(_TURNS[act](self.next if before is None else before, say))
 
     def add(self, table: str, *rows: dict[str, Any]) -> None:
         self.patch["insert"].setdefault(table, []).extend(rows)
@@ -138,89 +102,32 @@ class Draft:
 
     # ---------------------------------------------------------------- the body the engine reads
 
-    def body(self) -> dict[str, Any]:
-        """The task body for the running engine: v2 fields when it has them, else the calls that succeed."""
+    def taskbody(self) -> TaskBody:
+        """The engine's task body: golden calls with their sources, dialogue, faults and origin."""
         origin = {"opening": self.origin, "branches": self.branches or [f"{self.code}:{self.branch}"]}
-        tags = list(dict.fromkeys([*self.tags, self.branch, f"origin:{self.origin}", *[f"branch:{b}" for b in origin["branches"]]]))
+        tags = list(dict.fromkeys([*self.tags, self.branch]))
         checks: dict[str, Any] = {"dialogue": self.checks}
         if self.rubrics:
             checks["rubric"] = self.rubrics
-        if V2:
-            golden, idempotent = self.golden, self.idempotent
-            facts = self.facts
-        else:
-            keep = [i for i, c in enumerate(self.golden) if "expect_error" not in c]
-            where = {old: new for new, old in enumerate(keep)}
-            golden = [{"name": self.golden[i]["name"], "arguments": self.golden[i]["arguments"]} for i in keep]
-            idempotent = {where[i]: r for i, r in self.idempotent.items() if i in where}
-            facts = [{k: v for k, v in f.items() if k in _FACT_FIELDS} for f in self.facts]
-        extra: dict[str, Any] = {}
-        for name, value in (("dialogue", self.dialogue), ("faults", self.faults), ("origin", origin)):
-            if name in _BODY_FIELDS:
-                extra[name] = value
-        body = TaskBody(description=self.description, opening=self.opening, golden_reply=self.reply, facts=facts,
-                        intent=self.intent, patch=self.patch, golden=golden, checks=checks, idempotent_writes=idempotent,
-                        tags=tags, **extra)
-        data = body.to_dict()
+        return TaskBody(description=self.description, opening=self.opening, golden_reply=self.reply, facts=self.facts,
+                        intent=self.intent, patch=self.patch, golden=self.golden, checks=checks, idempotent_writes=self.idempotent,
+                        tags=tags, dialogue=self.dialogue, faults=self.faults, origin=origin)
+
+    def body(self) -> dict[str, Any]:
+        """The task body as the family returns it, with the employee's decisions in the user section."""
+        data = self.taskbody().to_dict()
         if self.decisions:
             data["user"]["decisions"] = self.decisions
         return data
-
-
-def combine(first: Draft, second: Draft) -> Draft:
-    """One conversation with two requests from the same employee.
-
-    Patch rows are merged (a row both drafts insert is kept once), the second
-    draft's golden calls follow the first's with their indices shifted, facts
-    are de-duplicated by text, checks and tags merged.
-    """
-    out = Draft(description=f"{first.description} Then: {second.description}", opening=first.opening, origin=first.origin,
-                branch=f"{first.branch}+{second.branch}", code=first.code, intent=f"{first.intent} {second.intent}".strip(),
-                reply=f"{first.reply} {second.reply}")
-    for d in (first, second):
-        for table, rows in d.patch["insert"].items():
-            for row in rows:
-                if row not in out.patch["insert"].get(table, []):
-                    out.add(table, row)
-        for u in d.patch["update"]:
-            if u not in out.patch["update"]:
-                out.patch["update"].append(u)
-        shift = len(out.golden)
-        out.golden.extend(d.golden)
-        out.idempotent.update({i + shift: r for i, r in d.idempotent.items()})
-        out.dialogue.extend({**t, "before": t["before"] + shift} for t in d.dialogue)
-        out.faults.extend(d.faults)
-        for f in d.facts:
-            if all(f["text"] != g["text"] for g in out.facts):
-                out.facts.append(f)
-        out.decisions.extend(x for x in d.decisions if x not in out.decisions)
-        out.checks.extend(c for c in d.checks if all(c["name"] != k["name"] for k in out.checks))
-        out.rubrics.extend(d.rubrics)
-        out.tags.extend(t for t in d.tags if t not in out.tags)
-        out.branches.append(f"{d.code}:{d.branch}")
-    return out
 
 
 class DeskFamily(TaskFamily):
     """Shared building blocks: a requester in the directory and the ticketing system, approvers, tickets."""
 
     number: ClassVar[int] = 0
-    held_out_branches: ClassVar[tuple[str, ...]] = ()
-    split: str = "train"
     shared: dict[str, Any] | None = None  # set while building the second request of a two-request task
     last_who: dict[str, Any] | None = None
     last_draft: Draft | None = None
-
-    def instance(self, seed: int, split: str = "train", number: int | None = None) -> TaskSpec:
-        self.split = split  # engines before task set v2 do not set it
-        spec = super().instance(seed, split, number)
-        return spec
-
-    def pick_branch(self, seed: int) -> str:
-        """Test tasks walk every branch; training never draws a held-out combination."""
-        if self.split == "test":
-            return pick_branch(self.branches, seed)
-        return pick_branch([b for b in self.branches if b not in self.held_out_branches], seed)
 
     def uid(self, seed: int) -> int:
         return self.number * 1_000_000 + seed
@@ -270,7 +177,6 @@ class DeskFamily(TaskFamily):
 
     def identify(self, d: Draft, who: dict[str, Any], rng: random.Random, seed: int, need: str = "") -> None:
         """Find the requester: by email, or by employee id (every fourth seed first misremembers it)."""
-        more = f" and {need}" if need else ""
         if who.get("identified"):
             if need:
                 d.say("ask", f"Could you tell me {need}?")
@@ -278,23 +184,22 @@ class DeskFamily(TaskFamily):
         if seed % 4 == 0:
             wrong = f"EMP-{who['uid'] + 7 * 10**5}"
             d.facts.append(self.id_fact(who, wrong))
-            d.facts.append(self.email_fact(who))
-            d.say("ask", f"Could you give me your employee id{more}?")
+            d.say("ask", "Could you give me your employee id?")
             d.call("get_employee", employee_id=wrong, expect_error="no employee found")
             d.say("inform", f"I can't find employee id {wrong} in the directory. Could you check your employee id?")
             d.call("get_employee", employee_id=who["id"])
             d.tags.append("recovery")
         else:
             d.facts.append(self.email_fact(who))
-            d.say("ask", f"Could you give me your work email{more}?")
+            d.say("ask", "Could you give me your work email?")
             d.call("get_employee", email=who["email"])
+        d.call("search_tickets", table="users", filter=f"email eq '{who['email']}'")
         if who["ticket_user"] is None:
-            d.call("search_tickets", table="users", filter=f"email eq '{who['email']}'")
             who["ticket_user"] = self._new_ticket_user(d)
             d.call("create_ticket_user", name=who["name"], email=who["email"], idempotent="a second ticketing user with the same email is refused",
                    why={"name": "record:get_employee", "email": "record:get_employee"})
-        else:
-            d.call("search_tickets", table="users", filter=f"email eq '{who['email']}'")
+        if need:
+            d.say("ask", f"Thanks. Could you tell me {need}?")
 
     def _new_ticket_user(self, d: Draft) -> int:
         return int(self.next_ids(d.patch)["ticket_users"])
@@ -304,8 +209,9 @@ class DeskFamily(TaskFamily):
     def ticket(self, d: Draft, who: dict[str, Any], subject: str, category: str, status: str, description: str = "",
                team: str | None = None, priority: str | None = None) -> int:
         """Open the request's ticket; its status says what happens next (policy: tickets, escalation)."""
-        why = {"requester_id": "record:search_tickets" if who.get("ticket_user") == who["uid"] else "record:create_ticket_user",
-               "category": "policy#tickets", "status": "policy#tickets", "employee_id": "record:get_employee"}
+        why = {"requester_id": "record:search_tickets" if who.get("ticket_user") == who["uid"] else "policy#tickets",
+               "category": "policy#tickets", "status": "policy#tickets", "employee_id": "record:get_employee",
+               "subject": "customer", "description": "customer"}
         args: dict[str, Any] = {"requester_id": who["ticket_user"], "subject": subject, "category": category, "status": status,
                                 "employee_id": who["id"], "description": description or subject}
         if team:

@@ -33,7 +33,7 @@ class ClientSystemAccess(DeskFamily):
     branches = ("grant", "grant_with_vpn", "nda_missing", "nda_unsigned", "background_check_needed", "clearance_escalate", "not_staffed")
 
     def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.pick_branch(seed)
+        branch = self.branch(seed)
         eng_pool = {
             "grant": CLIENT_ENGAGEMENTS, "grant_with_vpn": CLIENT_ENGAGEMENTS, "nda_missing": CLIENT_ENGAGEMENTS, "nda_unsigned": CLIENT_ENGAGEMENTS,
             "background_check_needed": CLIENT_ENGAGEMENTS, "not_staffed": CLIENT_ENGAGEMENTS,
@@ -160,7 +160,7 @@ class FolderAccess(DeskFamily):
                 "restricted_partner_on_leave", "not_staffed")
 
     def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.pick_branch(seed)
+        branch = self.branch(seed)
         eng_id = rng.choice(CLIENT_ENGAGEMENTS)
         eng = ENGAGEMENTS[eng_id]
         client = eng["client_id"]

@@ -12,7 +12,9 @@ import random
 from typing import Any
 
 from ..rules import ENGAGEMENTS, FOLDERS, SYSTEMS
-from ._base import DeskFamily, Draft, combine
+from thinkingbox_env.authoring import combine
+
+from ._base import DeskFamily, Draft
 from .access import ClientSystemAccess, FolderAccess
 from .equipment import HardwareRequest, SoftwareProvisioning
 from .people import StaffingRequest, TrainingEnrolment
@@ -85,12 +87,11 @@ class TwoRequests(DeskFamily):
     held_out_branches = ("folder+access", "training+access")
 
     def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.pick_branch(seed)
+        branch = self.branch(seed)
         first_cls, second_cls = PAIRS[branch]
         for attempt in range(60):
             first, second = first_cls(), second_cls()
-            for fam in (first, second):
-                fam.domain, fam.split = self.domain, self.split
+            first.domain = second.domain = self.domain
             a_seed = seed * 97 + attempt
             first.build(first.rng(a_seed), a_seed)
             da = first.last_draft
@@ -105,11 +106,14 @@ class TwoRequests(DeskFamily):
                 break
         else:  # pragma: no cover - a draw always exists within a few attempts
             raise RuntimeError(f"{self.code}: no consistent pair for seed {seed}")
-        out = combine(da, db)
-        out.code, out.branch = self.code, branch
-        out.opening = f"{da.opening} {rng.choice(JOINS)} {db.opening}"
-        out.description = f"Two requests, branch '{branch}': {da.branch} then {db.branch}."
-        out.branches = [f"{self.code}:{branch}", f"{first.code}:{da.branch}", f"{second.code}:{db.branch}"]
-        out.tags.append("two_requests")
-        self.last_draft = out
-        return out.body()
+        for check in db.checks:  # both halves may name a check alike ("names_approver"); the second's get their own names
+            check["name"] = f"second_{check['name']}"
+        body = combine(da.taskbody(), db.taskbody(), opening=f"{da.opening} {rng.choice(JOINS)} {db.opening}")
+        body.description = f"Two requests, branch '{branch}': {da.branch} then {db.branch}."
+        body.origin = {"opening": da.origin, "branches": [f"{self.code}:{branch}", f"{first.code}:{da.branch}", f"{second.code}:{db.branch}"]}
+        body.tags = list(dict.fromkeys([*body.tags, branch]))
+        data = body.to_dict()
+        decisions = [*da.decisions, *(x for x in db.decisions if x not in da.decisions)]
+        if decisions:
+            data["user"]["decisions"] = decisions
+        return data

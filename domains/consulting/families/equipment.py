@@ -32,7 +32,7 @@ class SoftwareProvisioning(DeskFamily):
     branches = ("bundle", "engagement_tool", "engagement_tool_lead_approval", "manager_approval", "duplicate", "no_seats", "not_staffed")
 
     def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.pick_branch(seed)
+        branch = self.branch(seed)
         role = rng.choice(["developer", "analyst", "designer", "advisor"])
         general = [s for s, r in SOFTWARE.items() if r["engagement_only"] == "false"]
         if branch in ("bundle", "duplicate", "no_seats"):
@@ -140,7 +140,7 @@ class HardwareRequest(DeskFamily):
     branches = ("entitled_order", "above_level_approval", "replacement", "duplicate_refuse", "procurement_escalate", "manager_on_leave")
 
     def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.pick_branch(seed)
+        branch = self.branch(seed)
         if branch == "procurement_escalate":
             level, sku = rng.choice(["principal", "partner"]), "HW-LAP-WS"
         elif branch in ("above_level_approval", "manager_on_leave"):

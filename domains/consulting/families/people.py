@@ -40,7 +40,7 @@ class Onboarding(DeskFamily):
                 "order_laptop", "complete", "background_failed_escalate")
 
     def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.pick_branch(seed)
+        branch = self.branch(seed)
         phase = {"advance_to_accounts": "preboarding", "request_background_check": "preboarding", "background_failed_escalate": "preboarding",
                  "advance_to_training": "accounts", "enrol_mandatory": "training", "advance_to_equipped": "training",
                  "order_laptop": "equipped", "complete": "equipped"}[branch]
@@ -70,7 +70,7 @@ class Onboarding(DeskFamily):
         self.existing_tickets(d, who)
         d.call("get_compliance_record" if phase == "preboarding" else "get_enrolments" if phase in ("accounts", "training") else "get_devices",
                employee_id=who["id"])
-        why_ticket = {"ticket_id": "record:search_tickets", "status": "policy#onboarding-phases"}
+        why_ticket = {"ticket_id": "record:search_tickets", "status": "policy#onboarding-phases", "note": "policy#onboarding-phases"}
         target = next_phase(phase)
         if branch in ("advance_to_accounts", "advance_to_training", "advance_to_equipped"):
             d.call("advance_onboarding", employee_id=who["id"], phase=target, idempotent="the tracker refuses a move that is not to the next phase",
@@ -145,7 +145,7 @@ class TrainingEnrolment(DeskFamily):
                 "external_manager_approval", "external_learning_escalate")
 
     def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.pick_branch(seed)
+        branch = self.branch(seed)
         electives = [c for c, r in COURSES.items() if r["mandatory"] == "false" and Decimal(r["external_fee"]) == 0]
         if branch in ("completed_still_valid", "expired_retake"):
             course = rng.choice(MANDATORY_COURSES)
@@ -264,7 +264,7 @@ class StaffingRequest(DeskFamily):
     branches = ("lead_approval", "lead_on_leave", "over_allocated", "closed_engagement", "security_escalate")
 
     def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.pick_branch(seed)
+        branch = self.branch(seed)
         if branch == "closed_engagement":
             eng_id = "ENG-4106"
         elif branch == "security_escalate":

@@ -54,7 +54,7 @@ class ExpenseSubmission(DeskFamily):
                 "amount": money(amount), "has_receipt": receipt, "merchant": rng.choice(MERCHANTS[category]), "status": "draft"}
 
     def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.pick_branch(seed)
+        branch = self.branch(seed)
         eng_id = rng.choice(CLIENT_ENGAGEMENTS)
         eng = ENGAGEMENTS[eng_id]
         billable = branch not in ("internal_manager",) and (branch != "practice_head" or rng.random() < 0.5)
@@ -169,7 +169,7 @@ class TravelRequest(DeskFamily):
                 "approver_on_leave")
 
     def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.pick_branch(seed)
+        branch = self.branch(seed)
         region = {"domestic_lead": "domestic", "europe_partner": "europe", "long_haul_business": "long_haul", "business_downgraded": "long_haul",
                   "approver_on_leave": "domestic"}.get(branch, rng.choice(["domestic", "europe", "long_haul"]))
         level = rng.choice(["principal", "partner"]) if branch == "long_haul_business" else rng.choice(["analyst", "consultant", "senior_consultant", "manager"])
