@@ -125,6 +125,7 @@ class DeskFamily(TaskFamily):
     """Shared building blocks: a requester in the directory and the ticketing system, approvers, tickets."""
 
     number: ClassVar[int] = 0
+    test_count: ClassVar[int | None] = 11
     shared: dict[str, Any] | None = None  # set while building the second request of a two-request task
     last_who: dict[str, Any] | None = None
     last_draft: Draft | None = None

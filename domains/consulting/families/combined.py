@@ -85,6 +85,7 @@ class TwoRequests(DeskFamily):
     description = "Two requests from one employee in one conversation, each handled by its own workflow and ticket."
     branches = tuple(PAIRS)
     held_out_branches = ("folder+access", "training+access")
+    test_count = 14
 
     def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
