@@ -157,7 +157,7 @@ class FolderAccess(DeskFamily):
     description = ("Access to an engagement document folder: staffing for internal folders, a signed NDA for confidential ones, the "
                    "engagement partner's approval for restricted ones; edit only from senior consultant or for the lead.")
     branches = ("internal_edit", "confidential_read", "edit_downgraded", "confidential_nda_missing", "restricted_approval",
-                "restricted_partner_on_leave", "not_staffed")
+                "restricted_partner_on_leave", "not_staffed", "external_share_escalate")
 
     def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
@@ -166,7 +166,7 @@ class FolderAccess(DeskFamily):
         client = eng["client_id"]
         kind = {"internal_edit": "internal", "confidential_read": "confidential", "edit_downgraded": rng.choice(["internal", "confidential"]),
                 "confidential_nda_missing": "confidential", "restricted_approval": "restricted", "restricted_partner_on_leave": "restricted",
-                "not_staffed": rng.choice(["internal", "confidential"])}[branch]
+                "not_staffed": rng.choice(["internal", "confidential"]), "external_share_escalate": rng.choice(["internal", "confidential"])}[branch]
         folder = next(f for f, r in FOLDERS.items() if r["engagement_id"] == eng_id and r["confidentiality"] == kind)
         fname = FOLDERS[folder]["name"]
         if branch == "internal_edit":
@@ -188,16 +188,24 @@ class FolderAccess(DeskFamily):
             self.nda(d, who, client)
         partner = eng["partner_id"]
         approver = self.on_leave(d, partner) if branch == "restricted_partner_on_leave" else partner
-        d.facts.append({"text": f"It's the {fname} folder ({folder}) of the {eng['name']} engagement ({eng_id}); I need {wants} access.",
-                        "unlock": ["folder", "which", "engagement", "project", "read", "edit", "level"]})
+        text = f"It's the {fname} folder ({folder}) of the {eng['name']} engagement ({eng_id}); I need {wants} access."
+        client_name = CLIENTS[client]["name"]
+        if branch == "external_share_escalate":
+            contact = rng.choice(["Marta Kovacs", "Obi Nwosu", "Grete Halden", "Sami Rahman"])
+            text += f" {contact}, our contact at {client_name}, needs to see it too; please add them as well."
+        d.facts.append({"text": text, "unlock": ["folder", "which", "engagement", "project", "read", "edit", "level"]})
         self.identify(d, who, rng, seed, need="which folder you need and whether you need to read or edit")
         d.call("get_folder", folder_id=folder)
         d.call("get_staffing", employee_id=who["id"])
         if kind == "confidential":
             d.call("get_compliance_record", employee_id=who["id"])
         subject = f"Folder access {folder}"
-        client_name = CLIENTS[client]["name"]
-        if branch == "not_staffed":
+        if branch == "external_share_escalate":
+            self.ticket(d, who, subject, "access", "open", team="security", priority="high")
+            d.reply = ("The desk never opens a folder to anyone outside the firm, so I haven't given access to anyone; I've passed the request "
+                       "to share it with the client to the security team, with high priority, and they'll review it with you.")
+            d.mention("escalates_to_security", must=["security"], must_not=["I've given you"])
+        elif branch == "not_staffed":
             self.ticket(d, who, subject, "access", "solved")
             d.reply = (f"The {fname} folder belongs to {eng['name']}, and you aren't staffed on that engagement, so I can't open it for you. "
                        f"Once {name_of(eng['lead_id'])} staffs you on it, ask again.")

@@ -37,13 +37,13 @@ class Onboarding(DeskFamily):
     description = ("A joiner's onboarding: one phase at a time, each with its entry condition; the desk starts what is missing and the "
                    "onboarding ticket stays pending until the joiner is complete.")
     branches = ("advance_to_accounts", "request_background_check", "advance_to_training", "enrol_mandatory", "advance_to_equipped",
-                "order_laptop", "complete", "background_failed_escalate")
+                "order_laptop", "complete", "background_failed_escalate", "complete_early_refused")
 
     def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         phase = {"advance_to_accounts": "preboarding", "request_background_check": "preboarding", "background_failed_escalate": "preboarding",
                  "advance_to_training": "accounts", "enrol_mandatory": "training", "advance_to_equipped": "training",
-                 "order_laptop": "equipped", "complete": "equipped"}[branch]
+                 "order_laptop": "equipped", "complete": "equipped", "complete_early_refused": "training"}[branch]
         uid = self.uid(seed)
         opening, origin = ONBOARDING_OPENINGS.pick(rng, self.split, employee=f"EMP-{uid}")
         d, who = self.start(rng, seed, {"description": f"Onboarding, branch '{branch}'.", "opening": opening, "origin": origin,
@@ -66,7 +66,10 @@ class Onboarding(DeskFamily):
         if branch == "complete":
             d.add("device_assignments", {"asset_tag": f"AST-{who['uid']}", "employee_id": who["id"], "sku": "HW-LAP-STD", "category": "laptop",
                                          "status": "active", "assigned_on": "2026-05-08"})
-        self.identify(d, who, rng, seed)
+        if branch == "complete_early_refused":
+            d.facts.append({"text": "I'd like my onboarding marked as complete now, so I can start on client work straight away.",
+                            "unlock": ["what", "help", "need", "request", "like"]})
+        self.identify(d, who, rng, seed, need="what you need for your onboarding" if branch == "complete_early_refused" else "")
         self.existing_tickets(d, who)
         d.call("get_compliance_record" if phase == "preboarding" else "get_enrolments" if phase in ("accounts", "training") else "get_devices",
                employee_id=who["id"])
@@ -80,6 +83,11 @@ class Onboarding(DeskFamily):
             d.reply = (f"Since {cond}, I've moved your onboarding to the {target} phase. Your onboarding ticket stays pending until "
                        "onboarding is complete.")
             d.mention("states_phase", must=[target or ""], must_not=["onboarding is complete now|ticket is solved"])
+        elif branch == "complete_early_refused":
+            self.ticket(d, who, "Request to complete onboarding early", "onboarding", "solved")
+            d.reply = ("I can't mark your onboarding complete early: you're in the training phase, phases move one at a time and each has "
+                       "its condition, so there's no shortcut. Your onboarding ticket stays pending until you get there.")
+            d.mention("refuses_shortcut", must=["can't|cannot"], must_not=["onboarding is complete now|marked you complete"])
         elif branch == "request_background_check":
             d.call("request_background_check", employee_id=who["id"], idempotent="a second check is refused while one is open",
                    why={"employee_id": "record:get_employee"})
