@@ -14,11 +14,10 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from thinkingbox_env.authoring import Openings, TaskBody, ask, inform, propose
+from thinkingbox_env.authoring import TaskBody, ask, inform, propose
 from thinkingbox_env.family import TaskFamily
 
 from ..rules import EMPLOYEES, ENGAGEMENTS
-
 
 FIRST = ["Priya", "Tomasz", "Aoife", "Kwabena", "Lena", "Matteo", "Yara", "Callum", "Ines", "Bartek", "Noor", "Elliot",
          "Saskia", "Ravi", "Fenna", "Joaquin", "Maren", "Dominic", "Hana", "Oskar"]

@@ -5,8 +5,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from thinkingbox_env.authoring import Openings
+
 from ..rules import CLEARANCES, CLIENTS, ENGAGEMENTS, FOLDERS, SYSTEMS, at_least, clearance_covers
-from ._base import CLIENT_ENGAGEMENTS, DeskFamily, Openings, name_of
+from ._base import CLIENT_ENGAGEMENTS, DeskFamily, name_of
 
 SYSTEM_OPENINGS = Openings("HV001", {
     "plain": "Hi, I need access to a client system for the engagement I'm on.",

@@ -11,9 +11,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..rules import ENGAGEMENTS, FOLDERS, SYSTEMS
 from thinkingbox_env.authoring import combine
 
+from ..rules import ENGAGEMENTS, FOLDERS, SYSTEMS
 from ._base import DeskFamily, Draft
 from .access import ClientSystemAccess, FolderAccess
 from .equipment import HardwareRequest, SoftwareProvisioning

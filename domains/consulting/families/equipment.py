@@ -6,8 +6,10 @@ import random
 from decimal import Decimal
 from typing import Any
 
+from thinkingbox_env.authoring import Openings
+
 from ..rules import ENGAGEMENTS, HARDWARE, HARDWARE_PROCUREMENT_FROM, LEVELS, SOFTWARE, SOFTWARE_LEAD_APPROVAL_FROM, at_least, in_bundle
-from ._base import CLIENT_ENGAGEMENTS, DeskFamily, Openings, name_of
+from ._base import CLIENT_ENGAGEMENTS, DeskFamily, name_of
 
 SOFTWARE_OPENINGS = Openings("HV003", {
     "plain": "Hi, could I get a licence for some software?",

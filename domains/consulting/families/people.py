@@ -7,8 +7,10 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
+from thinkingbox_env.authoring import Openings
+
 from ..rules import COURSES, ENGAGEMENTS, HARDWARE, LEVELS, MANDATORY_COURSES, PREREQUISITES, SYSTEMS, TODAY, at_least, next_phase
-from ._base import CLIENT_ENGAGEMENTS, DeskFamily, Draft, Openings, name_of
+from ._base import CLIENT_ENGAGEMENTS, DeskFamily, Draft, name_of
 
 ONBOARDING_OPENINGS = Openings("HV006", {
     "plain": "Hi, I'm a new joiner - could you check where my onboarding is up to?",

@@ -7,6 +7,8 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
+from thinkingbox_env.authoring import Openings
+
 from ..rules import (
     ENGAGEMENTS,
     EXPENSE_CAPS,
@@ -18,7 +20,7 @@ from ..rules import (
     money,
     trip_estimate,
 )
-from ._base import CLIENT_ENGAGEMENTS, DeskFamily, Openings, name_of
+from ._base import CLIENT_ENGAGEMENTS, DeskFamily, name_of
 
 EXPENSE_OPENINGS = Openings("HV005", {
     "plain": "Hi, can you submit my expense report for me?",
@@ -93,12 +95,13 @@ class ExpenseSubmission(DeskFamily):
             for ln in lines:
                 ln["status"] = "claimed"
         d.add("expenses", *lines)
+        # the approvals table: practice head above 2,000, else the engagement lead when billable, else the line manager
         if claimed > EXPENSE_PRACTICE_HEAD_FROM:
-            approver, route = who["head"], "policy#approvals-and-approver-lookup"
+            approver = who["head"]
         elif billable:
-            approver, route = eng["lead_id"], "policy#approvals-and-approver-lookup"
+            approver = eng["lead_id"]
         else:
-            approver, route = who["manager"], "policy#approvals-and-approver-lookup"
+            approver = who["manager"]
         named = approver
         if branch == "approver_on_leave":
             approver = self.on_leave(d, named)

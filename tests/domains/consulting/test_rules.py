@@ -16,7 +16,7 @@ rules = DOMAIN.module("rules")
 
 
 def test_the_clock_is_the_one_the_policy_states():
-    assert rules.NOW == DOMAIN.spec.clock
+    assert DOMAIN.spec.clock == rules.NOW
     assert "12 May 2026" in (DOMAIN.path / "policy.md").read_text()
 
 
