@@ -102,6 +102,7 @@ class SoftwareProvisioning(DeskFamily):
             d.reply = (f"{item['name']} costs {cost:,.2f} a year and needs the approval of {whose}, {name_of(approver)}. I've sent the request; "
                        "your ticket stays pending and the licence follows once it is approved.")
             d.mention("names_approver", must=[name_of(approver)], must_not=["I've assigned"])
+            d.mention("states_cost", must=[f"{cost:,.2f}".replace(".", r"\.")])
         else:
             args: dict[str, Any] = {"employee_id": who["id"], "sku": sku}
             why = dict(why_base)
@@ -210,7 +211,8 @@ class HardwareRequest(DeskFamily):
                 why["replaces_asset"] = "record:get_devices"
             d.call("order_hardware", why=why, **args)
             self.ticket(d, who, subject, "hardware", "solved")
-            d.reply = f"I've ordered the {item['name']} for you at {price:,.2f}" + (f"; {asset} is marked as returned." if reason == "replacement" else ".")
+            # the price was stated in the proposal; the closing confirms the order (a price here could equal a sum of other figures)
+            d.reply = f"I've ordered the {item['name']} for you" + (f"; {asset} is marked as returned." if reason == "replacement" else ".")
             d.mention("confirms_order", must=[item["name"]])
         d.tags.append("hardware")
         return self.finish(d)
