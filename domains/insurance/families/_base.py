@@ -252,7 +252,7 @@ class InsuranceFamily(TaskFamily):
     OPENINGS: ClassVar[Openings]
     RECOVERY_RATE: ClassVar[float] = 0.22
     FAULT_RATE: ClassVar[float] = 0.14
-    split: str = "train"
+    test_count: ClassVar[int | None] = 11
 
     def ids(self, seed: int) -> dict[str, Any]:
         uid = self.number * 1_000_000 + seed % 1_000_000
@@ -275,7 +275,7 @@ class InsuranceFamily(TaskFamily):
 
     def start(self, rng: random.Random, seed: int, branch: str, base: Ctx | None, **household: Any) -> Ctx:
         """The household (or the one of ``base``), identity set-up and the recovery/fault draw of this request."""
-        split = getattr(self, "split", "train") or "train"
+        split = self.split
         if base is not None:
             ctx = Ctx(rng=rng, seed=seed, branch=branch, ids=base.ids, h=base.h, hd=base.hd, split=split, shared=True,
                       factor=base.factor, requester=base.requester, requester_source=base.requester_source)
@@ -314,7 +314,7 @@ class InsuranceFamily(TaskFamily):
         ctx.vague = origin.split("/")[-1].startswith("vague")
         if ctx.vague:
             text = need or request
-            ctx.facts.append({"text": text if text.endswith((".", "?", "!")) else f"{text}.", "unlock": VAGUE_UNLOCK, "slot": "request"})
+            ctx.facts.append({"text": text if text.endswith((".", "?", "!")) else f"{text}.", "unlock": VAGUE_UNLOCK, "slot": "fact:request"})
 
     def body(self, ctx: Ctx, *, ticket: bool = True) -> TaskBody:
         """Close the conversation with its one ticket and return the task body (a first request of two leaves it out)."""
@@ -331,7 +331,9 @@ class InsuranceFamily(TaskFamily):
         t = ctx.ticket
         args: dict[str, Any] = {"requester_id": ctx.requester, "subject": self.subject(ctx), "category": t["category"],
                                 "policy_id": ctx.hd["policy"]["id"], "priority": t["priority"], "status": t["status"]}
-        why = {"requester_id": ctx.requester_source, "category": pol(3), "policy_id": "record:get_customer_profile",
+        # the subject is the agent's own words; the engine's ticket tool does not type it FreeText, so it names the
+        # ticket section (the checks never compare it: tickets.subject is volatile in domain.yaml)
+        why = {"requester_id": ctx.requester_source, "subject": pol(3), "category": pol(3), "policy_id": "record:get_customer_profile",
                "priority": pol(3), "status": pol(3)}
         if t["team"]:
             args["assigned_team"] = t["team"]
@@ -575,7 +577,7 @@ class InsuranceFamily(TaskFamily):
             nxt = self.next_ids(ctx.h.patch())
             g.add("create_ticket_user", why={"name": "record:get_customer_profile", "email": "record:get_customer_profile"},
                   idempotent="a second ticketing user with the same email is refused", name=cust["name"], email=cust["email"])
-            ctx.requester, ctx.requester_source = nxt["ticket_users"], "record:create_ticket_user"
+            ctx.requester, ctx.requester_source = nxt["ticket_users"], pol(1)  # the user created by the step section 1 names
         else:
             ctx.requester, ctx.requester_source = ctx.ids["ticket_user"], "record:search_tickets"
 

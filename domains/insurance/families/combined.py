@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from typing import ClassVar
 
-from thinkingbox_env.authoring import Openings, TaskBody, combine
+from thinkingbox_env.authoring import TaskBody, combine
 
 from ._base import Ctx, InsuranceFamily
 from .drivers import AddDriver, DriverRemoval
@@ -47,7 +47,7 @@ class TwoRequests(InsuranceFamily):
     description = "A customer asks for a vehicle change and a driver change in one conversation; each follows its own rules, one ticket."
     branches = tuple(COMBOS)
     held_out_branches: ClassVar[tuple[str, ...]] = ("coverage+add_driver", "driver_change+vehicle_change")
-    OPENINGS = Openings("IN011", {"unused": "{request}"})  # openings come from the first request's family
+    test_count: ClassVar[int | None] = 14
 
     def subject(self, ctx: Ctx) -> str:
         return f"Policy changes on {ctx.hd['policy']['id']}"
@@ -56,7 +56,6 @@ class TwoRequests(InsuranceFamily):
         combo = self.branch(seed)
         first_code, second_code = COMBOS[combo]
         first_fam, second_fam = PARTS[first_code], PARTS[second_code]
-        first_fam.split = second_fam.split = self.split
         first_branch = rng.choice(FIRST[first_code])
         a = first_fam.make(rng, seed, first_branch)
         b = second_fam.make(rng, seed, self.second_branch(rng, second_code, a), base=a)
@@ -64,7 +63,6 @@ class TwoRequests(InsuranceFamily):
         esc = [c.ticket for c in (a, b) if c.ticket["status"] == "open"]
         b.ticket = esc[0] if esc else {"category": "policy_change", "status": "solved", "priority": "normal", "team": None,
                                        "team_source": None}
-        b.reply = f"{a.reply} {b.reply}"
         body_a = first_fam.body(a, ticket=False)
         self.ticket_call(b)
         body_b = TaskBody(description=b.description, opening=b.opening or a.opening, golden_reply=b.reply, facts=b.facts, intent=b.intent,
@@ -72,9 +70,7 @@ class TwoRequests(InsuranceFamily):
                           tags=[second_fam.name, b.branch, *b.tags], dialogue=b.turns, faults=b.faults,
                           origin={"opening": a.opening_id, "branches": []})
         body_a.patch = a.h.patch()
-        merged = combine(body_a, body_b)
-        merged.opening = f"{a.opening} {rng.choice(ALSO).format(request=b.request_text)}"
-        merged.golden_reply = b.reply
+        merged = combine(body_a, body_b, opening=f"{a.opening} {rng.choice(ALSO).format(request=b.request_text)}")
         merged.description = f"Two policy changes, '{combo}': {a.description} {b.description}"
         merged.intent = f"{a.intent} {b.intent}"
         merged.tags = [self.name, combo, f"{first_code}:{first_branch}", f"{second_code}:{b.branch}", "combined"]

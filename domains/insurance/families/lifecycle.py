@@ -107,8 +107,8 @@ class Reinstatement(InsuranceFamily):
                     "you like to use?")
             ctx.close("reinstatement", "pending", reply=(
                 f"To reinstate policy {p['id']} the full {usd(total)} ({usd(past_due)} past due plus the {usd(fee)} reinstatement fee) "
-                "must be paid in one payment, so I can't reinstate it today. Your ticket stays pending: contact us when you are paid "
-                f"next week. Reinstatement stays possible until {iso(deadline)}, 30 days after the lapse."))
+                "must be paid in one payment, so I can't reinstate it today. Your ticket stays pending: contact us once you are paid "
+                f"on {iso(payday)}. Reinstatement stays possible for 30 days after the lapse on {iso(lapse)}, so there is still time."))
             ctx.says("states_the_deadline", must=[ANY_DATE])
         else:
             ctx.ask("Which payment method on file would you like to use for the payment: the card or the bank account?")
@@ -214,8 +214,8 @@ class PolicyCancellation(InsuranceFamily):
             self.partial(ctx, "a cancellation")
             return ctx
         if date_fact:
-            ctx.ask("On what date would you like the cancellation to take effect?" if branch != "backdated_request"
-                    else "On what date did you sell the car?")
+            ctx.ask("When would you like the cancellation to take effect?" if branch != "backdated_request"
+                    else "When did you sell it?")
         g.add("get_policy", policy_id=p["id"])
         g.add("get_claims_by_policy", policy_id=p["id"], status="open")
         g.add("get_cancellations", policy_id=p["id"])
@@ -223,7 +223,7 @@ class PolicyCancellation(InsuranceFamily):
             g.add("withdraw_cancellation", why={"cancellation_id": "record:get_cancellations"},
                   idempotent="withdrawing a withdrawn cancellation again is refused", cancellation_id=ids["cancellation"](1))
             ctx.close("cancellation", "solved", reply=(
-                f"Done: the cancellation scheduled for {iso(asked)} is withdrawn and policy {p['id']} stays active. No refund will be "
+                f"Done: your scheduled cancellation ({ids['cancellation'](1)}) is withdrawn and policy {p['id']} stays active. No refund will be "
                 "issued, and your billing continues as before."))
             ctx.says("confirms_withdrawal", must=[r"withdr|stays active|remain(s)? active|keep"])
         elif branch == "open_claim_escalate":

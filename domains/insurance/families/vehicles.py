@@ -80,7 +80,8 @@ class VehicleAddition(InsuranceFamily):
         ]
         g = ctx.g
         ctx.description = f"Vehicle addition, branch '{branch}' (acquired {iso(acq)}, effective {iso(eff)})."
-        ctx.intent = "Get the new vehicle insured on the policy."
+        ctx.intent = ("Get the new vehicle insured on the policy and remove the traded-in one." if branch == "replace_vehicle"
+                      else "Get the new vehicle insured on the policy.")
         ctx.tags.append("vehicles")
         if ctx.factor is None:
             self.partial(ctx, "adding a vehicle")
@@ -88,7 +89,7 @@ class VehicleAddition(InsuranceFamily):
         if not ctx.shared:
             g.add("get_policy", policy_id=p["id"])
         g.add("list_vehicles", policy_id=p["id"])
-        ctx.ask("What is the new vehicle's VIN, and on what date did you buy it (or will you pick it up)?")
+        ctx.ask("What is the new vehicle's VIN, and when did you buy it (or when will you pick it up)?")
         g.add("validate_vin", vin=given_vin)
         if branch == "invalid_vin":
             ctx.close("policy_change", "pending", reply=(

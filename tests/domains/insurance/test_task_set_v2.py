@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from functools import cache
 from typing import Any
 
@@ -46,15 +46,15 @@ def run(spec: TaskSpec, calls: list[ToolCall] | None = None, closing: str | None
         env.close()
 
 
-def variants(code: str, n: int = VARIANTS) -> list[dict[str, Any]]:
-    """``n`` train bodies of a family as plain dicts (build only: no database, so 500 are cheap)."""
+@cache
+def _variants(code: str, n: int) -> tuple[dict[str, Any], ...]:
     fam = DOMAIN.families[code]
-    fam.split = "train"
-    out = []
-    for seed in range(1, n + 1):
-        body = fam.build(fam.rng(seed), seed)
-        out.append(body.to_dict() | {"dialogue": body.dialogue, "origin": body.origin, "faults": body.faults})
-    return out
+    return tuple(fam.instance(seed, split="train").model_dump(mode="json") for seed in range(1, n + 1))
+
+
+def variants(code: str, n: int = VARIANTS) -> tuple[dict[str, Any], ...]:
+    """``n`` training variants of a family (seeds 1..n), as plain data; built once per test session."""
+    return _variants(code, n)
 
 
 def texts(body: dict[str, Any]) -> list[str]:
@@ -173,13 +173,19 @@ def test_the_reinstatement_deadline_leaves_room_for_next_weeks_payday():
             continue
         pay = next(f["text"] for f in body["user"]["facts"] if "get paid next week" in f["text"])
         payday = datetime.strptime(pay.split(", on ")[1].rstrip("."), "%A, %B %d, %Y").date()
-        deadline = date.fromisoformat(re.search(r"until (\d{4}-\d\d-\d\d)", body["golden_reply"]).group(1))
-        assert payday <= deadline and deadline > DOMAIN.spec.clock.date(), (payday, deadline)
+        lapse = date.fromisoformat(re.search(r"the lapse on (\d{4}-\d\d-\d\d)", body["golden_reply"]).group(1))
+        assert payday.isoformat() in body["golden_reply"]  # the reply sends the customer back when they can pay
+        assert payday <= lapse + timedelta(days=30), (payday, lapse)  # and that is still inside the 30-day window
         seen += 1
     assert seen >= 50
     spec = of("IN009", "cannot_pay_now")[0]
     assert run(spec)["verdict"] == 1.0
-    assert run(spec, [c for c in spec.golden if c.name != "create_ticket"])["verdict"] == 0.0
+    # reinstating anyway, without the payment the policy requires in full now, fails
+    policy = spec.patch.insert["policies"][0]["id"]
+    i = next(i for i, c in enumerate(spec.golden) if c.name == "create_ticket")
+    wrong = [*spec.golden[:i], ToolCall(name="reinstate_policy", arguments={"policy_id": policy, "effective_date": "2026-05-19"}),
+             *spec.golden[i:]]
+    assert run(spec, wrong)["verdict"] == 0.0
 
 
 # --------------------------------------------------------------------------- relationship words drawn with the name
