@@ -115,7 +115,7 @@ class Reinstatement(InsuranceFamily):
             fee_text = (f"{usd(past_due)} past due plus the {usd(fee)} reinstatement fee" if fee
                         else f"{usd(past_due)} past due; the reinstatement fee is waived for elite customers")
             ctx.propose(f"To reinstate policy {p['id']} I'll charge {usd(total)} ({fee_text}) to your {method.replace('_', ' ')}, and "
-                        f"coverage resumes today, {iso(TODAY)}; the days since {iso(lapse)} stay without coverage. Shall I go ahead?")
+                        f"coverage resumes today, {iso(TODAY)}. Shall I go ahead?")
             ctx.write("record_payment", {"billing_account_id": "record:get_billing_account", "amount": pol(11), "method": "customer",
                                          "purpose": pol(11)},
                       billing_account_id=ids["billing"], amount=float(total), method=method, purpose="reinstatement")

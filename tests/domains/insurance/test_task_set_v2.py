@@ -38,7 +38,22 @@ def of(code: str, *tags: str, plain: bool = True) -> list[TaskSpec]:
             and (not plain or (not s.faults and not any(c.expect_error for c in s.golden)))]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _judge_server():
+    """A local endpoint standing in for an OpenAI-compatible judge, shared by the module's runs of rubric tasks."""
+    with FakeOpenAI(scripted_judge) as server:
+        JUDGE["default"] = RubricJudge(model="judge", base_url=server.base_url, api_key="k", max_retries=0)
+        yield
+        JUDGE.clear()
+
+
+JUDGE: dict[str, RubricJudge] = {}
+
+
 def run(spec: TaskSpec, calls: list[ToolCall] | None = None, closing: str | None = None, judge: Any = None) -> dict[str, Any]:
+    """One episode with the oracle playing ``calls`` (default the golden); a task with a rubric is graded by the judge."""
+    if judge is None and spec.checks.rubric:
+        judge = JUDGE["default"]
     env = tb.ThinkingboxEnv(spec, judge=judge, max_actions=200)
     try:
         return tb.run_episode(env, tb.OracleAgent(calls, closing=closing), seed=0)
@@ -284,16 +299,18 @@ def scripted_judge(body: dict) -> str:
 
 
 def test_rubric_requirements_are_graded_by_the_judge():
+    rubric_tasks = [s for s in frozen() if s.checks.rubric]
+    assert len(rubric_tasks) >= 10
     fraud = of("IN001", "fraud_flag", plain=False)[0]
-    gap = of("IN009", "reinstate", plain=False)[0] if of("IN009", "reinstate", plain=False) else of("IN009", "elite_fee_waived", plain=False)[0]
-    with FakeOpenAI(scripted_judge) as server:
-        judge = RubricJudge(model="judge", base_url=server.base_url, api_key="k", max_retries=0)
-        assert run(fraud, judge=judge)["verdict"] == 1.0
-        leaked = run(fraud, judge=judge, closing="Your account is under review by our investigations team, so another team will contact you.")
-        assert leaked["verdict"] == 0.0 and leaked["checks"]["rubric:keeps_the_review_reason_confidential"] is False
-        assert run(gap, judge=judge)["verdict"] == 1.0
-        silent = run(gap, judge=judge, closing=gap.golden_reply.split(" The days from")[0])
-        assert silent["checks"]["rubric:explains_the_coverage_gap"] is False and silent["verdict"] == 0.0
+    gap = next(s for s in rubric_tasks if any(r.name == "explains_the_coverage_gap" for r in s.checks.rubric))
+    assert run(fraud)["verdict"] == 1.0
+    leaked = run(fraud, closing="Your account is under review by our investigations team, so another team will contact you.")
+    assert leaked["verdict"] == 0.0 and leaked["checks"]["rubric:keeps_the_review_reason_confidential"] is False
+    assert run(gap)["verdict"] == 1.0
+    silent = run(gap, closing=gap.golden_reply.split(" The days from")[0])
+    assert silent["checks"]["rubric:explains_the_coverage_gap"] is False and silent["verdict"] == 0.0
+    judged = JUDGE["default"]
+    assert judged is not None
 
 
 # --------------------------------------------------------------------------- the statistics the domain doc reports
