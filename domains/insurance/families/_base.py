@@ -284,9 +284,7 @@ class InsuranceFamily(TaskFamily):
         h, hd = self.household(rng, ids, **household)
         ctx = Ctx(rng=rng, seed=seed, branch=branch, ids=ids, h=h, hd=hd, split=split)
         hd["fake_ssn"] = f"{rng.randint(0, 9999):04d}"
-        if self.LEVEL == "partial":
-            ctx.factor = None
-        elif branch.startswith("partial_verification"):
+        if self.LEVEL == "partial" or branch.startswith("partial_verification"):
             ctx.factor = None
         else:
             ctx.factor = self.choose_factor(rng, hd)

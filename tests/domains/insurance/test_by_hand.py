@@ -15,13 +15,20 @@ ASK = ("To get started, what is the email address on your account and your date 
        "For full verification I also need your policy number, the answer to your security question, or the last four digits of your SSN.")
 
 
-def pick(code: str, branch: str) -> str:
-    """The first frozen task of a family branch whose golden path has no recovery step (every call succeeds)."""
+def _plain(spec) -> bool:
+    return not spec.faults and not any(c.expect_error for c in spec.golden) and not any(f.misremembered for f in spec.user.facts)
+
+
+def pick(code: str, branch: str):
+    """A task of a family branch whose golden path has no recovery step: the first frozen one, else a training variant."""
     for task_id in tb.list_tasks(domain="insurance"):
         spec = tb.load_task(task_id)
-        if spec.family == code and branch in spec.tags and not spec.faults and not any(c.expect_error for c in spec.golden) \
-                and not any(f.misremembered for f in spec.user.facts):
-            return task_id
+        if spec.family == code and branch in spec.tags and _plain(spec):
+            return spec
+    for seed in range(1, 200):
+        spec = tb.generate_variant("insurance", code, seed)
+        if branch in spec.tags and _plain(spec):
+            return spec
     raise LookupError(f"no plain {code} task of branch {branch}")
 
 
@@ -31,10 +38,9 @@ def call(env, tool: str, **arguments):
     return json.loads(obs["messages"][-1]["content"])
 
 
-def _replay(task_id: str, change, closing=lambda results: "All done, thank you for your patience.") -> tuple[dict, dict]:
+def _replay(spec, change, closing=lambda results: "All done, thank you for your patience.") -> tuple[dict, dict]:
     """Step a task by hand: ask for the customer's details, then the golden calls as ``change`` rewrites them."""
-    spec = tb.load_task(task_id)
-    env = tb.make(task_id)
+    env = tb.ThinkingboxEnv(spec)
     env.reset(seed=0)
     answer = ""
     for question in ASK:
@@ -63,8 +69,7 @@ def _insert_before_ticket(calls: list, new_call: tuple) -> list:
 
 
 def test_extension_granted_past_the_arrangement_limit_fails():
-    task = pick("IN001", "limit_reached")
-    spec = tb.load_task(task)
+    spec = task = pick("IN001", "limit_reached")
     billing = next(c.arguments["billing_account_id"] for c in spec.golden if c.name == "get_arrangement_history")
 
     def change(spec, calls, results):
@@ -85,8 +90,7 @@ def test_extension_granted_past_the_arrangement_limit_fails():
 
 
 def test_id_card_issued_without_full_verification_fails():
-    task = pick("IN003", "partial_verification")
-    spec = tb.load_task(task)
+    spec = task = pick("IN003", "partial_verification")
     policy = next(c.arguments["policy_id"] for c in spec.golden if c.name == "create_ticket")
     vehicle = spec.patch.insert["vehicles"][0]["id"]
 
@@ -103,8 +107,7 @@ def test_id_card_issued_without_full_verification_fails():
 
 
 def test_driver_added_with_the_wrong_effective_date_fails():
-    task = pick("IN004", "add_tomorrow")
-    spec = tb.load_task(task)
+    spec = task = pick("IN004", "add_tomorrow")
     assert next(c.arguments["effective_date"] for c in spec.golden if c.name == "add_driver") == "2026-05-20"
 
     def change(spec, calls, results):
@@ -128,8 +131,7 @@ def test_driver_added_with_the_wrong_effective_date_fails():
 
 
 def test_claim_filed_on_the_wrong_vehicle_fails():
-    task = pick("IN008", "collision_minor")
-    spec = tb.load_task(task)
+    spec = task = pick("IN008", "collision_minor")
     right = next(c.arguments["vehicle_id"] for c in spec.golden if c.name == "file_claim")
     wrong = next(v["id"] for v in spec.patch.insert["vehicles"] if v["id"] != right)
 
