@@ -291,6 +291,11 @@ class InsuranceFamily(TaskFamily):
         roll = rng.random()
         if roll < self.RECOVERY_RATE:
             ctx.recovery = "policy_number" if ctx.factor == "policy_number" else "email"
+            # drawn before the opening, which says the same wrong number when it gives the policy up front
+            if ctx.recovery == "policy_number":
+                hd["wrong_policy"] = self.wrong_policy(rng, hd["policy"]["id"])
+            else:
+                hd["wrong_email"] = self.wrong_email(rng, hd["customer"]["email"])
         elif roll < self.RECOVERY_RATE + self.FAULT_RATE and self.has_write(branch):
             ctx.fault = True
         return ctx
@@ -307,7 +312,8 @@ class InsuranceFamily(TaskFamily):
         ctx.request_text = request
         if ctx.shared:
             return
-        text, origin = self.OPENINGS.pick(ctx.rng, ctx.split, request=request, policy=ctx.hd["policy"]["id"], **fields)
+        policy = ctx.hd.get("wrong_policy", ctx.hd["policy"]["id"])  # a customer who misremembers it does so from the start
+        text, origin = self.OPENINGS.pick(ctx.rng, ctx.split, request=request, policy=policy, **fields)
         ctx.opening, ctx.opening_id = text, origin
         ctx.vague = origin.split("/")[-1].startswith("vague")
         if ctx.vague:
@@ -494,14 +500,14 @@ class InsuranceFamily(TaskFamily):
         cust = hd["customer"]
         email_fact: dict[str, Any] = {"text": f"My email address is {cust['email']}.", "unlock": ["email", "e-mail"], "value": cust["email"]}
         if ctx.recovery == "email":
-            email_fact["misremembered"] = self.wrong_email(ctx.rng, cust["email"])
+            email_fact["misremembered"] = hd["wrong_email"]
         facts = [email_fact,
                  {"text": f"My date of birth is {cust['date_of_birth']}.", "unlock": ["date of birth", "birth", "dob", "birthday", "born"]}]
         if factor == "policy_number":
             fact: dict[str, Any] = {"text": f"My policy number is {hd['policy']['id']}.", "unlock": ["policy number", "policy #", "policy no"],
                                     "value": hd["policy"]["id"]}
             if ctx.recovery == "policy_number":
-                fact["misremembered"] = self.wrong_policy(ctx.rng, hd["policy"]["id"])
+                fact["misremembered"] = hd["wrong_policy"]
             facts.append(fact)
         elif factor == "security_answer":
             facts.append({"text": f"The answer to my security question is {cust['security_answer']}.", "unlock": ["security"]})

@@ -43,7 +43,8 @@ EXTENSION_OPENINGS = Openings("IN001", {
     "vague": "Hi, I have a question about my car insurance bill.",
     "vague_b": "Hey, something came up with money and I need help with my auto insurance payment.",
     "upset_b": "Third time I'm trying to reach someone about this. My auto payment {state} {due_short}; I need it moved to {req_short}.",
-}, held_out=("vague_b", "upset_b"))
+    "upfront_b": "Question about policy {policy}: could I pay on {req_short} instead of {due_short}?",
+}, held_out=("vague_b", "upset_b", "upfront_b"))
 
 
 class BillingExtension(InsuranceFamily):
@@ -184,7 +185,8 @@ PLAN_OPENINGS = Openings("IN002", {
     "vague": "Hi, I'd like to change something about how I pay for my insurance.",
     "vague_b": "Hello, I've got a billing question about my auto policy.",
     "prefers_b": "Is there any way to split my auto premium differently? {target_cap} would suit me best.",
-}, held_out=("vague_b", "prefers_b"))
+    "upfront_b": "Policy {policy}. Please put me on {target} billing; that's what I'd prefer from now on.",
+}, held_out=("vague_b", "prefers_b", "upfront_b"))
 
 
 class InstallmentPlan(InsuranceFamily):

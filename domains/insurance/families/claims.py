@@ -50,7 +50,8 @@ FNOL_OPENINGS = Openings("IN008", {
     "upfront_vehicle": "My {vehicle} was in an incident on {when}: {story_lc}",
     "vague_b": "Hello, I need help, there was an incident with one of our cars.",
     "shaken_b": "Ugh, what a day. {story} Can you help me sort out the insurance side?",
-}, held_out=("vague_b", "shaken_b"))
+    "prefers_b": "{story} I'd really like an adjuster to look at it this week, if possible.",
+}, held_out=("vague_b", "shaken_b", "prefers_b"))
 
 
 def _sentence(text: str) -> str:

@@ -23,7 +23,8 @@ DOCUMENT_OPENINGS = Openings("IN003", {
     "why_first": "{reason} Can you help me get {request}?",
     "vague_b": "Hello, I need something from you that proves I'm insured.",
     "upset_b": "Ugh, I was just stopped by the police and had nothing to show. Send me {request}, please.",
-}, held_out=("vague_b", "upset_b"))
+    "upfront_b": "Hi, policy {policy} here. I'm hoping you can email me {request} today.",
+}, held_out=("vague_b", "upset_b", "upfront_b"))
 
 
 class ProofOfInsurance(InsuranceFamily):

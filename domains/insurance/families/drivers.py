@@ -21,7 +21,8 @@ ADD_DRIVER_OPENINGS = Openings("IN004", {
     "news": "Good news: {first} (my {word}) will be sharing my car from now on, so I need {obj} on my auto policy {when}.",
     "vague_b": "Hello, quick question about adding someone to my insurance.",
     "upset_b": "I've been trying to sort this out all week: my {word} {first} has to be on my auto policy {when}, please.",
-}, held_out=("vague_b", "upset_b"))
+    "upfront_b": "Policy {policy}: {first} is my {word} and needs to be covered to drive, {when}. What do you need from me?",
+}, held_out=("vague_b", "upset_b", "upfront_b"))
 
 
 class AddDriver(InsuranceFamily):
@@ -132,7 +133,8 @@ REMOVAL_OPENINGS = Openings("IN005", {
     "upset": "Things are complicated at home right now and I just want this sorted: please {request}.",
     "vague_b": "Hello, there's a change in my household I need to tell you about.",
     "upset_b": "I've been meaning to do this for weeks and keep getting the runaround. Please {request}.",
-}, held_out=("vague_b", "upset_b"))
+    "prefers_b": "I'd rather settle this in chat than fill in forms: could you {request}?",
+}, held_out=("vague_b", "upset_b", "prefers_b"))
 
 
 class DriverRemoval(InsuranceFamily):

@@ -22,7 +22,8 @@ REINSTATE_OPENINGS = Openings("IN009", {
     "embarrassed": "This is a bit embarrassing, but {request_lc}",
     "vague_b": "Hello, I think something's wrong with my auto policy.",
     "worried_b": "Please help, I need to drive to work tomorrow. {request}",
-}, held_out=("vague_b", "worried_b"))
+    "upfront_b": "About policy {policy}: {request}",
+}, held_out=("vague_b", "worried_b", "upfront_b"))
 
 
 class Reinstatement(InsuranceFamily):
@@ -144,7 +145,8 @@ CANCEL_OPENINGS = Openings("IN010", {
     "annoyed": "I've been putting this off and I'd rather get it over with. {request}",
     "vague_b": "Hello, I need to talk to someone about my car insurance plans.",
     "annoyed_b": "Let's make this quick, please. {request}",
-}, held_out=("vague_b", "annoyed_b"))
+    "upfront_b": "Regarding policy {policy}: {request_lc}",
+}, held_out=("vague_b", "annoyed_b", "upfront_b"))
 
 
 class PolicyCancellation(InsuranceFamily):

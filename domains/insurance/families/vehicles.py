@@ -21,7 +21,8 @@ ADD_VEHICLE_OPENINGS = Openings("IN006", {
     "upset": "The dealership keeps calling me about insurance and it's stressing me out. Please {request}.",
     "vague_b": "Hello, I need help with a vehicle and my policy.",
     "upset_b": "I'm in a hurry, so let's keep this simple: I need to {request}.",
-}, held_out=("vague_b", "upset_b"))
+    "upfront_b": "Policy {policy}: could you {request}? I'd like to sort it out in one go today.",
+}, held_out=("vague_b", "upset_b", "upfront_b"))
 
 
 class VehicleAddition(InsuranceFamily):
@@ -137,7 +138,8 @@ VEHICLE_CHANGE_OPENINGS = Openings("IN007", {
     "upset": "{gripe} Please {request}.",
     "vague_b": "Hello, I have a question about one of the vehicles on my insurance.",
     "upset_b": "Can we get this done quickly? I want to {request}.",
-}, held_out=("vague_b", "upset_b"))
+    "upfront_b": "Hello, policy {policy}. I'd like to {request}.",
+}, held_out=("vague_b", "upset_b", "upfront_b"))
 
 
 class VehicleRemovalCoverage(InsuranceFamily):
