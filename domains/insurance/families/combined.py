@@ -57,8 +57,10 @@ class TwoRequests(InsuranceFamily):
         first_code, second_code = COMBOS[combo]
         first_fam, second_fam = PARTS[first_code], PARTS[second_code]
         first_branch = rng.choice(FIRST[first_code])
-        a = first_fam.make(rng, seed, first_branch)
-        b = second_fam.make(rng, seed, self.second_branch(rng, second_code, a), base=a)
+        # the parts number their rows from an id range of their own (seed + 500000), so no IN011 customer shares an
+        # id with a task of the part's family
+        a = first_fam.make(rng, 500_000 + seed % 500_000, first_branch)
+        b = second_fam.make(rng, a.seed, self.second_branch(rng, second_code, a), base=a)
         # one ticket for the conversation: open with the team of an escalated request, else solved
         esc = [c.ticket for c in (a, b) if c.ticket["status"] == "open"]
         b.ticket = esc[0] if esc else {"category": "policy_change", "status": "solved", "priority": "normal", "team": None,
