@@ -56,6 +56,8 @@ NEEDS = {
     "training": "a GRPO run; tests/training runs the same script on a tiny CPU model",
     "cpu_training": "the CPU GRPO run takes minutes; tests/training/test_training_e2e.py runs training/configs/tiny_cpu.yaml "
                     "through training/grpo.py on the same tiny model",
+    "experiment": "the shaping experiment takes up to an hour on CPU (a GPU for its GPU config); "
+                  "tests/training/test_shaping_experiment.py runs its machinery for two steps per arm on a tiny model",
     "tbbench": "needs the Thinkingbox-bench data repository and its tool servers (docs/tbbench.md)",
 }
 # first match wins: (pattern, why it is skipped) or (pattern, None) for a command that runs
@@ -68,6 +70,7 @@ RULES: list[tuple[str, str | None]] = [
     (r"^python examples/reinforce_minimal\.py --model Qwen/", NEEDS["hub"]),
     (r"^python training/grpo\.py --config training/configs/tiny_cpu\.yaml", NEEDS["cpu_training"]),
     (r"^python training/grpo\.py", NEEDS["training"]),
+    (r"^python training/experiments/shaping\.py", NEEDS["experiment"]),
     (r"^python -m thinkingbox_env\.integrations\.tiny_qwen ", None),
     (r"^(thinkingbox serve|curl )", NEEDS["server"]),
     (r"^thinkingbox (list|run|validate|freeze|eval|agg|compare|report|show)\b", None),

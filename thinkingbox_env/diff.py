@@ -204,16 +204,70 @@ def _created_keys(infos: dict[str, TableInfo], tables: dict[str, TableDiff]) -> 
 _BASE_DIGESTS: dict[tuple[str, str], str] = {}
 
 
+def _row_line(info: TableInfo, row: dict[str, Any], created: dict[tuple[str, Any], str], new_keys: set, seq_col: str | None) -> str:
+    if seq_col is not None and (info.name, row[seq_col]) in new_keys:
+        return _dumps(["new", created[(info.name, row[seq_col])], _canonical_content(info, row, created)])
+    return _dumps(["row", [_canon_value(info, c, row[c], created) for c in info.compared_columns]])
+
+
 def _table_digest(info: TableInfo, rows: list[dict[str, Any]], created: dict[tuple[str, Any], str], new_keys: set) -> str:
     seq_col = info.meta.sequence.column if info.meta.sequence else None
-    lines = []
-    for row in rows:
-        if seq_col is not None and (info.name, row[seq_col]) in new_keys:
-            lines.append(_dumps(["new", created[(info.name, row[seq_col])], _canonical_content(info, row, created)]))
-        else:
-            lines.append(_dumps(["row", [_canon_value(info, c, row[c], created) for c in info.compared_columns]]))
+    lines = [_row_line(info, row, created, new_keys, seq_col) for row in rows]
+    return _digest_of_lines(info, lines)
+
+
+def _digest_of_lines(info: TableInfo, lines: list[str]) -> str:
     lines.sort()
     return hashlib.sha256((info.name + "\n" + "\n".join(lines)).encode()).hexdigest()
+
+
+def _base_lines(state: EpisodeState, info: TableInfo) -> dict[tuple, str]:
+    """The canonical line of every template row of a table, by key; kept per template schema.
+
+    A task template's table is the domain template's plus a few patched rows, and its
+    unchanged rows are the very same objects: only the patched ones are rendered anew.
+    """
+    table = info.name
+    schema = state.template.base_schema(table)
+    cache = state.template.domain.row_lines
+    lines = cache.get((schema, table))
+    if lines is not None:
+        return lines
+    seq_col = info.meta.sequence.column if info.meta.sequence else None
+    rows = state.base_index(table)
+    domain = state.template.domain
+    domain_rows = domain.base_rows.get(table)
+    if schema != domain.schema and domain_rows is not None:
+        shared = cache.get((domain.schema, table))
+        if shared is None:
+            shared = {k: _row_line(info, row, {}, set(), seq_col) for k, row in domain_rows.items()}
+            cache[(domain.schema, table)] = shared
+        lines = {k: shared[k] if domain_rows.get(k) is row else _row_line(info, row, {}, set(), seq_col) for k, row in rows.items()}
+    else:
+        lines = {k: _row_line(info, row, {}, set(), seq_col) for k, row in rows.items()}
+    if len(cache) > 10_000:  # schemas of dropped templates leave stale entries behind
+        cache.clear()
+    cache[(schema, table)] = lines
+    return lines
+
+
+def _overlay_digest(state: EpisodeState, info: TableInfo, diff: StateDiff) -> str | None:
+    """A written table's digest from its template rows' lines (kept per template) and the overlay's rows.
+
+    A template row's line depends on the created rows only through a reference to one
+    of them; when the episode created rows of a table this one references, or the table
+    is not tracked, the caller digests every row instead.
+    """
+    table = info.name
+    if table in state.untracked or any(ref == t for ref in info.meta.references.values() for t, _ in diff.created_keys):
+        return None
+    base_lines = _base_lines(state, info)
+    overlay = state.overlay.get(table, {})
+    seq_col = info.meta.sequence.column if info.meta.sequence else None
+    new_keys = set(diff.created_keys)
+    lines = [line for k, line in base_lines.items() if k not in overlay]
+    lines += [_row_line(info, row, diff.created_keys, new_keys, seq_col) for row in overlay.values() if row is not None]
+    return _digest_of_lines(info, lines)
 
 
 def canonical_hash(state: EpisodeState, diff: StateDiff | None = None) -> str:
@@ -224,14 +278,16 @@ def canonical_hash(state: EpisodeState, diff: StateDiff | None = None) -> str:
     for table in sorted(state.tables):
         info = state.tables[table]
         if table in state.materialized:
-            rows = diff.final_rows[table] if table in diff.final_rows else state.rows(table)
-            digest: str | None = _table_digest(info, rows, diff.created_keys, new_keys)
+            digest: str | None = _overlay_digest(state, info, diff)
+            if digest is None:
+                rows = diff.final_rows[table] if table in diff.final_rows else state.rows(table)
+                digest = _table_digest(info, rows, diff.created_keys, new_keys)
         else:
             base = state.template.base_schema(table)
             cache_key = (base, table)
             digest = _BASE_DIGESTS.get(cache_key)
             if digest is None:
-                digest = _table_digest(info, state.rows(table, base=True), {}, set())
+                digest = _digest_of_lines(info, list(_base_lines(state, info).values()))
                 if len(_BASE_DIGESTS) > 100_000:  # schemas of dropped templates leave stale entries behind
                     _BASE_DIGESTS.clear()
                 _BASE_DIGESTS[cache_key] = digest

@@ -44,17 +44,41 @@ def data_roots() -> list[Path]:
     return roots
 
 
+_DOMAIN_DIRS: tuple[tuple, dict[str, Path]] | None = None
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
 def domain_dirs() -> dict[str, Path]:
-    """Domain folders by name across every data root; the first root wins, so a source checkout shadows the bundled copy."""
+    """Domain folders by name across every data root; the first root wins, so a source checkout shadows the bundled copy.
+
+    Rescanned only when a ``domains`` folder or one of its subfolders changed: agents and ``make()`` ask for it on every call.
+    """
+    global _DOMAIN_DIRS
+    roots = data_roots()
+    cached = _DOMAIN_DIRS
+    if cached is not None and cached[0][0] == tuple(roots) and all(_mtime(p) == m for p, m in cached[0][1]):
+        return dict(cached[1])
     found: dict[str, Path] = {}
-    for root in data_roots():
+    watched: list[tuple[Path, int | None]] = []
+    for root in roots:
         base = root / "domains"
+        watched.append((base, _mtime(base)))
         if not base.is_dir():
             continue
         for d in sorted(base.iterdir()):
-            if d.is_dir() and (d / "domain.yaml").is_file() and d.name not in found:
-                found[d.name] = d
-    return found
+            if not d.is_dir():
+                continue
+            watched.append((d, _mtime(d)))  # a domain.yaml added to or removed from it
+            if (d / "domain.yaml").is_file():
+                found.setdefault(d.name, d)
+    _DOMAIN_DIRS = ((tuple(roots), tuple(watched)), found)
+    return dict(found)
 
 
 def task_spec_dir(domain: str) -> Path | None:

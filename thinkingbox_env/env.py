@@ -122,8 +122,8 @@ class ThinkingboxEnv(gym.Env):
         self.task = task
         self.runtime: TaskRuntime = runtime_for(task)
         self.toolbox = self.runtime.domain.toolbox
-        self.tool_schemas = self.toolbox.openai_schemas()
-        self._tool_schemas_json = json.dumps(self.tool_schemas)  # a fresh copy per reset is one json.loads
+        # shared by every env of the domain (read only); a fresh copy per reset is one json.loads
+        self.tool_schemas, self._tool_schemas_json = self.toolbox.shared_openai_schemas()
         if user is not None and persona is not None:
             raise ValueError("give the persona to the user you pass (ScriptedUser(persona=...)), or pass persona without a user")
         self.user: SimulatedUser = user if user is not None else ScriptedUser(persona=persona or "plain")

@@ -51,13 +51,14 @@ def _index_stamp() -> tuple:
     stamp: list[object] = [os.environ.get(PATH_VARIABLE, "")]
     for root in data_roots():
         for sub in ("domains", "task_specs"):
-            base = root / sub
+            base = os.path.join(root, sub)  # plain strings: this runs on every make()
             try:
-                stamp.append((str(base), os.stat(base).st_mtime_ns))
+                stamp.append((base, os.stat(base).st_mtime_ns))
                 if sub == "task_specs":
-                    stamp.extend((e.name, e.stat().st_mtime_ns) for e in os.scandir(base) if e.is_dir())
+                    with os.scandir(base) as entries:
+                        stamp.extend((e.name, e.stat().st_mtime_ns) for e in entries if e.is_dir())
             except OSError:
-                stamp.append((str(base), None))
+                stamp.append((base, None))
     return tuple(stamp)
 
 

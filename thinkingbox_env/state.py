@@ -6,20 +6,25 @@ by schemas:
 
 * ``d_<domain>``: the domain template (schema + seed rows), built once per process;
 * ``t_<n>``: a task template, holding only the tables the task's patch touches;
-* ``e_<n>``: one per episode, empty at reset.
+* ``e_<n>``: one per episode, created only when the episode first needs DuckDB.
 
-An episode cursor resolves unqualified table names through ``search_path =
-e_<n>, t_<n>, d_<domain>``. Before the first write to a table the table is
-copied into the episode schema (copy-on-write), so reset costs a schema and a
-cursor, and only written tables are ever copied or diffed.
+An episode's state is the task template plus a per-table overlay kept in Python:
+primary key -> final row, or None for a deleted row, folded from the rows every
+write statement returns (``RETURNING *`` is appended to each write). The overlay is
+the episode's row-level copy-on-write: the diff, the final contents of written
+tables and the canonical hash follow from it without reading a table back.
 
-Every write statement also returns the rows it touched (``RETURNING *``), and the
-episode keeps them as a per-table overlay: primary key -> final row, or None for
-a deleted row. The side effects and the final contents of a written table then
-follow from the template's rows and that overlay, without reading the table back.
-A statement whose effect cannot be told from its returned rows (a RETURNING list
-of its own, a primary key changed or inserted twice) marks its table for a full
-scan instead, which is what every table got before.
+Statements are memoised process-wide, keyed by the statement, its parameters and the
+exact content of every table it names (template schema plus overlay, interned to a
+number). A read or a write whose key was seen before is answered from the memo, with
+no DuckDB round trip; the write's returned rows still go into the overlay. Every
+successful write is also logged, and the episode's tables exist in DuckDB only once
+a statement misses the memo: the log is then replayed into ``e_<n>`` (copying each
+written table from the template, as a copy-on-write) before the statement runs, so
+DuckDB always computes what the memo does not know, with its constraints. A write
+whose effect cannot be told from its returned rows (a RETURNING expression, a primary
+key changed or inserted twice, a subquery) is never memoised and sends its table to a
+full scan at grading, which is what every table got before.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +51,16 @@ _WRITE_RE = re.compile(r"^\s*(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FR
 _READ_RE = re.compile(r"^\s*(?:SELECT|WITH)\b", re.IGNORECASE)
 _RETURNING_RE = re.compile(r"\bRETURNING\b(.*)$", re.IGNORECASE | re.DOTALL)
 _SET_RE = re.compile(r"\bSET\b(.*?)(?:\bWHERE\b|\bFROM\b|$)", re.IGNORECASE | re.DOTALL)
+_COLUMN_LIST_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*")
+# a write that reads other rows than its own target cannot be keyed by its target table alone
+_SUBQUERY_RE = re.compile(r"\b(?:SELECT|FROM|USING|WITH|TABLE)\b", re.IGNORECASE)
+# functions whose value is not fixed by the statement and the data: such statements are never memoised
+_VOLATILE_RE = re.compile(
+    r"\b(?:random|uuid|gen_random_uuid|uuidv\d|now|today|current_timestamp|current_date|current_time|"
+    r"current_localtimestamp|localtime|localtimestamp|get_current_time|get_current_timestamp|"
+    r"transaction_timestamp|nextval|currval|setseed|getvariable)\b",
+    re.IGNORECASE,
+)
 
 
 class StateError(RuntimeError):
@@ -78,6 +94,11 @@ class TableInfo:
     @property
     def compared_columns(self) -> tuple[str, ...]:
         return tuple(c for c in self.columns if c not in self.meta.volatile)
+
+    @cached_property
+    def memoisable(self) -> bool:
+        """False when a default of the table draws a value of its own (a clock, a random id, a sequence)."""
+        return _VOLATILE_RE.search(self.ddl_body) is None
 
 
 # Spec SQL (checks, patches) and tool queries run here with the process's privileges, so the
@@ -135,19 +156,27 @@ def _quote(name: str) -> str:
 
 
 class ReadCache:
-    """Memoised reads of template data, which never changes once built.
+    """Memoised statements: reads and writes whose answer is fixed by the data they name.
 
-    Episodes of one task repeat the same lookups again and again (a GRPO group
-    replays one task many times), and a DuckDB round trip costs far more than a
-    dictionary lookup. A read is served from here only when none of the tables
-    it names has been written in the episode; the key holds the template schema
-    of every table, so two tasks never share an entry by accident.
+    Episodes of one task repeat the same statements again and again (a GRPO group
+    replays one task many times, evaluation trials repeat it), and a DuckDB round
+    trip costs far more than a dictionary lookup. A statement's answer depends only on
+    the statement, its parameters and the content of the tables it names, so the key
+    holds, for every such table, the template schema it comes from and a number that
+    stands for the episode's overlay of it (0 when the episode has not written it).
+    Two tasks or two different episode states therefore never share an entry by
+    accident, and two episodes in the same state always do.
     """
 
     def __init__(self, max_entries: int = 20_000):
         self.max_entries = max_entries
+        self.enabled = True  # off: every statement goes to DuckDB (a benchmark's cold figures)
+        self.template_only = False  # on: only reads of tables no episode wrote are memoised (the earlier engine's memo)
         self._rows: dict[tuple, tuple[tuple[str, ...], list[tuple]]] = {}
         self._tables: dict[str, tuple[str, ...] | None] = {}
+        self._volatile: dict[str, bool] = {}
+        self._tokens: dict[tuple, int] = {}
+        self._next_token = itertools.count(1)  # never reused, so clearing the interning cannot alias two states
         self._lock = threading.Lock()
 
     def tables_of(self, sql: str, known: dict[str, TableInfo]) -> tuple[str, ...] | None:
@@ -166,18 +195,47 @@ class ReadCache:
             self._tables[sql] = tuple(sorted(names)) if names and all(n in known for n in names) else None
         return self._tables[sql]
 
+    def deterministic(self, sql: str) -> bool:
+        """True unless the statement calls a function whose value the data does not fix."""
+        found = self._volatile.get(sql)
+        if found is None:
+            found = self._volatile[sql] = _VOLATILE_RE.search(sql) is not None
+        return not found
+
+    def token(self, content: tuple) -> int | None:
+        """A number standing for one table content (an overlay), the same for equal contents; None if unhashable."""
+        try:
+            tok = self._tokens.get(content)
+        except TypeError:  # a LIST or STRUCT value: such a table is simply never memoised
+            return None
+        if tok is None:
+            with self._lock:
+                tok = self._tokens.get(content)
+                if tok is None:
+                    if len(self._tokens) >= 4 * self.max_entries:
+                        self._tokens.clear()
+                    tok = self._tokens[content] = next(self._next_token)
+        return tok
+
     def clear(self) -> None:
         with self._lock:
             self._rows.clear()
 
     def get(self, key: tuple) -> tuple[tuple[str, ...], list[tuple]] | None:
-        return self._rows.get(key)
+        return self._rows.get(key) if self.enabled else None
 
     def put(self, key: tuple, value: tuple[tuple[str, ...], list[tuple]]) -> None:
+        if not self.enabled:
+            return
         with self._lock:
             if len(self._rows) >= self.max_entries:
                 self._rows.clear()
             self._rows[key] = value
+
+
+def _params_key(params: Sequence[Any]) -> tuple:
+    """Parameters as part of a memo key: type and repr, so 1, 1.0, True and Decimal('1.0') stay apart."""
+    return tuple((type(p).__name__, repr(p)) for p in params)
 
 
 class DomainDatabase:
@@ -218,6 +276,8 @@ class DomainDatabase:
                         raise StateError(f"domain '{spec.name}': seed file {seed_file}: {exc}") from exc
             cur.close()
         self.read_cache = ReadCache()
+        self.base_rows: dict[str, dict[tuple, dict[str, Any]]] = {}  # domain template rows by key, read once
+        self.row_lines: dict[tuple[str, str], dict[tuple, str]] = {}  # canonical lines of template rows (diff.py)
         self._domain_starts: dict[str, int] | None = None
 
     def _introspect(self, cur: duckdb.DuckDBPyConnection) -> dict[str, TableInfo]:
@@ -259,82 +319,150 @@ class DomainDatabase:
         return tables
 
     def build_task_template(self, task_label: str, patch: Patch) -> TaskTemplate:
-        """Materialise the tables a task's patch touches, once per task per process."""
+        """Materialise the tables a task's patch touches, once per task per process.
+
+        Every statement returns the rows it wrote, so the template's initial rows (what
+        episodes are diffed against) and its sequence starts follow from the domain
+        template's rows and the patch without reading the new tables back. Rows a patch
+        inserts with the same columns go in one statement: a fresh training variant pays
+        per patched table, not per patched row.
+        """
         con = _Process.connection()
         schema = _Process.next_name("t_")
+        touched = sorted(patch.tables())
         with _Process._lock:
             cur = con.cursor()
-            cur.execute(f"CREATE SCHEMA {schema}")
-            cur.execute(f"SET search_path = '{schema},{self.schema}'")
+        try:
+            infos = {table: self._table(table, task_label) for table in touched}
+            rows = {table: dict(self._domain_rows(table, cur)) for table in touched}
+            cur.execute("; ".join(
+                [f"CREATE SCHEMA {schema}", f"SET search_path = '{schema},{self.schema}'"]
+                # no primary-key index (building it is most of a small table's copy): the patch's keys are checked below
+                + [f"{infos[t].create_episode_copy_in(schema).rstrip(';')}; INSERT INTO {schema}.{_quote(t)} SELECT * FROM {self.schema}.{_quote(t)}"
+                   for t in touched]
+            ))
+            for table, new_rows in patch.insert.items():
+                info = infos[table]
+                groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+                for row in new_rows:
+                    unknown = set(row) - set(info.columns)
+                    if unknown:
+                        raise StateError(f"task '{task_label}': patch.insert.{table}: unknown columns {sorted(unknown)}")
+                    groups.setdefault(tuple(row), []).append(row)
+                for names, group in groups.items():
+                    marks = "(" + ", ".join("?" for _ in names) + ")"
+                    out = cur.execute(
+                        f"INSERT INTO {_quote(table)} ({', '.join(_quote(n) for n in names)}) "
+                        f"VALUES {', '.join(marks for _ in group)} RETURNING *",
+                        [r[n] for r in group for n in names],
+                    )
+                    before = len(rows[table])
+                    n = self._fold(info, rows[table], out)
+                    if len(rows[table]) != before + n:
+                        raise StateError(f"task '{task_label}': patch.insert.{table}: a row's primary key "
+                                         f"{', '.join(info.primary_key)} is already taken (duplicate key)")
+            reread: set[str] = set()
+            for upd in patch.update:
+                info = infos[upd.table]
+                where, wparams = _where(info, upd.key, task_label)
+                sets = ", ".join(f"{_quote(c)} = ?" for c in upd.set)
+                out = cur.execute(f"UPDATE {_quote(upd.table)} SET {sets} WHERE {where} RETURNING *", [*upd.set.values(), *wparams])
+                if set(upd.set) & set(info.primary_key):
+                    reread.add(upd.table)  # the key moved: the returned row cannot say which one it replaced
+                n = self._fold(info, rows[upd.table], out)
+                if n != 1:
+                    raise StateError(f"task '{task_label}': patch.update on {upd.table} {upd.key} matched {n} rows")
+            for dele in patch.delete:
+                info = infos[dele.table]
+                where, wparams = _where(info, dele.key, task_label)
+                out = cur.execute(f"DELETE FROM {_quote(dele.table)} WHERE {where} RETURNING *", wparams)
+                n = self._fold(info, rows[dele.table], out, deletes=True)
+                if n != 1:
+                    raise StateError(f"task '{task_label}': patch.delete on {dele.table} {dele.key} matched {n} rows")
+            for table in sorted(reread):
+                info = infos[table]
+                res = cur.execute(f"SELECT * FROM {schema}.{_quote(table)}")
+                names = tuple(d[0] for d in res.description)
+                fetched = res.fetchall()
+                rows[table] = {}
+                for values in fetched:
+                    row = dict(zip(names, values))
+                    rows[table][tuple(row[c] for c in info.primary_key)] = row
+                if len(rows[table]) != len(fetched):
+                    raise StateError(f"task '{task_label}': patch.update on {table} gives two rows the same primary key")
+        except (duckdb.Error, StateError) as exc:
             try:
-                for table in sorted(patch.tables()):
-                    info = self._table(table, task_label)
-                    cur.execute(info.create_in(schema))
-                    cur.execute(f"INSERT INTO {schema}.{_quote(table)} SELECT * FROM {self.schema}.{_quote(table)}")
-                for table, rows in patch.insert.items():
-                    info = self._table(table, task_label)
-                    for row in rows:
-                        unknown = set(row) - set(info.columns)
-                        if unknown:
-                            raise StateError(f"task '{task_label}': patch.insert.{table}: unknown columns {sorted(unknown)}")
-                        names = list(row)
-                        cur.execute(
-                            f"INSERT INTO {_quote(table)} ({', '.join(_quote(n) for n in names)}) "
-                            f"VALUES ({', '.join('?' for _ in names)})",
-                            [row[n] for n in names],
-                        )
-                for upd in patch.update:
-                    info = self._table(upd.table, task_label)
-                    where, wparams = _where(info, upd.key, task_label)
-                    sets = ", ".join(f"{_quote(c)} = ?" for c in upd.set)
-                    n = cur.execute(f"UPDATE {_quote(upd.table)} SET {sets} WHERE {where} RETURNING 1", [*upd.set.values(), *wparams]).fetchall()
-                    if len(n) != 1:
-                        raise StateError(f"task '{task_label}': patch.update on {upd.table} {upd.key} matched {len(n)} rows")
-                for dele in patch.delete:
-                    info = self._table(dele.table, task_label)
-                    where, wparams = _where(info, dele.key, task_label)
-                    n = cur.execute(f"DELETE FROM {_quote(dele.table)} WHERE {where} RETURNING 1", wparams).fetchall()
-                    if len(n) != 1:
-                        raise StateError(f"task '{task_label}': patch.delete on {dele.table} {dele.key} matched {len(n)} rows")
-            except (duckdb.Error, StateError) as exc:
                 cur.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+            finally:
                 cur.close()
-                if isinstance(exc, StateError):
-                    raise
-                raise StateError(f"task '{task_label}': patch cannot be applied: {exc}") from exc
-            sequences = self._sequence_starts(cur, frozenset(patch.tables()))
-            cur.close()
-        return TaskTemplate(self, schema, frozenset(patch.tables()), sequences)
+            if isinstance(exc, StateError):
+                raise
+            raise StateError(f"task '{task_label}': patch cannot be applied: {exc}") from exc
+        base = {t: dict(sorted(rows[t].items())) for t in touched}
+        sequences = self._sequence_starts(cur, base)
+        cur.close()
+        template = TaskTemplate(self, schema, frozenset(touched), sequences)
+        template._base_rows.update(base)
+        return template
+
+    def _domain_rows(self, table: str, cur: duckdb.DuckDBPyConnection) -> dict[tuple, dict[str, Any]]:
+        """The domain template's rows of a table by key, in key order; read once per process (read only)."""
+        index = self.base_rows.get(table)
+        if index is None:
+            info = self.tables[table]
+            order = ", ".join(_quote(c) for c in info.primary_key)
+            res = cur.execute(f"SELECT * FROM {_quote(self.schema)}.{_quote(table)} ORDER BY {order}")
+            names = tuple(d[0] for d in res.description)
+            index = {}
+            for values in res.fetchall():
+                row = dict(zip(names, values))
+                index[tuple(row[c] for c in info.primary_key)] = row
+            self.base_rows[table] = index
+        return index
+
+    @staticmethod
+    def _fold(info: TableInfo, rows: dict[tuple, dict[str, Any]], cur: duckdb.DuckDBPyConnection, deletes: bool = False) -> int:
+        """Apply a patch statement's returned rows to the table's rows by key; the number of rows it wrote."""
+        names = tuple(d[0] for d in cur.description)
+        returned = cur.fetchall()
+        for values in returned:
+            row = dict(zip(names, values))
+            key = tuple(row[c] for c in info.primary_key)
+            if deletes:
+                rows.pop(key, None)
+            else:
+                rows[key] = row
+        return len(returned)
 
     def _table(self, table: str, task_label: str) -> TableInfo:
         if table not in self.tables:
             raise StateError(f"task '{task_label}': patch names unknown table '{table}'")
         return self.tables[table]
 
-    def _sequence_starts(self, cur: duckdb.DuckDBPyConnection, patched: frozenset[str]) -> dict[str, int]:
+    def _sequence_starts(self, cur: duckdb.DuckDBPyConnection, patched: dict[str, dict[tuple, dict[str, Any]]]) -> dict[str, int]:
         """The next id of every sequence; tables the patch leaves alone keep the domain template's.
 
         The domain template never changes, so its starts are read once; a new
-        variant only scans the tables its patch touched.
+        variant's patched tables are counted from their rows, already in hand.
         """
         if self._domain_starts is None:
-            self._domain_starts = self._scan_sequence_starts(cur, frozenset(self.tables), self.schema)
+            self._domain_starts = {
+                name: self._next_number(info, self._domain_rows(name, cur).values())
+                for name, info in self.tables.items() if info.meta.sequence is not None
+            }
         starts = dict(self._domain_starts)
-        starts.update(self._scan_sequence_starts(cur, patched, None))
+        for name, rows in patched.items():
+            if self.tables[name].meta.sequence is not None:
+                starts[name] = self._next_number(self.tables[name], rows.values())
         return starts
 
-    def _scan_sequence_starts(self, cur: duckdb.DuckDBPyConnection, tables: frozenset[str], schema: str | None) -> dict[str, int]:
-        """Scan the named tables: in ``schema``, or where the cursor's search path finds them."""
-        prefix = f"{_quote(schema)}." if schema else ""
-        starts = {}
-        for name, info in self.tables.items():
-            seq = info.meta.sequence
-            if seq is None or name not in tables:
-                continue
-            values = [r[0] for r in cur.execute(f"SELECT CAST({_quote(seq.column)} AS VARCHAR) FROM {prefix}{_quote(name)}").fetchall()]
-            numbers = [int(m.group()) for v in values if v is not None for m in [re.search(r"\d+$", v)] if m]
-            starts[name] = max([seq.start - 1, *numbers]) + 1
-        return starts
+    @staticmethod
+    def _next_number(info: TableInfo, rows: Any) -> int:
+        """One past the largest trailing number of the sequence column (ids like ``RET-000123`` included)."""
+        seq = info.meta.sequence
+        assert seq is not None
+        numbers = [int(m.group()) for r in rows if r[seq.column] is not None for m in [re.search(r"\d+$", str(r[seq.column]))] if m]
+        return max([seq.start - 1, *numbers]) + 1
 
 
 def _where(info: TableInfo, key: dict[str, Any], task_label: str) -> tuple[str, list[Any]]:
@@ -365,14 +493,17 @@ class TaskTemplate:
         """
         index = self._base_rows.get(table)
         if index is None:
-            info = self.domain.tables[table]
-            order = ", ".join(_quote(c) for c in info.primary_key)
-            cur = cursor.execute(f"SELECT * FROM {self.base_schema(table)}.{_quote(table)} ORDER BY {order}")
-            names = tuple(d[0] for d in cur.description)
-            index = {}
-            for values in cur.fetchall():
-                row = dict(zip(names, values))
-                index[tuple(row[c] for c in info.primary_key)] = row
+            if table in self.tables:  # built with the template; read back only if that was lost
+                info = self.domain.tables[table]
+                order = ", ".join(_quote(c) for c in info.primary_key)
+                cur = cursor.execute(f"SELECT * FROM {self.schema}.{_quote(table)} ORDER BY {order}")
+                names = tuple(d[0] for d in cur.description)
+                index = {}
+                for values in cur.fetchall():
+                    row = dict(zip(names, values))
+                    index[tuple(row[c] for c in info.primary_key)] = row
+            else:  # the domain template's rows: the same for every task of the domain
+                index = self.domain._domain_rows(table, cursor)
             self._base_rows[table] = index
         return index
 
@@ -388,27 +519,32 @@ class TaskTemplate:
 
 @dataclass
 class EpisodeState:
-    """One episode's view of the backend: reads fall through to the templates, writes stay here."""
+    """One episode's view of the backend: reads fall through to the templates, writes stay here.
+
+    The tool-facing API is ``query``, ``query_one``, ``execute``, ``next_id`` and ``now``;
+    the engine adds ``begin``/``commit``/``rollback`` around each write tool call.
+    """
 
     template: TaskTemplate
     schema: str = ""
     cursor: duckdb.DuckDBPyConnection | None = None
-    materialized: set[str] = field(default_factory=set)
+    materialized: set[str] = field(default_factory=set)  # tables this episode has written
     sequences: dict[str, int] = field(default_factory=dict)
     write_log: list[str] = field(default_factory=list)
     overlay: dict[str, dict[tuple, dict[str, Any] | None]] = field(default_factory=dict)
     untracked: set[str] = field(default_factory=set)  # written tables whose overlay is incomplete: scanned
+    closed: bool = False
+    misses: int = 0  # statements of this episode that the memo could not answer and DuckDB ran
+    _log: list[tuple[str, list[Any]]] = field(default_factory=list, repr=False)  # successful writes, as run
+    _synced: int = 0  # how many of them DuckDB has seen in this episode's schema
+    _in_db: set[str] = field(default_factory=set, repr=False)  # tables copied into the episode schema
+    _tokens: dict[str, int | None] = field(default_factory=dict, repr=False)  # memo token per written table
     _pending_begin: bool = False
     _in_txn: bool = False
 
     def __post_init__(self) -> None:
+        # nothing is created in DuckDB yet: an episode whose statements all hit the memo never needs it
         self.schema = _Process.next_name("e_")
-        con = _Process.connection()
-        self.cursor = con.cursor()
-        self.cursor.execute(
-            f"CREATE SCHEMA {self.schema}; "
-            f"SET search_path = '{self.schema},{self.template.schema},{self.template.domain.schema}'"
-        )
         self.sequences = dict(self.template.sequence_starts)
 
     # ------------------------------------------------------------------ clock & ids
@@ -437,12 +573,80 @@ class EpisodeState:
             return n
         return seq.format.format(n=n)
 
-    # ------------------------------------------------------------------ SQL
+    # ------------------------------------------------------------------ DuckDB, when needed
 
     def _cur(self) -> duckdb.DuckDBPyConnection:
+        """The episode's cursor, opened (with its schema) the first time a statement must reach DuckDB."""
         if self.cursor is None:
-            raise StateError("this episode state is closed")
+            if self.closed:
+                raise StateError("this episode state is closed")
+            con = _Process.connection()
+            with _Process._lock:
+                cursor = con.cursor()
+            cursor.execute(
+                f"CREATE SCHEMA {self.schema}; "
+                f"SET search_path = '{self.schema},{self.template.schema},{self.template.domain.schema}'"
+            )
+            self.cursor = cursor
         return self.cursor
+
+    def _begin_if_pending(self) -> None:
+        if self._pending_begin:
+            self._cur().execute("BEGIN TRANSACTION")
+            self._pending_begin, self._in_txn = False, True
+
+    def _copy_in(self, table: str) -> None:
+        if table not in self._in_db:
+            self._cur().execute(self._copy_sql(table))
+            self._in_db.add(table)
+
+    def _sync(self) -> None:
+        """Replay the writes DuckDB has not seen, in order, so that it holds exactly this episode's state."""
+        if self._synced == len(self._log):
+            return
+        self._begin_if_pending()
+        cur = self._cur()
+        for run, params in self._log[self._synced:]:
+            match = _WRITE_RE.match(run)
+            assert match is not None  # only matched statements are logged
+            self._copy_in(match.group(1))
+            cur.execute(run, params)
+            self._synced += 1  # one at a time: outside a transaction each replayed write is already committed
+
+    def _token(self, table: str) -> int | None:
+        """The memo token of a table's content in this episode: 0 untouched, None when it cannot be told."""
+        if table not in self.materialized:
+            return 0
+        if table in self.untracked:
+            return None
+        if table in self._tokens:
+            return self._tokens[table]
+        info = self.tables[table]
+        rows = self.overlay.get(table, {})
+        try:
+            content = (table, tuple(sorted(
+                (k, None if r is None else tuple(r[c] for c in info.columns)) for k, r in rows.items()
+            )))
+        except TypeError:  # keys that do not sort: no memo for this table
+            tok = None
+        else:
+            tok = self.template.domain.read_cache.token(content)
+        self._tokens[table] = tok
+        return tok
+
+    def _memo_key(self, kind: str, sql: str, params: Sequence[Any], tables: Sequence[str]) -> tuple | None:
+        cache = self.template.domain.read_cache
+        if not cache.deterministic(sql) or (cache.template_only and kind != "r"):
+            return None
+        parts = []
+        for t in tables:
+            tok = self._token(t)
+            if tok is None or (tok and cache.template_only):
+                return None
+            parts.append((self.template.base_schema(t), tok))
+        return (kind, sql, _params_key(params), tuple(parts))
+
+    # ------------------------------------------------------------------ SQL
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Run a parameterised read and return rows as dicts."""
@@ -450,17 +654,15 @@ class EpisodeState:
             raise StateError("query() only runs SELECT statements; use execute() to write")
         cache = self.template.domain.read_cache
         tables = cache.tables_of(sql, self.tables)
-        key = None
-        if tables is not None and not self.materialized.intersection(tables):
-            try:
-                key = (sql, tuple((type(p).__name__, p) for p in params), tuple(self.template.base_schema(t) for t in tables))
-                hash(key)
-            except TypeError:  # unhashable parameter: just run the query
-                key = None
-            hit = cache.get(key) if key is not None else None
+        key = self._memo_key("r", sql, params, tables) if tables is not None else None
+        if key is not None:
+            hit = cache.get(key)
             if hit is not None:
                 names, rows = hit
                 return [dict(zip(names, row)) for row in rows]
+        if tables is None or self.materialized.intersection(tables):
+            self._sync()
+        self.misses += 1
         cur = self._cur().execute(sql, list(params))
         names = tuple(d[0] for d in cur.description)
         rows = cur.fetchall()
@@ -475,8 +677,9 @@ class EpisodeState:
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Run a parameterised INSERT / UPDATE / DELETE against this episode only.
 
-        The target table is copied into the episode schema first, so the shared
-        templates are never written. Returns rows of a RETURNING clause, if any.
+        The shared templates are never written: the statement runs on the episode's
+        own copy of the table, or is answered from the memo. Returns rows of a
+        RETURNING clause, if any.
         """
         match = _WRITE_RE.match(sql)
         if not match:
@@ -484,32 +687,66 @@ class EpisodeState:
         table = match.group(1)
         if table not in self.tables:
             raise StateError(f"unknown table '{table}'")
-        begin = "BEGIN TRANSACTION; " if self._pending_begin else ""
-        if begin:
-            self._pending_begin, self._in_txn = False, True
-        if table not in self.materialized:
-            self._cur().execute(begin + self._copy_sql(table))  # one round trip for both
-            self.materialized.add(table)
-        elif begin:
-            self._cur().execute(begin)
+        info = self.tables[table]
+        params = list(params)
+        kind = sql.lstrip()[:6].upper()
         returning = _RETURNING_RE.search(sql)
-        tracked = returning is None or returning.group(1).strip().rstrip(";").strip() == "*"
-        run = sql if returning is not None else sql.rstrip().rstrip(";") + " RETURNING *"
-        cur = self._cur().execute(run, list(params))
+        project: tuple[str, ...] | None = None
+        if returning is None:
+            run, tracked = sql.rstrip().rstrip(";") + " RETURNING *", True
+        else:
+            listed = returning.group(1).strip().rstrip(";").strip()
+            names_listed = tuple(n.strip() for n in listed.split(",")) if _COLUMN_LIST_RE.fullmatch(listed) else ()
+            if listed == "*":
+                run, tracked = sql, True
+            elif names_listed and all(n in info.columns for n in names_listed):
+                # plain columns: run with RETURNING * (the overlay needs whole rows) and hand back the columns asked for
+                run, tracked, project = sql[:returning.start(1)] + " *", True, names_listed
+            else:
+                run, tracked = sql, False
+        if tracked and kind == "UPDATE":
+            sets = _SET_RE.search(sql)
+            if sets is None or any(re.search(rf"\b{re.escape(c)}\b\s*=", sets.group(1), re.IGNORECASE) for c in info.primary_key):
+                tracked = False  # a key may have moved: only a scan can tell
+        key = None
+        if tracked and info.memoisable and not _SUBQUERY_RE.search(sql, match.end()):
+            key = self._memo_key("w", run, params, (table,))
+        cache = self.template.domain.read_cache
+        hit = cache.get(key) if key is not None else None
+        if hit is None:
+            self._sync()
+            self._begin_if_pending()
+            self._copy_in(table)
+            self.misses += 1
+            cur = self._cur().execute(run, params)
+            names: tuple[str, ...] = tuple(d[0] for d in cur.description) if cur.description is not None else ()
+            values = cur.fetchall() if cur.description is not None else []
+            if key is not None:
+                cache.put(key, (names, values))
+            self._log.append((run, params))
+            self._synced = len(self._log)
+        else:
+            names, values = hit
+            self._log.append((run, params))  # DuckDB sees it when a later statement misses the memo
+        self.materialized.add(table)
         self.write_log.append(table)
-        if cur.description is None:
+        self._tokens.pop(table, None)
+        rows = [dict(zip(names, row)) for row in values]
+        if not names:
             if tracked:
                 self.untracked.add(table)
             return []
-        names = [d[0] for d in cur.description]
-        rows = [dict(zip(names, row)) for row in cur.fetchall()]
         if tracked:
-            self._track(table, sql, tuple(names), rows)
+            self._track(table, kind, names, rows)
         else:
             self.untracked.add(table)
-        return rows if returning is not None else []
+        if returning is None:
+            return []
+        if project is not None:
+            return [{c: r[c] for c in project} for r in rows]
+        return rows
 
-    def _track(self, table: str, sql: str, names: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
+    def _track(self, table: str, kind: str, names: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
         """Fold a write's returned rows into the overlay, or give the table up to a scan."""
         if table in self.untracked:
             return
@@ -517,15 +754,11 @@ class EpisodeState:
         if names != info.columns:
             self.untracked.add(table)
             return
-        kind = sql.lstrip()[:6].upper()
         pk = info.primary_key
-        if kind == "UPDATE":
-            sets = _SET_RE.search(sql)
-            if sets is None or any(re.search(rf"\b{re.escape(c)}\b\s*=", sets.group(1), re.IGNORECASE) for c in pk):
-                self.untracked.add(table)  # a key may have moved: only a scan can tell
-                return
         overlay = self.overlay.setdefault(table, {})
-        base = self.template.base_rows(table, self._cur())
+        base = self.template._base_rows.get(table)
+        if base is None:
+            base = self.template.base_rows(table, self._cur())
         for row in rows:
             key = tuple(row[c] for c in pk)
             if kind == "DELETE":
@@ -538,10 +771,14 @@ class EpisodeState:
             overlay[key] = dict(row)  # the tool gets the returned dict and may edit it
 
     def materialize(self, table: str) -> None:
-        """Copy a table into the episode schema (done automatically before its first write)."""
-        if table not in self.materialized:
-            self._cur().execute(self._copy_sql(table))
-            self.materialized.add(table)
+        """Copy a table into the episode schema (done automatically before a write reaches DuckDB)."""
+        if table not in self.tables:
+            raise StateError(f"unknown table '{table}'")
+        self._sync()
+        self._begin_if_pending()
+        self._copy_in(table)
+        self.materialized.add(table)
+        self._tokens.pop(table, None)
 
     def _copy_sql(self, table: str) -> str:
         info = self.tables[table]
@@ -554,10 +791,11 @@ class EpisodeState:
     # ------------------------------------------------------------------ transactions
 
     def begin(self) -> tuple[Any, ...]:
-        """Open a write scope; the transaction itself starts at the first write statement."""
+        """Open a write scope; a DuckDB transaction starts only if a statement of the scope reaches DuckDB."""
         self._pending_begin, self._in_txn = True, False
         overlay = {t: dict(rows) for t, rows in self.overlay.items()}
-        return frozenset(self.materialized), dict(self.sequences), len(self.write_log), overlay, frozenset(self.untracked)
+        return (frozenset(self.materialized), dict(self.sequences), len(self.write_log), overlay,
+                frozenset(self.untracked), len(self._log), self._synced, frozenset(self._in_db))
 
     def commit(self) -> None:
         if self._in_txn:
@@ -565,27 +803,38 @@ class EpisodeState:
         self._pending_begin = self._in_txn = False
 
     def rollback(self, saved: tuple[Any, ...]) -> None:
-        if self._in_txn:
+        in_txn = self._in_txn
+        if in_txn:
             self._cur().execute("ROLLBACK")
         self._pending_begin = self._in_txn = False
-        materialized, sequences, n_writes, overlay, untracked = saved
+        materialized, sequences, n_writes, overlay, untracked, n_log, synced, in_db = saved
         self.materialized = set(materialized)
         self.sequences = sequences
         del self.write_log[n_writes:]
         self.overlay = overlay
         self.untracked = set(untracked)
+        del self._log[n_log:]
+        if in_txn:  # DuckDB undid everything since BEGIN, replays and copies included
+            self._synced, self._in_db = synced, set(in_db)
+        self._synced = min(self._synced, len(self._log))
+        self._tokens.clear()
 
     # ------------------------------------------------------------------ snapshots
 
     def rows(self, table: str, *, base: bool = False) -> list[dict[str, Any]]:
-        """All rows of a table, in this episode (or in the initial state with base=True)."""
+        """All rows of a table, in this episode (or in the initial state with base=True), in key order."""
         info = self.tables[table]
         live = not base and table in self.materialized
-        schema = self.schema if live else self.template.base_schema(table)
+        if live:
+            kept = self.final_rows(table)
+            if kept is not None:
+                return [dict(r) for r in kept]
+            self._sync()
+        schema = self.schema if live and table in self._in_db else self.template.base_schema(table)
         order = ", ".join(_quote(c) for c in info.primary_key)
         sql = f"SELECT * FROM {schema}.{_quote(table)} ORDER BY {order}"
         cache = self.template.domain.read_cache
-        key = (sql, (), (schema,))
+        key = ("rows", sql, (), (schema,))
         hit = None if live else cache.get(key)
         if hit is None:
             cur = self._cur().execute(sql)
@@ -600,7 +849,8 @@ class EpisodeState:
 
     def base_index(self, table: str) -> dict[tuple, dict[str, Any]]:
         """The table's initial rows by primary key (shared with every episode of the task: read only)."""
-        return self.template.base_rows(table, self._cur())
+        index = self.template._base_rows.get(table)
+        return index if index is not None else self.template.base_rows(table, self._cur())
 
     def final_rows(self, table: str) -> list[dict[str, Any]] | None:
         """The table's rows now, in key order, from the template and the overlay; None if it must be scanned."""
@@ -615,6 +865,7 @@ class EpisodeState:
         return [merged[k] for k in sorted(merged) if merged[k] is not None]
 
     def close(self) -> None:
+        self.closed = True
         if self.cursor is None:
             return
         try:
@@ -629,4 +880,3 @@ class EpisodeState:
             self.close()
         except Exception:
             pass
-

@@ -247,6 +247,7 @@ class Toolbox:
 
     def __init__(self, tools: list[Tool]):
         self.tools: dict[str, Tool] = {}
+        self._shared_schemas: tuple[tuple[int, ...], list[dict[str, Any]], str] | None = None
         for t in [*tools, END_TOOL]:
             if t.name in self.tools:
                 raise ValueError(f"duplicate tool name '{t.name}'")
@@ -268,6 +269,16 @@ class Toolbox:
 
     def openai_schemas(self) -> list[dict[str, Any]]:
         return [t.openai_schema() for t in self.tools.values()]
+
+    def shared_openai_schemas(self) -> tuple[list[dict[str, Any]], str]:
+        """The schemas and their JSON text, built once per set of tools and shared by every env: read only."""
+        key = tuple(id(t) for t in self.tools.values())
+        cached = self._shared_schemas
+        if cached is None or cached[0] != key:
+            schemas = self.openai_schemas()
+            cached = (key, schemas, json.dumps(schemas))
+            self._shared_schemas = cached
+        return cached[1], cached[2]
 
     def parse_arguments(self, raw: Any) -> tuple[dict[str, Any] | None, str | None]:
         """Arguments arrive as a dict or a JSON string; return (arguments, error).

@@ -10,6 +10,7 @@ most specific kind first, and every character belongs to at most one value.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -199,9 +200,18 @@ def _free(taken: list[tuple[int, int]], start: int, end: int) -> bool:
 
 
 def extract_values(text: str, clock: date | datetime | None = None, id_patterns: tuple[str, ...] | list[str] = ()) -> list[Value]:
-    """Every typed value written in ``text``, each character in at most one value, in text order."""
+    """Every typed value written in ``text``, each character in at most one value, in text order.
+
+    Memoised: grading reads the same tool results, policy lines and replies over and
+    over (every episode of a task, every check), and the answer depends on nothing else.
+    """
     if isinstance(clock, datetime):
         clock = clock.date()
+    return list(_extract_values(text, clock, tuple(id_patterns)))
+
+
+@lru_cache(maxsize=16_384)
+def _extract_values(text: str, clock: date | None, id_patterns: tuple[str, ...]) -> tuple[Value, ...]:
     found: list[Value] = []
     taken: list[tuple[int, int]] = []
 
@@ -256,7 +266,7 @@ def extract_values(text: str, clock: date | datetime | None = None, id_patterns:
             continue
         add("number", number_norm(n), m.start(), m.end())
     found.sort(key=lambda v: v.start)
-    return found
+    return tuple(found)
 
 
 def parse_value(text: str, clock: date | datetime | None = None, id_patterns: tuple[str, ...] | list[str] = ()) -> Value | None:
@@ -297,8 +307,33 @@ def values_of(obj: object, clock: date | datetime | None = None, id_patterns: tu
     """The value keys held by a structured record (a tool result, a row).
 
     Money from decimals, dates from ISO strings, ids from strings the domain patterns
-    recognise, numbers from ints.
+    recognise, numbers from ints. Memoised by the record's JSON text (every leaf tagged
+    with its type), because grading walks the same tool results for every episode.
     """
+    if isinstance(clock, datetime):
+        clock = clock.date()
+    try:
+        text = json.dumps(obj, default=_tagged, check_circular=False)
+    except (TypeError, ValueError, RecursionError):
+        return _values_of(obj, clock, tuple(id_patterns))
+    key = (text, clock, tuple(id_patterns))
+    hit = _VALUES_OF.get(key)
+    if hit is None:
+        if len(_VALUES_OF) >= 8_192:  # keys are whole records: bounded for long training runs
+            _VALUES_OF.clear()
+        hit = _VALUES_OF[key] = frozenset(_values_of(obj, clock, tuple(id_patterns)))
+    return set(hit)
+
+
+_VALUES_OF: dict[tuple[str, date | None, tuple[str, ...]], frozenset[tuple[str, str]]] = {}
+
+
+def _tagged(value: object) -> str:
+    """A JSON stand-in for a non-JSON leaf that no JSON string can equal (its type and repr, after a NUL)."""
+    return f"\x00{type(value).__name__}:{value!r}"
+
+
+def _values_of(obj: object, clock: date | None, id_patterns: tuple[str, ...]) -> set[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
 
     def walk(x: object, key: str = "") -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
@@ -120,6 +120,11 @@ def _stem(word: str) -> str:
 
 def normalise_phrase(text: str) -> list[str]:
     """Lower-cased, contractions expanded, "unable to" read as "cannot", words stemmed."""
+    return list(_normalise_phrase(text))
+
+
+@lru_cache(maxsize=16_384)  # grading normalises the same replies and phrases for every episode of a task
+def _normalise_phrase(text: str) -> tuple[str, ...]:
     t = text.lower().replace("’", "'").replace("‘", "'")
     for pat, rep in _CONTRACTIONS:
         t = re.sub(pat, rep, t)
@@ -133,14 +138,14 @@ def normalise_phrase(text: str) -> list[str]:
         if w in ("be", "been", "being") and out and out[-1] in ("cannot", "not"):
             continue
         out.append(_stem(w))
-    return out
+    return tuple(out)
 
 
 def _clauses(text: str) -> list[str]:
     return [c for c in re.split(r"[.;!?\n]+|,\s+(?:but|and|so|however)\b|\bbut\b|\bhowever\b", text) if c.strip()]
 
 
-def _find_phrase(tokens: list[str], phrase: list[str]) -> int:
+def _find_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> int:
     n = len(phrase)
     for i in range(len(tokens) - n + 1):
         if all(tokens[i + k] == phrase[k] or tokens[i + k].startswith(phrase[k]) for k in range(n)):
@@ -153,18 +158,23 @@ def phrase_polarity(text: str, phrase: str) -> list[bool]:
 
     A phrase that itself negates ("not eligible") is affirmed when said as written.
     """
-    want = normalise_phrase(phrase)
+    return list(_phrase_polarity(text, phrase))
+
+
+@lru_cache(maxsize=16_384)
+def _phrase_polarity(text: str, phrase: str) -> tuple[bool, ...]:
+    want = _normalise_phrase(phrase)
     if not want:
-        return []
+        return ()
     out = []
     for clause in _clauses(text):
-        toks = normalise_phrase(clause)
+        toks = _normalise_phrase(clause)
         i = _find_phrase(toks, want)
         if i < 0:
             continue
         negated = any(t in _NEGATIONS for t in toks[max(0, i - 6) : i])
         out.append(not negated)
-    return out
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------- check specs
@@ -332,9 +342,9 @@ def dialogue_context(context: GradingContext) -> DialogueContext:
     """The episode's words for the dialogue kinds, gathered once per grading (the kinds share it)."""
     cached = context.memo.get("dialogue_context")
     if cached is None:
-        from .runtime import runtime_for
+        from .domain import load_domain
 
-        domain = runtime_for(context.task).domain
+        domain = load_domain(context.task.domain)  # the runtime's domain, without hashing the task again
         cached = episode_context(context.task, domain, context.dialogue, context.trace, context.outcome.diff)
         context.memo["dialogue_context"] = cached
     return cached
@@ -352,9 +362,9 @@ def typed_dialogue(context: GradingContext) -> list[TypedDialogue]:
 
 def domain_rules(task: TaskSpec) -> VerdictRules:
     """The verdict declarations of the task's domain (empty when the domain declares none)."""
-    from .runtime import runtime_for
+    from .domain import load_domain
 
-    return load_verdict_rules(str(runtime_for(task).domain.path))
+    return load_verdict_rules(str(load_domain(task.domain).path))
 
 
 # --------------------------------------------------------------------------- agreement and proposals

@@ -245,7 +245,7 @@ def test_the_diff_kept_from_the_writes_equals_a_scan_of_the_tables(domain):
 def test_writes_the_overlay_cannot_follow_fall_back_to_a_scan(st030):
     st030.reset(seed=0)
     state = st030.state
-    state.execute("UPDATE tickets SET status = 'open' WHERE id = 50001 RETURNING id")
+    state.execute("UPDATE tickets SET status = 'open' WHERE id = 50001 RETURNING id + 0 AS ticket")
     assert "tickets" in state.untracked
     state.execute("UPDATE customers SET id = 'CUS-9' WHERE id = 'CUS-3000001'")
     assert "customers" in state.untracked

@@ -108,3 +108,14 @@ def test_the_local_agent_without_a_checkpoint_is_refused_up_front(tmp_path):
     out = tmp_path / "run.jsonl"
     assert main(["eval", "retail/ST004_001", "--agent", "transformers", "-o", str(out)]) == 2
     assert not out.exists()
+
+
+def test_a_model_trained_on_a_restricted_tool_set_is_evaluated_with_exactly_those_tools():
+    tools = ["get_customer_profile", "search_tickets", "get_membership", "create_ticket", "update_membership", "update_ticket"]
+    with ScriptedModel(_protocol_script(TASK)) as server:
+        row = run_trial(_config(server, tools=tools), TASK, trial=0)
+    assert row["status"] == "ok" and row["verdict"] == 1.0, row["checks"]
+    assert {t["function"]["name"] for t in server.requests[0]["tools"]} == {*tools, REPLY_TOOL}
+    assert row["config"]["agent"]["tools"] == tools  # recorded, so a resume with other tools is refused
+    with pytest.raises(ValueError, match="customer-tool protocol only"):
+        run_trial(EvalConfig(agent="openai", tools=tools), TASK, trial=0)

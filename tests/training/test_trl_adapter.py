@@ -14,6 +14,7 @@ from thinkingbox_env.integrations.trl import (
     environment_class,
     grpo_rows,
     oracle_conversation,
+    reward_checks,
     reward_dialogue,
     reward_effects,
     reward_no_collateral,
@@ -99,6 +100,28 @@ def test_a_wrong_trajectory_scores_zero_with_the_right_components():
     assert reward_dialogue([completion], [adapter]) == [1.0]
     (progress,) = reward_progress([completion], [adapter])
     assert 0.0 < progress < 1.0
+
+
+def test_the_weighted_check_reward_is_the_wrappers_on_the_same_episode():
+    from thinkingbox_env.wrappers import CheckRewardWrapper
+
+    row = _row("ST030", 777)
+    spec = task_for_row("retail", row)
+    adapter = environment_class("retail")()
+    adapter.reset(**row)
+    adapter.update_membership(**next(c for c in spec.golden if c.name == "update_membership").arguments)
+    completion = [{"role": "assistant", "content": spec.golden_reply}]
+    weights = {"effect": 3.0, "no_collateral": 0.0}
+    (shaped,) = reward_checks(weights)([completion], [adapter])
+    info = adapter._finish()  # the episode's final info, as the reward functions read it
+    by_hand = CheckRewardWrapper(tb.ThinkingboxEnv(spec), weights).shaped(info)
+    assert shaped == pytest.approx(by_hand) and 0.0 < shaped < 1.0
+    # effects count three times, collateral not at all: the same episode under other weights scores otherwise
+    (even,) = reward_checks()([completion], [adapter])
+    assert even != pytest.approx(shaped)
+    assert reward_verdict([completion], [adapter]) == [0.0]
+    with pytest.raises(ValueError, match="non-negative"):
+        reward_checks({"effect": -1.0})
 
 
 def test_reset_restores_everything_between_rollouts():

@@ -43,32 +43,41 @@ def _grounding_pool(ctx: DialogueContext) -> tuple[set[tuple[str, str]], set[tup
     episode.add(("date", ctx.clock.isoformat()))
     reference = set(_reference_keys(ctx.reference_text, ctx.clock, ctx.id_patterns))
     d = ctx.rules.derivations
-    money = sorted({Decimal(n) for k, n in episode if k == "money" and Decimal(n).is_finite() and Decimal(n) > 0})
-    fees = sorted({Decimal(n) for k, n in reference if k == "money" and Decimal(n).is_finite() and Decimal(n) > 0})
-    derived: set[tuple[str, str]] = set()
-    if d.money_sums and len(money) <= 400:
-        for i, a in enumerate(money):
-            for b in money[i:] + fees:
-                derived.add(("money", money_norm(a + b)))
-                derived.add(("money", money_norm(abs(a - b))))
-    for p in d.percents:
-        for a in money:
-            derived.add(("money", money_norm((a * Decimal(str(p)) / 100).quantize(Decimal("0.01")))))
+    money = tuple(sorted({Decimal(n) for k, n in episode if k == "money" and Decimal(n).is_finite() and Decimal(n) > 0}))
+    fees = tuple(sorted({Decimal(n) for k, n in reference if k == "money" and Decimal(n).is_finite() and Decimal(n) > 0}))
     # date windows run from today, from dates the episode wrote, and from dates the customer gave
     bases = values_of(ctx.state_records[:1], ctx.clock, ctx.id_patterns)
     for msg in ctx.user_messages:
         bases |= {v.key for v in extract_values(msg, ctx.clock, ctx.id_patterns)}
-    dates = sorted({date.fromisoformat(n) for k, n in bases if k == "date"} | {ctx.clock})
-    # forward windows, and backward ones only where the domain declares them (a negative offset)
-    offsets = set(d.day_offsets)
-    for day in dates:
-        for off in offsets:
-            derived.add(("date", (day + timedelta(days=off)).isoformat()))
-        for off in d.business_day_offsets:
-            derived.add(("date", _add_business_days(day, off, set(d.holidays)).isoformat()))
-        for months in d.month_offsets:
-            derived.add(("date", _add_months(day, months).isoformat()))
+    dates = tuple(sorted({date.fromisoformat(n) for k, n in bases if k == "date"} | {ctx.clock}))
+    derived = set(_derived(money, fees, dates, bool(d.money_sums), tuple(d.percents), tuple(sorted(set(d.day_offsets))),
+                           tuple(d.business_day_offsets), frozenset(d.holidays), tuple(d.month_offsets)))
     return episode, derived, reference
+
+
+@lru_cache(maxsize=4096)
+def _derived(money: tuple[Decimal, ...], fees: tuple[Decimal, ...], dates: tuple[date, ...], money_sums: bool,
+             percents: tuple[Any, ...], day_offsets: tuple[int, ...], business_day_offsets: tuple[int, ...],
+             holidays: frozenset[date], month_offsets: tuple[int, ...]) -> frozenset[tuple[str, str]]:
+    """What the domain's arithmetic makes of the episode's amounts and dates (memoised: episodes of a task repeat it)."""
+    derived: set[tuple[str, str]] = set()
+    if money_sums and len(money) <= 400:
+        for i, a in enumerate(money):
+            for b in money[i:] + fees:
+                derived.add(("money", money_norm(a + b)))
+                derived.add(("money", money_norm(abs(a - b))))
+    for p in percents:
+        for a in money:
+            derived.add(("money", money_norm((a * Decimal(str(p)) / 100).quantize(Decimal("0.01")))))
+    # forward windows, and backward ones only where the domain declares them (a negative offset)
+    for day in dates:
+        for off in day_offsets:
+            derived.add(("date", (day + timedelta(days=off)).isoformat()))
+        for off in business_day_offsets:
+            derived.add(("date", _add_business_days(day, off, set(holidays)).isoformat()))
+        for months in month_offsets:
+            derived.add(("date", _add_months(day, months).isoformat()))
+    return frozenset(derived)
 
 
 @lru_cache(maxsize=8)

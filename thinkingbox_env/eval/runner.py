@@ -98,6 +98,8 @@ class EvalConfig:
     # "chat": the environment's own protocol; "customer-tool": the one TRL training uses (see customer_tool.py)
     protocol: str = "chat"
     include_policy: bool = True
+    # customer-tool protocol only: show just these domain tools (a model trained on a restricted tool set); None: all
+    tools: list[str] | None = None
     # keyword arguments for make(), per task namespace (e.g. {"tbbench": {"data_dir": ...}})
     task_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     # run on purpose without a judge although tasks carry rubrics: recorded in every row, whose rubric
@@ -114,6 +116,8 @@ class EvalConfig:
             agent.update(model=self.agent_endpoint.model, sampling=asdict(self.sampling))
         if self.protocol != "chat":
             agent.update(protocol=self.protocol, include_policy=self.include_policy)
+            if self.tools is not None:
+                agent.update(tools=list(self.tools))
         user: dict[str, Any] = {"kind": self.user, "persona": self.persona}
         if self.user == "llm":
             user.update(self.user_endpoint.public(), temperature=self.user_temperature)
@@ -222,6 +226,8 @@ def _check_protocol(config: EvalConfig) -> None:
         raise ValueError(f"unknown protocol '{config.protocol}'; choose from {', '.join(PROTOCOLS)}")
     if config.protocol == "customer-tool" and config.agent in ("oracle", "noop"):
         raise ValueError(f"the {config.agent} agent speaks the chat protocol only")
+    if config.tools is not None and config.protocol != "customer-tool":
+        raise ValueError("a restricted tool set (tools) applies to the customer-tool protocol only")
 
 
 def build_agent(config: EvalConfig, seed: int) -> Any:
@@ -323,7 +329,7 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
     base = make(task_id, **options, user=_GuardedUser(user, stop), judge=judge, max_actions=config.max_actions)
     env: ThinkingboxEnv | CustomerToolWrapper = base
     if config.protocol == "customer-tool":  # the model plays the protocol it was trained in
-        env = CustomerToolWrapper(base, include_policy=config.include_policy)
+        env = CustomerToolWrapper(base, include_policy=config.include_policy, tools=config.tools)
     spec = base.task  # the engine's TaskSpec, or the task of an external source (same domain/family/content_key)
     info: dict[str, Any] = {}  # stays empty when the episode did not finish
     system_error: dict[str, Any] | None = None

@@ -22,8 +22,10 @@ from __future__ import annotations
 import json
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
+
+import gymnasium as gym
 
 from ..checks import Judge
 from ..domain import load_domain
@@ -33,13 +35,13 @@ from ..registry import generate_variant
 from ..spec import TaskSpec
 from ..tools import Tool
 from ..users import ScriptedUser
-from ..wrappers import CustomerToolWrapper
+from ..wrappers import CheckRewardWrapper, CustomerToolWrapper
 
 log = logging.getLogger(__name__)
 
 __all__ = ["EPISODE_OVER", "REPLY_TOOL", "RefusedTestTask", "ThinkingboxTRLEnvironment", "build_grpo_dataset",
            "build_sft_dataset", "environment_class", "environment_factories", "grpo_rows", "oracle_conversation",
-           "reward_dialogue", "reward_effects", "reward_no_collateral", "reward_process", "reward_progress", "reward_rubric",
+           "reward_checks", "reward_dialogue", "reward_effects", "reward_no_collateral", "reward_process", "reward_progress", "reward_rubric",
            "reward_verdict", "system_prompt", "task_for_row", "trl_tool_schemas"]
 
 
@@ -257,6 +259,26 @@ def reward_progress(completions: list[Any], environments: list[Any] | None = Non
         collateral = any(d["passed"] is False for d in info["check_details"] if d["kind"] == "no_collateral")
         values.append(done - (0.5 if collateral else 0.0))
     return values
+
+
+class _NullEnv(gym.Env):
+    """The wrapper's weighting needs no env; gymnasium's wrapper type insists on one."""
+
+
+def reward_checks(weights: Mapping[str, float] | None = None, default: float = 1.0) -> Callable[..., list[float | None]]:
+    """A reward function giving :class:`~thinkingbox_env.wrappers.CheckRewardWrapper`'s weighted per-check reward.
+
+    The same weights (by check name, then kind, then ``default``) and the same value in [0, 1]
+    as the wrapper gives a Gymnasium trainer, so a shaping experiment with TRL and one with a
+    plain Gymnasium loop train on one definition of partial credit. Bad weights are refused
+    here, before any rollout.
+    """
+    checker = CheckRewardWrapper(_NullEnv(), weights, default)
+
+    def reward_checks(completions: list[Any], environments: list[Any] | None = None, **kwargs: Any) -> list[float | None]:
+        return [None if info is None else checker.shaped(info) for info in _infos(completions, environments or [])]
+
+    return reward_checks
 
 
 CHECK_GROUP_REWARDS = [reward_effects, reward_no_collateral, reward_dialogue, reward_rubric]

@@ -125,6 +125,9 @@ GENERIC_DATE = re.compile(r"(?<![\w-])(?:when|what (?:day|date)|which (?:day|dat
 """A bare 'when' or 'what date': asked about the one date the customer knows, if there is just one."""
 
 
+_FOUND: dict[tuple[str, tuple[Slot, ...]], tuple[tuple[int, int, str], ...]] = {}
+
+
 class Vocabulary:
     """The engine's slots plus a domain's own; finds the slots a request asks about."""
 
@@ -144,7 +147,21 @@ class Vocabulary:
             self.slots[name] = Slot(name, tuple(re.escape(w) for w in words if w.strip()))
 
     def find(self, text: str) -> list[tuple[int, int, str]]:
-        """Non-overlapping slot mentions, longest first: (start, end, slot), in text order."""
+        """Non-overlapping slot mentions, longest first: (start, end, slot), in text order.
+
+        Memoised per set of slots: every episode of a task reads the same agent turns,
+        and one reading runs every phrase of every slot over the text.
+        """
+        signature = tuple(self.slots.values())
+        key = (text, signature)
+        hit = _FOUND.get(key)
+        if hit is None:
+            if len(_FOUND) >= 16_384:
+                _FOUND.clear()
+            hit = _FOUND[key] = tuple(self._find(text))
+        return list(hit)
+
+    def _find(self, text: str) -> list[tuple[int, int, str]]:
         hits: list[tuple[int, int, str]] = []
         for slot in self.slots.values():
             for pat in slot.compiled:

@@ -1,0 +1,284 @@
+"""Row-level episode state: the overlay, the statement memo, and DuckDB reached only on a miss.
+
+Every write is kept as rows in a per-episode overlay and as a logged statement; the
+memo answers statements an episode in the same state already ran. These tests pin
+that an episode always sees exactly its own writes, that episodes never see each
+other's, and that the state kept in Python is the state DuckDB holds once the log is
+replayed, whatever the mix of memo hits, misses and rolled-back write scopes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from datetime import datetime
+
+import duckdb
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import thinkingbox_env as tb
+from thinkingbox_env.diff import canonical_hash, compute_diff
+from thinkingbox_env.runtime import runtime_for
+from thinkingbox_env.state import EpisodeState, _Process
+
+TASK = "retail/ST030_001"
+TICKETS = [50001, 50002, 50003, 50004]
+STAMP = datetime(2026, 3, 2, 15, 0)
+
+
+def _state() -> EpisodeState:
+    return runtime_for(tb.load_task(TASK)).new_state()
+
+
+@contextlib.contextmanager
+def _memo(enabled: bool) -> Iterator[None]:
+    cache = runtime_for(tb.load_task(TASK)).domain.db.read_cache
+    was = cache.enabled
+    cache.enabled = enabled
+    try:
+        yield
+    finally:
+        cache.enabled = was
+
+
+def _status(state: EpisodeState, ticket: int) -> str | None:
+    row = state.query_one("SELECT status FROM tickets WHERE id = ?", [ticket])
+    return None if row is None else row["status"]
+
+
+def _scan(state: EpisodeState):
+    """The episode diffed from DuckDB's copy of every written table, not from the overlay."""
+    saved = set(state.untracked)
+    state.untracked |= set(state.materialized)
+    try:
+        diff = compute_diff(state)
+        return diff, canonical_hash(state, diff)
+    finally:
+        state.untracked = saved
+
+
+def test_an_episode_reads_its_own_writes_and_no_other():
+    a, b = _state(), _state()
+    try:
+        a.execute("UPDATE tickets SET status = ? WHERE id = ?", ["open", 50001])
+        b.execute("UPDATE tickets SET status = ? WHERE id = ?", ["hold", 50001])
+        assert _status(a, 50001) == "open" and _status(b, 50001) == "hold"
+        fresh = _state()
+        assert _status(fresh, 50001) == "solved"
+        fresh.close()
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_repeated_episode_is_answered_from_the_memo_without_touching_duckdb():
+    first, second = _state(), _state()
+    try:
+        for state in (first, second):
+            assert _status(state, 50002) == "solved"
+            state.execute("UPDATE tickets SET status = ? WHERE id = ?", ["pending", 50002])
+            assert _status(state, 50002) == "pending"
+        assert second.misses == 0 and second.cursor is None  # no schema, no table copy, no statement
+        assert second.overlay == first.overlay
+        assert compute_diff(second).effects == compute_diff(first).effects
+        # a statement the memo has never seen replays the logged write into DuckDB first
+        row = second.query_one("SELECT count(*) AS n FROM tickets WHERE status = ? AND id >= ?", ["pending", 50002])
+        assert row == {"n": 1} and second.misses == 1 and "tickets" in second._in_db
+        diff, scanned_hash = _scan(second)
+        assert diff.effects == compute_diff(second).effects and scanned_hash == canonical_hash(second)
+    finally:
+        first.close()
+        second.close()
+
+
+def test_interleaved_episodes_of_one_task_stay_apart():
+    """Eight rollouts of one task stepped in turn, as a GRPO group is: each holds exactly its own writes."""
+    states = [_state() for _ in range(8)]
+    try:
+        for step in range(3):
+            for k, state in enumerate(states):
+                status = ["open", "pending", "hold"][(k + step) % 3]
+                state.execute("UPDATE tickets SET status = ? WHERE id = ?", [status, TICKETS[k % 4]])
+        for k, state in enumerate(states):
+            assert _status(state, TICKETS[k % 4]) == ["open", "pending", "hold"][(k + 2) % 3]
+            others = [t for t in TICKETS if t != TICKETS[k % 4]]
+            assert all(_status(state, t) == "solved" for t in others)
+            assert [e[0] for e in compute_diff(state).effects] == ["update"]
+    finally:
+        for state in states:
+            state.close()
+
+
+def test_a_rolled_back_scope_leaves_nothing_behind_hit_or_miss():
+    warm = _state()
+    warm.execute("UPDATE tickets SET status = ? WHERE id = ?", ["open", 50003])
+    warm.close()
+    state = _state()
+    try:
+        state.execute("UPDATE tickets SET status = ? WHERE id = ?", ["open", 50003])  # a memo hit: logged only
+        assert state.misses == 0
+        saved = state.begin()
+        state.execute("UPDATE tickets SET status = ? WHERE id = ?", ["hold", 50004])  # a miss: replays the hit first
+        assert state.misses == 1 and state._in_txn
+        with pytest.raises(duckdb.ConstraintException):
+            state.execute("UPDATE tickets SET status = ? WHERE id = ?", ["no such status", 50001])
+        state.rollback(saved)
+        assert state._synced == 0 and not state._in_db  # DuckDB undid the replay and the copy with the scope
+        assert _status(state, 50004) == "solved" and _status(state, 50003) == "open"
+        diff, scanned_hash = _scan(state)  # replays again, outside any scope
+        assert diff.effects == compute_diff(state).effects and scanned_hash == canonical_hash(state)
+        assert sum(n for e, n in diff.effects.items()) == 1
+    finally:
+        state.close()
+
+
+def test_a_returning_list_of_plain_columns_keeps_the_table_tracked():
+    state = _state()
+    try:
+        rows = state.execute("UPDATE tickets SET status = ? WHERE id = ? RETURNING id, status", ["open", 50001])
+        assert rows == [{"id": 50001, "status": "open"}]
+        assert "tickets" not in state.untracked and state.overlay["tickets"][(50001,)]["status"] == "open"
+        rows = state.execute("UPDATE tickets SET status = ? WHERE id = ? RETURNING id + 1 AS next", ["hold", 50002])
+        assert rows == [{"next": 50003}] and "tickets" in state.untracked
+    finally:
+        state.close()
+
+
+def test_statements_with_volatile_functions_are_never_memoised():
+    state = _state()
+    try:
+        cache = state.template.domain.read_cache
+        assert not cache.deterministic("SELECT random() AS r FROM tickets")
+        assert not cache.deterministic("SELECT now() AS t")
+        assert cache.deterministic("SELECT id FROM tickets WHERE subject = 'random thoughts about now'") is False
+        assert cache.deterministic("SELECT id FROM tickets WHERE status = ?")
+        first = state.query("SELECT random() AS r FROM tickets WHERE id = ?", [50001])[0]["r"]
+        second = state.query("SELECT random() AS r FROM tickets WHERE id = ?", [50001])[0]["r"]
+        assert first != second
+    finally:
+        state.close()
+
+
+def test_task_templates_hold_what_a_scan_of_their_tables_reads():
+    """Initial rows and sequence starts, kept from the rows the patch statements returned, equal the tables."""
+    checked = 0
+    for task_id in tb.list_tasks("insurance")[:6] + tb.list_tasks("retail")[:6]:
+        template = runtime_for(tb.load_task(task_id)).template
+        cur = _Process.connection().cursor()
+        for table in sorted(template.tables):
+            info = template.domain.tables[table]
+            order = ", ".join(info.primary_key)
+            res = cur.execute(f"SELECT * FROM {template.schema}.{table} ORDER BY {order}")
+            names = [d[0] for d in res.description]
+            scanned = [dict(zip(names, r)) for r in res.fetchall()]
+            assert list(template.base_rows(table, cur).values()) == scanned, (task_id, table)
+            seq = info.meta.sequence
+            if seq is not None:
+                numbers = [int(m.group()) for r in scanned for m in [re.search(r"\d+$", str(r[seq.column]))] if m]
+                assert template.sequence_starts[table] == max([seq.start - 1, *numbers]) + 1
+            checked += 1
+        cur.close()
+    assert checked
+
+
+# ---------------------------------------------------------------- property: memo on == memo off == scan
+
+_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("update"), st.sampled_from(TICKETS), st.sampled_from(["open", "pending", "hold", "solved"])),
+        st.tuples(st.just("insert"), st.sampled_from(["a", "b"]), st.sampled_from(["open", "pending"])),
+        st.tuples(st.just("delete"), st.sampled_from(TICKETS), st.just("")),
+        st.tuples(st.just("read"), st.sampled_from(TICKETS), st.just("")),
+        st.tuples(st.just("count"), st.sampled_from(["open", "pending", "hold", "solved"]), st.just("")),
+        st.tuples(st.just("failed_scope"), st.sampled_from(TICKETS), st.sampled_from(["open", "bogus"])),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+def _play(ops: list[tuple], state: EpisodeState) -> list:
+    """Run the operations as tools would (each write in its own scope); what every read returned."""
+    seen: list = []
+    for kind, a, b in ops:
+        if kind in ("update", "insert", "delete"):
+            saved = state.begin()
+            if kind == "update":
+                state.execute("UPDATE tickets SET status = ?, updated_at = ? WHERE id = ?", [b, STAMP, a])
+            elif kind == "insert":
+                state.execute(
+                    "INSERT INTO tickets (id, requester_id, subject, category, priority, status, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
+                    [state.next_id("tickets"), 10001, f"subject {a}", "general", "normal", b, STAMP, STAMP],
+                )
+            else:
+                state.execute("DELETE FROM tickets WHERE id = ?", [a])
+            state.commit()
+            del saved
+        elif kind == "read":
+            seen.append(state.query("SELECT * FROM tickets WHERE id = ?", [a]))
+        elif kind == "count":
+            seen.append(state.query_one("SELECT count(*) AS n FROM tickets WHERE status = ?", [a]))
+        else:  # a tool that writes, then fails: everything it did is undone
+            saved = state.begin()
+            try:
+                state.execute("UPDATE tickets SET status = ? WHERE id = ?", [b, a])
+                state.execute("DELETE FROM tickets WHERE id = ?", [a])
+                raise RuntimeError("the tool gives up")
+            except (RuntimeError, duckdb.ConstraintException):
+                state.rollback(saved)
+    return seen
+
+
+def _outcome(state: EpisodeState):
+    diff = compute_diff(state)
+    return diff.effects, diff.to_json(state.tables), canonical_hash(state, diff)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=_OPS, prefix=st.integers(0, 12))
+def test_the_memo_and_the_overlay_agree_with_duckdb_on_any_write_sequence(ops, prefix):
+    # a leader plays a prefix, so the follower's run mixes memo hits with misses
+    leader, follower = _state(), _state()
+    with _memo(False):
+        plain = _state()
+    try:
+        _play(ops[:prefix], leader)
+        got = _play(ops, follower)
+        with _memo(False):
+            want = _play(ops, plain)
+            expected = _outcome(plain)
+            assert _scan(plain)[1] == expected[2]
+        assert got == want
+        assert _outcome(follower) == expected
+        scanned, scanned_hash = _scan(follower)
+        assert scanned.effects == expected[0] and scanned_hash == expected[2]
+    finally:
+        leader.close()
+        follower.close()
+        plain.close()
+
+
+def test_the_memo_never_answers_one_task_with_another_tasks_rows():
+    """Tasks whose patches touch the same table run the same read: each gets its own template's rows."""
+    by_table: dict[str, list[str]] = {}
+    for task_id in tb.list_tasks("retail")[:30]:
+        for table in runtime_for(tb.load_task(task_id)).template.tables:
+            by_table.setdefault(table, []).append(task_id)
+    table, task_ids = max(by_table.items(), key=lambda kv: len(kv[1]))
+    assert len(task_ids) > 1
+    answers = set()
+    for task_id in task_ids[:8]:
+        runtime = runtime_for(tb.load_task(task_id))
+        info = runtime.template.domain.tables[table]
+        sql = f"SELECT * FROM {table} ORDER BY {', '.join(info.primary_key)}"
+        for _ in range(2):  # the second read is a memo hit
+            state = runtime.new_state()
+            rows = state.query(sql)
+            state.close()
+            assert rows == list(runtime.template.base_rows(table, _Process.connection().cursor()).values()), task_id
+        answers.add(repr(rows))
+    assert len(answers) > 1  # the tasks' rows do differ, so a shared answer would have been caught

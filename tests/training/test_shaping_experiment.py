@@ -1,0 +1,119 @@
+"""The shaping experiment's machinery, two GRPO steps per arm on a tiny model: every arm trains and is measured.
+
+The shipped CPU config is read as it is and shrunk (model, warm start, steps, one seed, one
+held-out variant and one test task), so the run is the experiment's own code path, not a
+copy: a locally built Qwen3, a warm start, GRPO per arm with its reward, evaluations through
+the evaluation library, the JSON of curves and the plots.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from thinkingbox_env.eval.runner import read_rows
+
+pytest.importorskip("torch")
+pytest.importorskip("trl")
+pytest.importorskip("matplotlib")
+
+ROOT = Path(__file__).resolve().parents[2]
+CPU_CONFIG = ROOT / "training" / "experiments" / "shaping_cpu.yaml"
+
+
+@pytest.fixture(scope="module")
+def shaping():
+    import importlib.util
+    import sys
+
+    path = ROOT / "training" / "experiments" / "shaping.py"
+    spec = importlib.util.spec_from_file_location("thinkingbox_training_shaping", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _tiny(shaping):
+    data = yaml.safe_load(CPU_CONFIG.read_text(encoding="utf-8"))
+    return shaping.parse_config(shaping.apply_overrides(data, [
+        "seeds=[0]", "model={hidden: 32, layers: 1, heads: 4, kv_heads: 2, vocab: 600}",
+        "warm_start.variants_per_family=2", "warm_start.max_steps=6", "warm_start.batch_size=2",
+        "grpo.max_steps=2", "grpo.variants_per_family=2", "grpo.num_generations=2", "grpo.per_device_train_batch_size=2",
+        "grpo.max_completion_length=96", "grpo.max_tool_calling_iterations=3",
+        "eval.every=2", "eval.heldout_variants_per_family=1", "eval.seen_variants_per_family=1",
+        "eval.test_tasks=[retail/ST004_001]", "eval.max_new_tokens=16",
+    ]))
+
+
+@pytest.mark.timeout(600)
+def test_every_arm_trains_two_steps_logs_its_components_and_the_run_writes_json_and_plots(shaping, tmp_path):
+    cfg = _tiny(shaping)
+    assert [a.name for a in cfg.arms] == ["verdict", "checks", "progress", "curriculum"]
+    results = shaping.run(cfg, tmp_path)
+
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert set(saved["arms"]) == {a.name for a in cfg.arms}
+    heldout, test, seen = saved["splits"]["heldout"], saved["splits"]["test"], saved["splits"]["seen"]
+    assert len(heldout) == 1 and heldout[0].startswith("variant/retail/ST004/") and test == ["retail/ST004_001"]
+    assert len(seen) == 1 and seen != heldout
+    components = [f"rewards/reward_{n}/mean" for n in ("arm", "verdict", "effects", "no_collateral", "dialogue", "progress",
+                                                        "checks")]
+    for arm in cfg.arms:
+        run = saved["arms"][arm.name]["seeds"]["0"]
+        assert [h["step"] for h in run["train"]] == [1, 2]
+        for h in run["train"]:
+            missing = [k for k in components + ["frac_reward_zero_std", "shaping/zero_std_groups_verdict",
+                                                "shaping/closing_words", "shaping/verdict_share"] if k not in h]
+            assert not missing, (arm.name, missing)
+        # the arm trains on its own mix: a(t) is logged, and the curriculum moves it to the verdict
+        shares = [h["shaping/verdict_share"] for h in run["train"]]
+        expected = {"verdict": [1.0, 1.0], "checks": [0.5, 0.5], "progress": [0.5, 0.5], "curriculum": [0.2, 1.0]}
+        assert shares == pytest.approx(expected[arm.name]), (arm.name, shares)
+        # the trained reward is a(t) * verdict + (1 - a(t)) * shaping, as logged by the components
+        for h in run["train"]:
+            a = h["shaping/verdict_share"]
+            shaping_value = {"verdict": 0.0, "progress": h["rewards/reward_progress/mean"]}.get(
+                arm.name, h["rewards/reward_checks/mean"])
+            assert h["rewards/reward_arm/mean"] == pytest.approx(a * h["rewards/reward_verdict/mean"] + (1 - a) * shaping_value,
+                                                                 abs=1e-5), (arm.name, h)
+        # evaluated at step 0 (the warm start) and at the last step on every split, through the evaluation library
+        assert [e["step"] for e in run["evals"]] == [0, 2]
+        for ev in run["evals"]:
+            for split in ("heldout", "test", "seen"):
+                m = ev[split]
+                assert m["pass1"]["tasks"] == 1 and m["system_errors"] == 0
+                assert "effect:tickets:update" in m["checks"] and m["tokens_per_episode"] > 0
+        rows = read_rows(tmp_path / "arms" / arm.name / "seed0" / "eval_step2" / "heldout.jsonl")
+        assert [r["task_id"] for r in rows] == heldout
+        assert rows[0]["config"]["agent"]["tools"] == cfg.tools  # evaluated with the tools it was trained with
+
+    curves = saved["summary"]["curves"]
+    for arm in cfg.arms:
+        assert list(curves[arm.name]["heldout"]["pass1"]) == ["0", "2"]
+        assert curves[arm.name]["test"]["checks"]
+    assert "minus_verdict" in saved["summary"]["final"]["checks"]["heldout"]
+    plots = {Path(p).name for p in results["plots"]}
+    assert plots == {"pass1.png", "checks_heldout.png", "checks_test.png", "checks_seen.png", "training.png"}
+    for name in plots:
+        assert (tmp_path / "plots" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_bad_config_is_refused_by_key_before_anything_runs(shaping, tmp_path, capsys):
+    data = yaml.safe_load(CPU_CONFIG.read_text(encoding="utf-8"))
+    with pytest.raises(shaping.ConfigError, match=r"grpo: unknown keys \['stepz'\]"):
+        shaping.parse_config(shaping.apply_overrides(data, ["grpo.stepz=3"]))
+    assert "stepz" not in data["grpo"]  # overrides leave the loaded mapping as it was
+    bad_arm = {**data, "arms": [{"name": "x", "shaping": "bonus"}]}
+    with pytest.raises(shaping.ConfigError, match="arm 'x': shaping must be one of"):
+        shaping.parse_config(bad_arm)
+    ramp = {**data, "arms": [{"name": "c", "shaping": "checks", "verdict_share": [0.2, 1.5]}]}
+    with pytest.raises(shaping.ConfigError, match="verdict_share must be a number in"):
+        shaping.parse_config(ramp)
+    with pytest.raises(SystemExit):
+        shaping.main(["--config", str(CPU_CONFIG), "--out", str(tmp_path / "o"), "--arms", "nope"])
+    assert "no arms named ['nope']" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

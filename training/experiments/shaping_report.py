@@ -1,0 +1,381 @@
+"""Measures and plots of the shaping experiment: what one evaluation shows, across seeds and arms.
+
+Kept apart from the training code so the numbers of a finished run can be recomputed
+from its evaluation rows without touching a model. Held-out train variants are
+evaluated through the evaluation library like any task: a task source named
+``variant`` serves ``variant/<domain>/<family>/<seed>``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from thinkingbox_env.eval.metrics import (
+    bootstrap_interval,
+    bootstrap_mean_interval,
+    check_family,
+    final_agent_text,
+    pass_at_1,
+    task_outcomes,
+)
+
+NAMESPACE = "variant"
+# closings this many times longer (in words) than the task's golden reply count as abnormally long
+LONG_CLOSING_FACTOR = 3.0
+# a word repeated this often in one closing counts as keyword stuffing
+STUFFING_REPEATS = 3
+_WORD = re.compile(r"[a-z][a-z'-]{2,}")
+_STOP = frozenset(["the", "and", "you", "your", "for", "was", "has", "have", "with", "that", "this", "are", "our", "can", "will", "not"])
+
+
+# --------------------------------------------------------------------------- held-out variants as tasks
+
+
+def variant_id(domain: str, family: str, seed: int) -> str:
+    return f"{NAMESPACE}/{domain}/{family}/{seed}"
+
+
+class VariantSource:
+    """Generated train variants under ids of their own, so the evaluation library runs them like frozen tasks."""
+
+    def make(self, name: str, **kwargs: Any) -> Any:
+        from thinkingbox_env.env import ThinkingboxEnv
+
+        return ThinkingboxEnv(_variant(name), **kwargs)
+
+    def suites(self) -> list[str]:
+        return []
+
+    def suite_tasks(self, suite: str, **options: Any) -> list[str]:
+        raise KeyError(f"the {NAMESPACE} source offers no suites, got {suite!r}")
+
+
+def _variant(name: str) -> Any:
+    from thinkingbox_env.registry import generate_variant
+
+    parts = name.split("/")
+    if len(parts) != 3 or not parts[2].isdigit():
+        raise ValueError(f"a variant id is {NAMESPACE}/<domain>/<family>/<seed>, got {NAMESPACE}/{name}")
+    return generate_variant(parts[0], parts[1], int(parts[2]))
+
+
+def register_variant_source() -> None:
+    from thinkingbox_env.registry import register_task_source
+
+    register_task_source(NAMESPACE, VariantSource())
+
+
+def golden_reply(task_id: str) -> str:
+    from thinkingbox_env.registry import load_task
+
+    if task_id.startswith(NAMESPACE + "/"):
+        return str(_variant(task_id.split("/", 1)[1]).golden_reply or "")
+    return str(load_task(task_id).golden_reply or "")
+
+
+# --------------------------------------------------------------------------- closings
+
+
+def closing_text(completion: Any) -> str:
+    """The closing message of a TRL rollout: its last assistant turn without tool calls."""
+    if isinstance(completion, str):
+        return completion
+    for message in reversed(completion if isinstance(completion, list) else []):
+        if isinstance(message, dict) and message.get("role") == "assistant" and not message.get("tool_calls"):
+            content = message.get("content")
+            if isinstance(content, list):
+                content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+            return str(content or "")
+    return ""
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def stuffed(text: str) -> bool:
+    """Keyword stuffing: one content word said ``STUFFING_REPEATS`` times or more in one closing."""
+    counts = Counter(w for w in words(text) if w not in _STOP)
+    return bool(counts) and max(counts.values()) >= STUFFING_REPEATS
+
+
+def rollout_indicators(values: list[float | None], verdicts: list[float | None], closings: list[str],
+                       group: int) -> dict[str, float]:
+    """Collapse and hacking signs of one GRPO batch (groups are consecutive runs of ``group`` rollouts)."""
+    def zero_std(xs: list[float | None]) -> float:
+        chunks = [[x for x in xs[i:i + group] if x is not None] for i in range(0, len(xs), group)]
+        chunks = [c for c in chunks if c]
+        return float(np.mean([max(c) - min(c) < 1e-6 for c in chunks])) if chunks else float("nan")
+
+    n = max(1, len(closings))
+    return {
+        "zero_std_groups_trained": zero_std(values),
+        "zero_std_groups_verdict": zero_std(verdicts),
+        "closing_words": float(np.mean([len(words(c)) for c in closings])) if closings else 0.0,
+        "closing_stuffed": sum(stuffed(c) for c in closings) / n,
+        "closing_empty": sum(not c.strip() for c in closings) / n,
+    }
+
+
+# --------------------------------------------------------------------------- one evaluation
+
+
+def split_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """pass@1 with its interval, per-check pass rates, tokens per episode and hacking signs of one split."""
+    ok = [r for r in rows if r.get("status") == "ok"]
+    outcomes = task_outcomes(rows)
+    checks: dict[str, list[bool]] = {}
+    kinds: dict[str, list[bool]] = {}
+    for row in ok:
+        for d in row.get("check_details") or []:
+            if d.get("passed") is None:
+                continue
+            checks.setdefault(check_family(d["name"]), []).append(bool(d["passed"]))
+            kinds.setdefault(d["kind"], []).append(bool(d["passed"]))
+    closings = [final_agent_text(r) for r in ok]
+    golden = [len(words(golden_reply(r["task_id"]))) for r in ok]
+    long = [len(words(c)) > LONG_CLOSING_FACTOR * max(1, g) for c, g in zip(closings, golden)]
+
+    def group_pass(row: dict[str, Any], group: tuple[str, ...]) -> bool | None:
+        chosen = [d["passed"] for d in row.get("check_details") or [] if d["kind"] in group and d["passed"] is not None]
+        return None if not chosen else all(chosen)
+
+    said_not_done = [group_pass(r, ("mentions", "withholds", "grounded_values")) is True
+                     and group_pass(r, ("effect", "sql")) is False for r in ok]
+    tokens = [float((r.get("usage") or {}).get("output") or 0) for r in ok]
+    return {
+        "pass1": pass_at_1(outcomes.values()),
+        "per_task": {t: [o.c, o.n] for t, o in outcomes.items()},
+        "checks": {k: float(np.mean(v)) for k, v in sorted(checks.items())},
+        "check_kinds": {k: float(np.mean(v)) for k, v in sorted(kinds.items())},
+        "tokens_per_episode": float(np.mean(tokens)) if tokens else 0.0,
+        "model_calls_per_episode": float(np.mean([(r.get("usage") or {}).get("model_calls", 0) for r in ok])) if ok else 0.0,
+        "tool_calls_per_episode": float(np.mean([(r.get("counts") or {}).get("tool_calls", 0) for r in ok])) if ok else 0.0,
+        "finish_reasons": dict(Counter(str(r.get("finish_reason")) for r in ok)),
+        "closing_words": float(np.mean([len(words(c)) for c in closings])) if closings else 0.0,
+        "closing_long": float(np.mean(long)) if long else 0.0,
+        "closing_stuffed": float(np.mean([stuffed(c) for c in closings])) if closings else 0.0,
+        "said_but_not_done": float(np.mean(said_not_done)) if said_not_done else 0.0,
+        "system_errors": len(rows) - len(ok),
+    }
+
+
+# --------------------------------------------------------------------------- across seeds and arms
+
+
+def _curve(seeds: dict[str, Any], split: str, pick: Any) -> dict[str, dict[str, float]]:
+    """Per step: mean, min and max over seeds of ``pick(metrics)`` (steps every seed reached)."""
+    by_step: dict[int, list[float]] = {}
+    for run in seeds.values():
+        for ev in run["evals"]:
+            if split in ev:
+                value = pick(ev[split])
+                if value is not None:
+                    by_step.setdefault(int(ev["step"]), []).append(float(value))
+    n = len(seeds)
+    return {str(s): {"mean": float(np.mean(v)), "min": float(np.min(v)), "max": float(np.max(v)),
+                     "sd": float(np.std(v, ddof=1)) if len(v) > 1 else 0.0, "seeds": len(v)}
+            for s, v in sorted(by_step.items()) if len(v) == n}
+
+
+def _pooled(seeds: dict[str, Any], split: str, step: int) -> dict[str, np.ndarray]:
+    """Per task, successes and trials pooled over the seeds' evaluations at ``step``."""
+    tasks: dict[str, list[int]] = {}
+    for run in seeds.values():
+        for ev in run["evals"]:
+            if int(ev["step"]) == step and split in ev:
+                for t, (c, n) in ev[split]["per_task"].items():
+                    acc = tasks.setdefault(t, [0, 0])
+                    acc[0] += c
+                    acc[1] += n
+    return {t: np.array(v, dtype=float) for t, v in tasks.items()}
+
+
+def aggregate(results: dict[str, Any]) -> dict[str, Any]:
+    """Curves per arm and split with seed bands, and the final step compared arm by arm with the verdict arm."""
+    curves: dict[str, Any] = {}
+    final: dict[str, Any] = {}
+    splits = [s for s, ids in results["splits"].items() if ids]
+    for name, arm in results["arms"].items():
+        seeds = arm["seeds"]
+        if not seeds:
+            continue
+        curves[name] = {}
+        final[name] = {}
+        last = min(max(int(e["step"]) for e in run["evals"]) for run in seeds.values())
+        for split in splits:
+            checks = sorted({c for run in seeds.values() for ev in run["evals"] for c in ev.get(split, {}).get("checks", {})})
+            curves[name][split] = {
+                "pass1": _curve(seeds, split, lambda m: m["pass1"]["value"]),
+                "checks": {c: _curve(seeds, split, lambda m, c=c: m["checks"].get(c)) for c in checks},
+                "tokens_per_episode": _curve(seeds, split, lambda m: m["tokens_per_episode"]),
+                "closing_words": _curve(seeds, split, lambda m: m["closing_words"]),
+                "closing_stuffed": _curve(seeds, split, lambda m: m["closing_stuffed"]),
+                "said_but_not_done": _curve(seeds, split, lambda m: m["said_but_not_done"]),
+            }
+            pooled = _pooled(seeds, split, last)
+            c = np.array([v[0] for v in pooled.values()])
+            n = np.array([v[1] for v in pooled.values()])
+            final[name][split] = {
+                "step": last,
+                "pass1_per_seed": {s: next(e[split]["pass1"]["value"] for e in run["evals"] if int(e["step"]) == last)
+                                   for s, run in seeds.items()},
+                "pass1_pooled": float(c.sum() / n.sum()) if n.sum() else float("nan"),
+                "pass1_pooled_ci95": list(bootstrap_interval(c, n)) if n.sum() else [float("nan")] * 2,
+            }
+        curves[name]["train"] = _train_curves(seeds)
+    baseline = next((a for a in ("verdict",) if a in final), None)
+    if baseline:
+        for name in final:
+            for split in splits:
+                final[name][split]["minus_verdict"] = _paired(results["arms"][baseline]["seeds"],
+                                                              results["arms"][name]["seeds"], split)
+    return {"curves": curves, "final": final}
+
+
+def _paired(base: dict[str, Any], other: dict[str, Any], split: str) -> dict[str, Any]:
+    """pass@1 difference at the last step, per task pooled over seeds, with a bootstrap interval over tasks."""
+    def last(seeds: dict[str, Any]) -> int:
+        return min(max(int(e["step"]) for e in run["evals"]) for run in seeds.values())
+
+    a, b = _pooled(base, split, last(base)), _pooled(other, split, last(other))
+    tasks = sorted(set(a) & set(b))
+    if not tasks:
+        return {"tasks": 0}
+    diffs = np.array([b[t][0] / b[t][1] - a[t][0] / a[t][1] for t in tasks])
+    lo, hi = bootstrap_mean_interval(diffs)
+    return {"mean": float(diffs.mean()), "ci95": [lo, hi], "tasks": len(tasks)}
+
+
+def _train_curves(seeds: dict[str, Any]) -> dict[str, Any]:
+    keys = sorted({k for run in seeds.values() for h in run["train"] for k in h if k != "step"})
+    out: dict[str, Any] = {}
+    for key in keys:
+        by_step: dict[int, list[float]] = {}
+        for run in seeds.values():
+            for h in run["train"]:
+                if key in h:
+                    by_step.setdefault(int(h["step"]), []).append(float(h[key]))
+        out[key] = {str(s): {"mean": float(np.nanmean(v)), "min": float(np.nanmin(v)), "max": float(np.nanmax(v))}
+                    for s, v in sorted(by_step.items())}
+    return out
+
+
+# --------------------------------------------------------------------------- plots
+
+
+_STYLES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D")]  # arms that coincide stay visible
+
+
+def _band(ax: Any, curve: dict[str, dict[str, float]], label: str, color: Any, style: int = 0) -> None:
+    if not curve:
+        return
+    steps = [int(s) for s in curve]
+    mean = [curve[s]["mean"] for s in curve]
+    from matplotlib.ticker import MaxNLocator
+
+    line, marker = _STYLES[style % len(_STYLES)]
+    ax.plot(steps, mean, linestyle=line, marker=marker, ms=4, label=label, color=color, alpha=0.85)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.fill_between(steps, [curve[s]["min"] for s in curve], [curve[s]["max"] for s in curve], alpha=0.2, color=color)
+
+
+def plot_all(results: dict[str, Any], out: Path) -> list[str]:
+    """pass@1, each check's pass rate and the training signals against steps, per arm, with min-max seed bands."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curves = results["summary"]["curves"]
+    arms = list(curves)
+    colors = {a: plt.get_cmap("tab10")(i % 10) for i, a in enumerate(arms)}
+    splits = [s for s, ids in results["splits"].items() if ids]
+    folder = out / "plots"
+    folder.mkdir(parents=True, exist_ok=True)
+    written: list[str] = []
+    seeds = len(results["config"]["seeds"])
+
+    fig, axes = plt.subplots(1, len(splits), figsize=(5.5 * len(splits), 4), squeeze=False)
+    for ax, split in zip(axes[0], splits):
+        for arm in arms:
+            _band(ax, curves[arm][split]["pass1"], arm, colors[arm], arms.index(arm))
+        ax.set(title=f"pass@1, {split} ({len(results['splits'][split])} tasks)", xlabel="GRPO step", ylabel="pass@1",
+               ylim=(-0.02, 1.02))
+        ax.legend(fontsize=8)
+    fig.suptitle(f"mean over {seeds} seeds, band: min to max")
+    fig.tight_layout()
+    written.append(_save(fig, folder / "pass1.png"))
+
+    for split in splits:
+        checks = sorted({c for arm in arms for c in curves[arm][split]["checks"]})
+        if not checks:
+            continue
+        cols = min(3, len(checks))
+        rows = (len(checks) + cols - 1) // cols
+        fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.3 * rows), squeeze=False)
+        for i, check in enumerate(checks):
+            ax = axes[i // cols][i % cols]
+            for arm in arms:
+                _band(ax, curves[arm][split]["checks"].get(check, {}), arm, colors[arm], arms.index(arm))
+            ax.set(title=check, xlabel="GRPO step", ylabel="pass rate", ylim=(-0.02, 1.02))
+            ax.title.set_fontsize(8)
+        for j in range(len(checks), rows * cols):
+            axes[j // cols][j % cols].axis("off")
+        axes[0][0].legend(fontsize=7)
+        fig.suptitle(f"per-check pass rate, {split}; mean over {seeds} seeds, band: min to max")
+        fig.tight_layout()
+        written.append(_save(fig, folder / f"checks_{split}.png"))
+
+    panels = [("reward", "trained reward"), ("rewards/reward_verdict/mean", "verdict (rollouts)"),
+              ("shaping/zero_std_groups_trained", "share of zero-std groups (trained reward)"),
+              ("shaping/zero_std_groups_verdict", "share of zero-std groups (verdict)"),
+              ("shaping/closing_words", "closing words (rollouts)"), ("shaping/closing_stuffed", "stuffed closings (rollouts)")]
+    fig, axes = plt.subplots(2, 3, figsize=(15, 7), squeeze=False)
+    for i, (key, title) in enumerate(panels):
+        ax = axes[i // 3][i % 3]
+        for arm in arms:
+            _band(ax, curves[arm]["train"].get(key, {}), arm, colors[arm], arms.index(arm))
+        ax.set(title=title, xlabel="GRPO step")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    written.append(_save(fig, folder / "training.png"))
+    return written
+
+
+def _save(fig: Any, path: Path) -> str:
+    import matplotlib.pyplot as plt
+
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return str(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Recompute the summary and redraw the plots of a finished (or partly finished) run folder."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description="Recompute summary and plots of a shaping run from its results.json.")
+    parser.add_argument("out", help="the run folder (holds results.json)")
+    args = parser.parse_args(argv)
+    path = Path(args.out) / "results.json"
+    if not path.is_file():
+        parser.error(f"no results.json in {args.out}")
+    results = json.loads(path.read_text(encoding="utf-8"))
+    done = {name: {"seeds": arm["seeds"]} for name, arm in results["arms"].items() if arm["seeds"]}
+    results["arms"] = done
+    results["summary"] = aggregate(results)
+    results["plots"] = plot_all(results, Path(args.out)) if done else []
+    path.write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")
+    print("\n".join(results["plots"]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
