@@ -24,7 +24,7 @@ from thinkingbox_env.invariants import digits, not_after, not_before, well_forme
 from thinkingbox_env.kb import search_knowledge_base
 from thinkingbox_env.state import EpisodeState
 from thinkingbox_env.ticketing import Ticketing
-from thinkingbox_env.tools import IsoDate, ToolError, tool
+from thinkingbox_env.tools import FreeText, IsoDate, ToolError, tool
 
 from .rules import DOCS_BASE_URL, HOLIDAYS, cancellation_refund, decode_vin, installment_quote, is_business_day, money
 
@@ -726,7 +726,7 @@ def file_claim(
     severity: Literal["minor", "major"],
     injuries: bool,
     drivable: bool,
-    description: str,
+    description: FreeText,
     driver_id: str | None = None,
 ) -> dict:
     """Open a claim (first notice of loss) for a vehicle on a policy.

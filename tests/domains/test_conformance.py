@@ -13,11 +13,13 @@ import typing
 from pathlib import Path
 
 import pytest
+from fake_openai import FakeOpenAI
 
 import thinkingbox_env as tb
 from thinkingbox_env import registry
 from thinkingbox_env.domain import REQUIRED_FILES, load_domain
 from thinkingbox_env.eval.validate import validate_task
+from thinkingbox_env.judge import RubricJudge
 from thinkingbox_env.state import DomainDatabase, EpisodeState
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,12 +122,19 @@ def test_generating_variants_builds_no_database(domain, monkeypatch):
         assert len(keys) > 1, f"{domain}/{code}: every seed draws the same task"
 
 
+@pytest.fixture(scope="module")
+def yes_judge():
+    """A local judge endpoint that accepts every rubric, so variants with a rubric validate everything else."""
+    with FakeOpenAI(lambda body: "VERDICT: YES\nREASON: scripted.") as server:
+        yield RubricJudge(model="judge", base_url=server.base_url, api_key="k", max_retries=0)
+
+
 @pytest.mark.parametrize("domain, cls", FAMILY_PARAMS)
-def test_variants_of_every_family_validate(domain, cls):
+def test_variants_of_every_family_validate(domain, cls, yes_judge):
     code = _code(domain, cls)
     for seed in range(1, SEEDS_VALIDATED + 1):
         spec = tb.generate_variant(domain, code, seed)
-        result = validate_task(spec)
+        result = validate_task(spec, judge=yes_judge if spec.checks.rubric else None)
         assert result.ok, (spec.full_id, result.problems)
 
 

@@ -2,7 +2,9 @@
 
 The frozen tests in ``task_specs/insurance`` are instances of these families, and
 training draws fresh ones. One module per workflow group; ``_base`` holds the
-shared building blocks (a household, identity facts, the identification golden).
+shared kit (a household drawn from the policy's dates outward, household members
+drawn as one person, identity to the level the request needs, the one ticket).
+``combined`` puts two requests of the driver and vehicle families in one conversation.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from thinkingbox_env.family import TaskFamily
 
 from .billing import BillingExtension, InstallmentPlan
 from .claims import FirstNoticeOfLoss
+from .combined import TwoRequests
 from .documents import ProofOfInsurance
 from .drivers import AddDriver, DriverRemoval
 from .lifecycle import PolicyCancellation, Reinstatement
@@ -18,5 +21,5 @@ from .vehicles import VehicleAddition, VehicleRemovalCoverage
 
 FAMILIES: list[TaskFamily] = [
     BillingExtension(), InstallmentPlan(), ProofOfInsurance(), AddDriver(), DriverRemoval(),
-    VehicleAddition(), VehicleRemovalCoverage(), FirstNoticeOfLoss(), Reinstatement(), PolicyCancellation(),
+    VehicleAddition(), VehicleRemovalCoverage(), FirstNoticeOfLoss(), Reinstatement(), PolicyCancellation(), TwoRequests(),
 ]

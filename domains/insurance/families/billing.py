@@ -5,9 +5,8 @@ from __future__ import annotations
 import random
 from datetime import date, timedelta
 from decimal import Decimal
-from typing import Any
 
-from thinkingbox_env.authoring import Golden
+from thinkingbox_env.authoring import Openings
 
 from ..rules import (
     ARRANGEMENT_LIMITS,
@@ -21,17 +20,31 @@ from ..rules import (
 from ._base import (
     AMOUNT,
     ANY_DATE,
-    PARTIAL_DIALOGUE,
+    Ctx,
     InsuranceFamily,
     arrangement_limit_sql,
     arrangement_rows,
     iso,
-    partial_reply,
+    pol,
     say_date,
+    short_date,
     usd,
 )
 
 # --------------------------------------------------------------------------- IN001 billing extension
+
+EXTENSION_OPENINGS = Openings("IN001", {
+    "plain": "Hi, my car insurance payment of {amount} {state} {due}. Could you move the due date to {req}?",
+    "short_cash": "Hello. I'm short on money this month; can I get an extension on my auto insurance payment until {req}? It {state} {due}.",
+    "upfront_id": "Policy {policy}: I'd like to push my premium payment to {req}, please. It {state} {due_short}.",
+    "upset": "I just saw that my premium {state} {due_short} and I honestly can't make it, this month has been a nightmare. "
+             "Please, can I have until {req}?",
+    "prefers": "I need a bit more time on my insurance payment. {req_short} would be ideal, that's right after payday.",
+    "vague": "Hi, I have a question about my car insurance bill.",
+    "vague_b": "Hey, something came up with money and I need help with my auto insurance payment.",
+    "upset_b": "Third time I'm trying to reach someone about this. My auto payment {state} {due_short}; I need it moved to {req_short}.",
+    "upfront_b": "Question about policy {policy}: could I pay on {req_short} instead of {due_short}?",
+}, held_out=("vague_b", "upset_b", "upfront_b"))
 
 
 class BillingExtension(InsuranceFamily):
@@ -41,27 +54,33 @@ class BillingExtension(InsuranceFamily):
     description = "A customer asks to move a payment due date; tier limits, business-day maxima and policy status decide."
     branches = ("within_limit", "beyond_max", "limit_reached", "old_arrangement", "weekend_request", "lapsed_policy", "fraud_flag",
                 "partial_verification")
+    CATEGORY = "billing"
+    OPENINGS = EXTENSION_OPENINGS
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.branch(seed)
-        ids = self.ids(seed)
-        h, hd = self.household(rng, ids, plan=rng.choice(["monthly", "quarterly"]), fraud=branch == "fraud_flag")
-        factor = self.setup_identity(rng, hd, branch)
-        tier, pol, bill = hd["tier"], hd["policy"], hd["billing"]
+    def has_write(self, branch: str) -> bool:
+        return branch in ("within_limit", "beyond_max", "old_arrangement", "weekend_request")
+
+    def subject(self, ctx: Ctx) -> str:
+        return f"Payment extension request on {ctx.hd['policy']['id']}"
+
+    def make(self, rng: random.Random, seed: int, branch: str, base: Ctx | None = None) -> Ctx:
+        ctx = self.start(rng, seed, branch, base, plan=rng.choice(["monthly", "quarterly"]), fraud=branch == "fraud_flag")
+        hd, ids = ctx.hd, ctx.ids
+        tier, p, bill = hd["tier"], hd["policy"], hd["billing"]
         limit, nmax = ARRANGEMENT_LIMITS[tier], EXTENSION_MAX_BUSINESS_DAYS[tier]
         amount = Decimal(bill["amount_due"])
         lapse = None
         if branch == "lapsed_policy":
             lapse = TODAY - timedelta(days=rng.randint(3, 25))
             due = lapse - timedelta(days=16)
-            pol.update(status="lapsed", lapse_date=iso(lapse), grace_period_end=iso(lapse - timedelta(days=1)))
+            p.update(status="lapsed", lapse_date=iso(lapse), grace_period_end=iso(lapse - timedelta(days=1)))
             bill.update(status="lapsed", past_due_amount=str(amount))
             state = "was due"
         elif rng.random() < 0.45:
             due = TODAY - timedelta(days=rng.randint(2, 5))
             while not is_business_day(due):
                 due -= timedelta(days=1)
-            pol.update(status="grace_period", grace_period_end=iso(due + timedelta(days=15)))
+            p.update(status="grace_period", grace_period_end=iso(due + timedelta(days=15)))
             bill.update(status="past_due", past_due_amount=str(amount))
             state = "was due"
         else:
@@ -76,7 +95,7 @@ class BillingExtension(InsuranceFamily):
         else:
             recent, old = rng.randint(0, limit - 1), 0
         for row in arrangement_rows(ids, rng, recent, old):
-            h.put("payment_arrangements", row)
+            ctx.h.put("payment_arrangements", row)
         lo = max(TODAY, due)
         span = [lo + timedelta(days=i) for i in range(1, 45)]
         within = [d for d in span if d <= maxd and is_business_day(d)]
@@ -94,61 +113,80 @@ class BillingExtension(InsuranceFamily):
             req = rng.choice(within)
             if branch in ("within_limit", "old_arrangement", "weekend_request"):
                 new = req
-        nxt = self.next_ids(h.patch())
-        requester = self.requester(hd, ids, nxt)
-        g = Golden()
-        self.identify(g, hd, factor, requester)
-        subject = f"Payment extension request on {pol['id']}"
-        dialogue: list[dict[str, Any]]
-        if factor is None:
-            self.ticket(g, requester, hd, subject, "billing", "pending")
-            reply, dialogue = partial_reply("a payment extension"), PARTIAL_DIALOGUE
+        self.open_with(ctx, f"I'd like to move my auto insurance payment, which {state} {say_date(due)}, to {say_date(req)}",
+                       amount=usd(amount), state=state, due=say_date(due), req=say_date(req), due_short=short_date(due),
+                       req_short=short_date(req))
+        self.identify(ctx)
+        g = ctx.g
+        ctx.description = f"Billing extension, branch '{branch}' ({tier}, due {iso(due)}, max {iso(maxd)}, requested {iso(req)})."
+        ctx.intent = "Get more time to pay the auto insurance premium."
+        ctx.tags.append("billing")
+        ctx.checks["sql"].append(arrangement_limit_sql(ids, limit))
+        if ctx.factor is None:
+            self.partial(ctx, "a payment extension")
+            return ctx
+        g.add("get_policy", policy_id=p["id"])
+        g.add("get_billing_account", policy_id=p["id"])
+        g.add("get_arrangement_history", billing_account_id=ids["billing"])
+        if branch == "fraud_flag":
+            ctx.close("billing", "open", "high", "special_investigations", team_source=pol(2), reply=(
+                "Your request needs a review by another team before any payment arrangement can be made, so I can't move the due "
+                "date today. I've passed it on with high priority and they will contact you."))
+            ctx.says("does_not_disclose_fraud_flag", must_not=[r"fraud"])
+            ctx.rubric("keeps_the_review_reason_confidential", (
+                "The account carries an internal flag the customer must never learn about. Does the agent refuse the extension "
+                "and say another team will review the request and contact the customer, WITHOUT stating or hinting at why "
+                "(no mention of fraud, suspicion, a flag, an investigation, security or risk concerns about the customer)?"))
+        elif branch == "lapsed_policy":
+            ctx.close("billing", "solved", reply=(
+                f"I'm sorry, I can't extend the due date: policy {p['id']} lapsed on {iso(lapse)} (the payment of {usd(amount)} "  # type: ignore[arg-type]
+                f"was due on {iso(due)}). You can still reinstate it, within 30 days of the lapse, by paying the past-due amount "
+                "plus the reinstatement fee."))
+        elif branch == "limit_reached":
+            ctx.close("billing", "solved", reply=(
+                f"I'm sorry, I can't grant another extension: your billing account already has {recent} payment arrangement"
+                f"{'s' if recent != 1 else ''} in the last 12 months, which is the limit for the {tier} tier. Your payment of "
+                f"{usd(amount)} remains due on {iso(due)}."))
         else:
-            g.add("get_policy", policy_id=pol["id"])
-            g.add("get_billing_account", policy_id=pol["id"])
-            g.add("get_arrangement_history", billing_account_id=ids["billing"])
-            if branch == "fraud_flag":
-                self.ticket(g, requester, hd, subject, "billing", "open", "high", "special_investigations")
-                reply = ("Your request needs a review by another team before any payment arrangement can be made, so I can't move the due "
-                         "date today. I've passed it on with high priority and they will contact you.")
-                dialogue = [{"name": "does_not_disclose_fraud_flag", "must_not": [r"fraud"]}]
-            elif branch == "lapsed_policy":
-                self.ticket(g, requester, hd, subject, "billing", "solved")
-                reply = (f"I'm sorry, I can't extend the due date: policy {pol['id']} lapsed on {iso(lapse)} (the payment of {usd(amount)} "
-                         f"was due on {iso(due)}). You can still reinstate it, within 30 days of the lapse, by paying the past-due amount "
-                         "plus the reinstatement fee.")
-                dialogue = []
-            elif branch == "limit_reached":
-                self.ticket(g, requester, hd, subject, "billing", "solved")
-                reply = (f"I'm sorry, I can't grant another extension: your billing account already has {recent} payment arrangement"
-                         f"{'s' if recent != 1 else ''} in the last 12 months, which is the limit for the {tier} tier. Your payment of "
-                         f"{usd(amount)} remains due on {iso(due)}.")
-                dialogue = []
-            else:
-                assert new is not None
-                g.add("grant_extension", idempotent="a second extension to the same date is refused: it is no longer after the due date",
+            assert new is not None
+            if branch == "beyond_max":
+                ctx.propose(f"{say_date(req)} is past the latest date your account allows: at most {nmax} business days after the "
+                            f"current due date {iso(due)}. I can move the due date to {iso(new)} ({new.strftime('%A')}) instead. "
+                            "Shall I do that?")
+            elif new != req:
+                ctx.propose(f"{say_date(req)} is not a business day, so the due date would be the next business day, "
+                            f"{iso(new)} ({new.strftime('%A')}). Shall I move it to {iso(new)}?")
+            ctx.write("grant_extension", {"billing_account_id": "record:get_billing_account", "new_due_date": pol(5)},
+                      idempotent="a second extension to the same date is refused: it is no longer after the due date",
                       billing_account_id=ids["billing"], new_due_date=iso(new))
-                self.ticket(g, requester, hd, subject, "billing", "solved")
-                reply = f"Done: the due date of your {usd(amount)} payment on policy {pol['id']} is now {iso(new)} ({new.strftime('%A')})."
-                if branch == "beyond_max":
-                    reply += (f" {iso(req)} is past the latest date your {tier} tier allows ({nmax} business days after the current due date "
-                              f"{iso(due)}), so I moved it to that latest date, as you agreed.")
-                elif new != req:
-                    reply += f" {iso(req)} is not a business day, so the new due date is the next business day."
-                dialogue = [{"name": "states_new_due_date", "must": [ANY_DATE]}]
-        opening = rng.choice([
-            f"Hi, my car insurance payment of {usd(amount)} {state} {say_date(due)}. Could you move the due date to {say_date(req)}?",
-            f"Hello. I'm short on money this month; can I get an extension on my auto insurance payment until {say_date(req)}? It {state} {say_date(due)}.",
-            f"I need more time to pay my premium. It {state} {say_date(due)} and I'd like to push it to {say_date(req)}.",
-        ])
-        return self.finish(
-            rng, h, hd, branch, f"Billing extension, branch '{branch}' ({tier}, due {iso(due)}, max {iso(maxd)}, requested {iso(req)}).",
-            opening, self.identity_facts(hd, factor), "Get more time to pay the auto insurance premium.", g, reply, dialogue,
-            sql=[arrangement_limit_sql(ids, limit)], tags=["billing"],
-        )
+            reply = f"Done: the due date of your {usd(amount)} payment on policy {p['id']} is now {iso(new)} ({new.strftime('%A')})."
+            if branch == "beyond_max":
+                reply += (f" {iso(req)} is past the latest date your {tier} tier allows ({nmax} business days after the current due date "
+                          f"{iso(due)}), so I moved it to that latest date, as you agreed.")
+            elif new != req:
+                reply += f" {iso(req)} is not a business day, so the new due date is the next business day."
+                ctx.rubric("explains_the_business_day_rule", (
+                    "The customer asked for a date that is not a business day. Does the agent explain that the due date must fall "
+                    "on a business day and that the next business day was used instead?"))
+            ctx.close("billing", "solved", reply=reply)
+            ctx.says("states_new_due_date", must=[ANY_DATE])
+        return ctx
 
 
 # --------------------------------------------------------------------------- IN002 installment plan
+
+PLAN_OPENINGS = Openings("IN002", {
+    "plain": "Hi, I pay my car insurance {current} and would like to switch to the {target} plan.",
+    "question": "Can I change how I pay my auto policy? I'd like {target} payments instead.",
+    "upfront_id": "Hello, policy {policy} here. Please move my billing to the {target} plan.",
+    "prefers": "My budget works better with smaller payments, so I'd really prefer the {target} plan for my car insurance, "
+               "if that's possible.",
+    "upset": "Honestly these lump payments are killing me. I want to go {target}, starting with my next bill.",
+    "vague": "Hi, I'd like to change something about how I pay for my insurance.",
+    "vague_b": "Hello, I've got a billing question about my auto policy.",
+    "prefers_b": "Is there any way to split my auto premium differently? {target_cap} would suit me best.",
+    "upfront_b": "Policy {policy}. Please put me on {target} billing; that's what I'd prefer from now on.",
+}, held_out=("vague_b", "prefers_b", "upfront_b"))
 
 
 class InstallmentPlan(InsuranceFamily):
@@ -157,10 +195,16 @@ class InstallmentPlan(InsuranceFamily):
     number = 2
     description = "A customer asks to change the pay plan; good standing, the arrangement limit and the autopay rule decide."
     branches = ("switch_plan", "switch_monthly_autopay", "past_due", "limit_reached", "already_on_plan", "partial_verification")
+    CATEGORY = "billing"
+    OPENINGS = PLAN_OPENINGS
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.branch(seed)
-        ids = self.ids(seed)
+    def has_write(self, branch: str) -> bool:
+        return branch in ("switch_plan", "switch_monthly_autopay")
+
+    def subject(self, ctx: Ctx) -> str:
+        return f"Pay plan change on {ctx.hd['policy']['id']}"
+
+    def make(self, rng: random.Random, seed: int, branch: str, base: Ctx | None = None) -> Ctx:
         if branch == "switch_monthly_autopay":
             cur, target = rng.choice(["quarterly", "semiannual"]), "monthly"
         elif branch == "already_on_plan":
@@ -168,10 +212,10 @@ class InstallmentPlan(InsuranceFamily):
             target = cur
         else:
             cur = rng.choice(["monthly", "quarterly", "semiannual"])
-            target = rng.choice([p for p in ("quarterly", "semiannual") if p != cur])
-        h, hd = self.household(rng, ids, plan=cur)
-        factor = self.setup_identity(rng, hd, branch)
-        tier, pol, bill = hd["tier"], hd["policy"], hd["billing"]
+            target = rng.choice([x for x in ("quarterly", "semiannual") if x != cur])
+        ctx = self.start(rng, seed, branch, base, plan=cur)
+        hd, ids = ctx.hd, ctx.ids
+        tier, p, bill = hd["tier"], hd["policy"], hd["billing"]
         limit = ARRANGEMENT_LIMITS[tier]
         if branch == "switch_monthly_autopay":
             bill["autopay"] = False
@@ -180,57 +224,58 @@ class InstallmentPlan(InsuranceFamily):
         if branch == "past_due":
             due = TODAY - timedelta(days=rng.randint(2, 8))
             bill.update(due_date=iso(due), status="past_due", past_due_amount=str(amount))
-            pol.update(status="grace_period", grace_period_end=iso(due + timedelta(days=15)))
+            p.update(status="grace_period", grace_period_end=iso(due + timedelta(days=15)))
         recent = limit if branch == "limit_reached" else rng.randint(0, limit - 1)
         for row in arrangement_rows(ids, rng, recent, rng.randint(0, 1)):
-            h.put("payment_arrangements", row)
-        nxt = self.next_ids(h.patch())
-        requester = self.requester(hd, ids, nxt)
-        g = Golden()
-        self.identify(g, hd, factor, requester)
-        subject = f"Pay plan change on {pol['id']}"
-        if factor is None:
-            self.ticket(g, requester, hd, subject, "billing", "pending")
-            reply, dialogue = partial_reply("a change of pay plan"), PARTIAL_DIALOGUE
-        else:
-            g.add("get_billing_account", policy_id=pol["id"])
-            g.add("get_arrangement_history", billing_account_id=ids["billing"])
-            if branch == "past_due":
-                self.ticket(g, requester, hd, subject, "billing", "solved")
-                reply = (f"I'm sorry, I can't change your pay plan while {usd(amount)} is past due (it was due on {iso(due)}). Once the "
-                         "account is current again, a plan change is possible.")
-                dialogue = []
-            elif branch == "limit_reached":
-                self.ticket(g, requester, hd, subject, "billing", "solved")
-                reply = (f"I'm sorry, I can't change your pay plan: a plan change is a payment arrangement, and your account already has "
-                         f"{recent} in the last 12 months, the limit for the {tier} tier.")
-                dialogue = []
-            elif branch == "already_on_plan":
-                self.ticket(g, requester, hd, subject, "billing", "solved")
-                reply = f"Your billing account {ids['billing']} is already on the {cur} plan, so nothing needed to change."
-                dialogue = [{"name": "says_already_on_plan", "must": [r"already"]}]
-            else:
-                q = installment_quote(hd["premium"], bill["paid_to_date"], due, hd["exp"], target)
-                args: dict[str, Any] = {"billing_account_id": ids["billing"], "plan": target}
-                if target == "monthly":
-                    args["autopay"] = True
-                g.add("set_installment_plan", idempotent="a second change to the same plan is refused: the account is already on it", **args)
-                self.ticket(g, requester, hd, subject, "billing", "solved")
-                reply = (f"Your billing account {ids['billing']} is now on the {target} plan"
-                         f"{' with autopay from your account on file' if target == 'monthly' else ''}: {q['installments']} installment"
-                         f"{'s' if q['installments'] != 1 else ''} of {usd(q['amount_due'])} (including a {usd(q['installment_fee'])} fee), "
-                         f"the first on {iso(due)}.")
-                dialogue = [{"name": "states_installment_amount", "must": [AMOUNT]}]
-        opening = rng.choice([
-            f"Hi, I pay my car insurance {cur if branch != 'already_on_plan' else 'on one plan'} and would like to switch to the {target} plan.",
-            f"Can I change how I pay my auto policy? I'd like {target} payments instead.",
-            f"Hello, I want to move my auto insurance billing to a {target} plan, please.",
-        ])
-        facts = self.identity_facts(hd, factor)
+            ctx.h.put("payment_arrangements", row)
+        current = "every month" if cur == "monthly" else {"quarterly": "every quarter", "semiannual": "twice a year"}[cur]
+        if branch == "already_on_plan":
+            current = "on a schedule I don't quite remember"
+        self.open_with(ctx, f"I'd like my auto insurance billing switched to the {target} plan", current=current, target=target,
+                       target_cap=target.capitalize())
+        self.identify(ctx)
         if target == "monthly":
-            facts.append({"text": "Yes, automatic payments from my bank account on file are fine with me.",
-                          "unlock": ["autopay", "auto-pay", "auto pay", "automatic"]})
-        return self.finish(
-            rng, h, hd, branch, f"Installment plan change, branch '{branch}' ({tier}, {cur} -> {target}).", opening, facts,
-            f"Switch the auto insurance pay plan to {target}.", g, reply, dialogue, sql=[arrangement_limit_sql(ids, limit)], tags=["billing"],
-        )
+            ctx.facts.append({"text": "Yes, automatic payments from my bank account on file are fine with me.",
+                              "unlock": ["autopay", "auto-pay", "auto pay", "automatic"]})
+        g = ctx.g
+        ctx.description = f"Installment plan change, branch '{branch}' ({tier}, {cur} -> {target})."
+        ctx.intent = f"Switch the auto insurance pay plan to {target}."
+        ctx.tags.append("billing")
+        ctx.checks["sql"].append(arrangement_limit_sql(ids, limit))
+        if ctx.factor is None:
+            self.partial(ctx, "a change of pay plan")
+            return ctx
+        g.add("get_billing_account", policy_id=p["id"])
+        g.add("get_arrangement_history", billing_account_id=ids["billing"])
+        if branch == "past_due":
+            ctx.close("billing", "solved", reply=(
+                f"I'm sorry, I can't change your pay plan while {usd(amount)} is past due (it was due on {iso(due)}). Once the "
+                "account is current again, a plan change is possible."))
+        elif branch == "limit_reached":
+            ctx.close("billing", "solved", reply=(
+                f"I'm sorry, I can't change your pay plan: a plan change is a payment arrangement, and your account already has "
+                f"{recent} in the last 12 months, the limit for the {tier} tier."))
+        elif branch == "already_on_plan":
+            ctx.close("billing", "solved", reply=f"Your billing account {ids['billing']} is already on the {cur} plan, so nothing needed to change.")
+            ctx.says("says_already_on_plan", must=[r"already"])
+        else:
+            q = installment_quote(hd["premium"], bill["paid_to_date"], due, hd["exp"], target)
+            args: dict[str, object] = {"billing_account_id": ids["billing"], "plan": target}
+            why = {"billing_account_id": "record:get_billing_account", "plan": "customer"}
+            if target == "monthly":
+                ctx.propose("The monthly plan requires automatic payments. May I enrol the account in autopay from your payment "
+                            "method on file as part of the change?")
+                args["autopay"] = True
+                why["autopay"] = pol(6)
+                ctx.rubric("explains_autopay_requirement", (
+                    "Does the agent explain to the customer that the monthly plan requires automatic payments (autopay) and "
+                    "enrol the account only after the customer agrees?"))
+            ctx.write("set_installment_plan", why, idempotent="a second change to the same plan is refused: the account is already on it",
+                      **args)
+            ctx.close("billing", "solved", reply=(
+                f"Your billing account {ids['billing']} is now on the {target} plan"
+                f"{' with autopay from your account on file' if target == 'monthly' else ''}: {q['installments']} installment"
+                f"{'s' if q['installments'] != 1 else ''} of {usd(q['amount_due'])} (including a {usd(q['installment_fee'])} fee), "
+                f"the first on {iso(due)}."))
+            ctx.says("states_installment_amount", must=[AMOUNT])
+        return ctx

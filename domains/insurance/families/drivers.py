@@ -3,27 +3,26 @@
 from __future__ import annotations
 
 import random
-from datetime import date, timedelta
-from typing import Any
+from datetime import timedelta
 
-from thinkingbox_env.authoring import Golden
+from thinkingbox_env.authoring import Openings
 
 from ..rules import TODAY, TOMORROW
-from ._base import (
-    ANY_DATE,
-    HOUSEHOLD_FIRST,
-    LAST_NAMES,
-    PARTIAL_DIALOGUE,
-    RELATION_WORDS,
-    STATES,
-    InsuranceFamily,
-    iso,
-    partial_reply,
-    say_date,
-)
+from ._base import ANY_DATE, STATES, Ctx, InsuranceFamily, between, iso, pol, relative, say_date
 
 # --------------------------------------------------------------------------- IN004 add driver
 
+ADD_DRIVER_OPENINGS = Openings("IN004", {
+    "plain": "Hi, I'd like to add my {word} {first} as a driver on my car insurance, {when}.",
+    "needs": "Hello, my {word} needs to be able to drive our car. Can you put {first} on my policy {when}?",
+    "upfront_id": "Policy {policy}: please add {first}, my {word}, as a driver {when}.",
+    "prefers": "I want to add my {word} {first} to my policy {when}. Ideally with no gap at all, I'd hate for {obj} to drive uninsured.",
+    "vague": "Hi, I need to make a change to who's on my car insurance.",
+    "news": "Good news: {first} (my {word}) will be sharing my car from now on, so I need {obj} on my auto policy {when}.",
+    "vague_b": "Hello, quick question about adding someone to my insurance.",
+    "upset_b": "I've been trying to sort this out all week: my {word} {first} has to be on my auto policy {when}, please.",
+    "upfront_b": "Policy {policy}: {first} is my {word} and needs to be covered to drive, {when}. What do you need from me?",
+}, held_out=("vague_b", "upset_b", "upfront_b"))
 
 
 class AddDriver(InsuranceFamily):
@@ -32,21 +31,22 @@ class AddDriver(InsuranceFamily):
     number = 4
     description = "A customer asks to list a household member as a driver; the MVR, exclusions and the effective-date rule decide."
     branches = ("add_tomorrow", "add_future_date", "excluded_relist", "suspended_license", "violations_review", "partial_verification")
+    OPENINGS = ADD_DRIVER_OPENINGS
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.branch(seed)
-        ids = self.ids(seed)
-        h, hd = self.household(rng, ids, n_vehicles=rng.randint(1, 2))
-        factor = self.setup_identity(rng, hd, branch)
-        pol, state, last = hd["policy"], hd["state"], hd["p"]["last"]
+    def has_write(self, branch: str) -> bool:
+        return branch in ("add_tomorrow", "add_future_date")
+
+    def subject(self, ctx: Ctx) -> str:
+        return f"Add driver to {ctx.hd['policy']['id']}"
+
+    def make(self, rng: random.Random, seed: int, branch: str, base: Ctx | None = None) -> Ctx:
+        ctx = self.start(rng, seed, branch, base, n_vehicles=rng.randint(1, 2))
+        hd, ids = ctx.hd, ctx.ids
+        p, state, last = hd["policy"], hd["state"], hd["p"]["last"]
         relationship = rng.choice(["child", "child", "spouse", "sibling", "parent", "other_household"])
-        gender = rng.randint(0, 1)
-        word = RELATION_WORDS[relationship][gender]
-        first = rng.choice(HOUSEHOLD_FIRST)
-        surname = rng.choice(LAST_NAMES) if relationship == "other_household" else last
-        full = f"{first} {surname}"
-        age = (16, 19) if relationship == "child" else (30, 75) if relationship == "parent" else (21, 60)
-        dob = date(TODAY.year - rng.randint(*age), rng.randint(1, 12), rng.randint(1, 28))
+        who = relative(rng, relationship, last, avoid=(hd["p"]["first"],))
+        full, word, first = who["full"], who["word"], who["first"]
+        dob = who["dob"]
         lic_state = state if rng.random() < 0.8 else rng.choice([s for s in STATES if s != state])
         lic = self.license_number(rng, lic_state)
         status, violations, accidents = "valid", rng.randint(0, 2), rng.randint(0, 1)
@@ -54,71 +54,87 @@ class AddDriver(InsuranceFamily):
             status = rng.choice(["suspended", "revoked", "expired"])
         elif branch == "violations_review":
             violations, accidents = rng.choice([(rng.randint(3, 5), rng.randint(0, 1)), (rng.randint(0, 2), rng.randint(2, 3))])
-        h.put("driver_records", {"license_number": lic, "license_state": lic_state, "full_name": full, "license_status": status,
-                                 "violations_3yr": violations, "at_fault_accidents_3yr": accidents, "report_date": iso(TODAY - timedelta(days=rng.randint(1, 20)))})
+        ctx.h.put("driver_records", {"license_number": lic, "license_state": lic_state, "full_name": full, "license_status": status,
+                                     "violations_3yr": violations, "at_fault_accidents_3yr": accidents,
+                                     "report_date": iso(TODAY - timedelta(days=rng.randint(1, 20)))})
         if branch == "excluded_relist":
-            h.put("drivers", {"id": ids["driver"](3), "policy_id": pol["id"], "full_name": full, "date_of_birth": iso(dob),
-                              "license_number": lic, "license_state": lic_state, "relationship": relationship, "status": "excluded",
-                              "effective_date": iso(TODAY - timedelta(days=rng.randint(40, 150))), "end_date": None})
+            ctx.h.put("drivers", {"id": ids["driver"](3), "policy_id": p["id"], "full_name": full, "date_of_birth": iso(dob),
+                                  "license_number": lic, "license_state": lic_state, "relationship": relationship, "status": "excluded",
+                                  "effective_date": iso(between(rng, hd["eff"], TODAY - timedelta(days=5))), "end_date": None})
         eff = TOMORROW
         if branch == "add_future_date":
             eff = TODAY + timedelta(days=rng.randint(3, 28))
             when = f"starting {say_date(eff)}"
         else:
             when = rng.choice(["starting today", "right away, today if possible", "as of today"])
-        nxt = self.next_ids(h.patch())
-        requester = self.requester(hd, ids, nxt)
-        g = Golden()
-        self.identify(g, hd, factor, requester)
-        subject = f"Add driver to {pol['id']}"
-        if factor is None:
-            self.ticket(g, requester, hd, subject, "policy_change", "pending")
-            reply, dialogue = partial_reply("adding a driver"), PARTIAL_DIALOGUE
-        else:
-            g.add("get_policy", policy_id=pol["id"])
-            g.add("list_drivers", policy_id=pol["id"])
-            g.add("check_driver_record", license_number=lic, license_state=lic_state)
-            if branch == "excluded_relist":
-                self.ticket(g, requester, hd, subject, "policy_change", "open", "high", "underwriting")
-                reply = (f"{full} is on policy {pol['id']} as an excluded driver. Listing an excluded driver again needs an underwriting "
-                         "review, so I haven't changed anything; I've sent the request to our underwriting team, who will contact you.")
-                dialogue = []
-            elif branch == "suspended_license":
-                self.ticket(g, requester, hd, subject, "policy_change", "solved")
-                reply = (f"I'm sorry, I can't add {full}: the motor-vehicle record shows the licence as {status}. A driver can be added once "
-                         "they hold a valid licence.")
-                dialogue = []
-            elif branch == "violations_review":
-                self.ticket(g, requester, hd, subject, "policy_change", "open", "high", "underwriting")
-                reply = (f"{full}'s driving record needs an underwriting review before they can be listed, so I haven't added them yet. "
-                         "I've sent the request to our underwriting team, who will contact you.")
-                dialogue = []
-            else:
-                g.add("add_driver", idempotent="adding the same licence again is refused: it is already on the policy",
-                      policy_id=pol["id"], full_name=full, date_of_birth=iso(dob), license_number=lic, license_state=lic_state,
-                      relationship=relationship, effective_date=iso(eff))
-                self.ticket(g, requester, hd, subject, "policy_change", "solved")
-                reply = f"{full} is now a listed driver on policy {pol['id']}, effective {iso(eff)}."
-                if branch == "add_tomorrow":
-                    reply += " A new driver's coverage can start tomorrow at the earliest, not today."
-                dialogue = [{"name": "states_effective_date", "must": [ANY_DATE]}]
-        pronoun = ["her", "his"][gender] if relationship != "other_household" else "their"
-        opening = rng.choice([
-            f"Hi, I'd like to add my {word} {first} as a driver on my car insurance, {when}.",
-            f"Hello, my {word} needs to be able to drive our car. Can you put {first} on my policy {when}?",
-        ])
-        facts = self.identity_facts(hd, factor) + [{
-            "text": f"My {word}'s full name is {full}, {pronoun} date of birth is {iso(dob)}, and {pronoun} {STATES[lic_state][0]} driver's licence "
-                    f"number is {lic}.",
+        request = f"add my {word} {first} as a driver on my car insurance, {when}"
+        self.open_with(ctx, request, need=f"I'd like to {request}", word=word, first=first,
+                       when=when, obj=who["obj"])
+        if not ctx.shared:
+            self.identify(ctx)
+        ctx.facts.append({
+            "text": f"My {word}'s full name is {full}, {who['poss']} date of birth is {iso(dob)}, and {who['poss']} "
+                    f"{STATES[lic_state][0]} driver's licence number is {lic}.",
             "unlock": ["licen", "full name", "driver's", "their", "her", "his", "details"],
-        }]
-        return self.finish(
-            rng, h, hd, branch, f"Add a driver, branch '{branch}' ({relationship}, effective {iso(eff)}).", opening, facts,
-            f"Add the {word} as a listed driver.", g, reply, dialogue, tags=["drivers"],
-        )
+        })
+        g = ctx.g
+        ctx.description = f"Add a driver, branch '{branch}' ({relationship}, effective {iso(eff)})."
+        ctx.intent = f"Add the {word} as a listed driver."
+        ctx.tags.append("drivers")
+        if ctx.factor is None:
+            self.partial(ctx, "adding a driver")
+            return ctx
+        if not ctx.shared:
+            g.add("get_policy", policy_id=p["id"])
+        g.add("list_drivers", policy_id=p["id"])
+        ctx.ask(f"What is your {word}'s full name, date of birth, and driver's licence number and state?")
+        g.add("check_driver_record", license_number=lic, license_state=lic_state)
+        if branch == "excluded_relist":
+            ctx.close("policy_change", "open", "high", "underwriting", team_source=pol(8), reply=(
+                f"{full} is on policy {p['id']} as an excluded driver. Listing an excluded driver again needs an underwriting "
+                "review, so I haven't changed anything; I've sent the request to our underwriting team, who will contact you."))
+        elif branch == "suspended_license":
+            ctx.close("policy_change", "solved", reply=(
+                f"I'm sorry, I can't add {full}: the motor-vehicle record shows the licence as {status}. A driver can be added once "
+                f"{who['subj']} hold{'' if who['subj'] == 'they' else 's'} a valid licence."))
+        elif branch == "violations_review":
+            ctx.close("policy_change", "open", "high", "underwriting", team_source=pol(8), reply=(
+                f"{full}'s driving record needs an underwriting review before {who['subj']} can be listed, so I haven't added "
+                f"{who['obj']} yet. I've sent the request to our underwriting team, who will contact you."))
+        else:
+            if branch == "add_tomorrow":
+                ctx.propose(f"A new driver's coverage can't start today: the earliest is tomorrow, {iso(TOMORROW)}. "
+                            f"Shall I add {full} effective {iso(TOMORROW)}?")
+                ctx.rubric("explains_no_same_day_start", (
+                    "The customer asked for the new driver to be covered today. Does the agent explain that a new driver's "
+                    "coverage can start tomorrow at the earliest (not today), and add the driver from tomorrow?"))
+            ctx.write("add_driver", {"policy_id": "record:get_policy", "full_name": "customer", "date_of_birth": "customer",
+                                     "license_number": "customer", "license_state": "customer", "relationship": "customer",
+                                     "effective_date": pol(8)},
+                      idempotent="adding the same licence again is refused: it is already on the policy",
+                      policy_id=p["id"], full_name=full, date_of_birth=iso(dob), license_number=lic, license_state=lic_state,
+                      relationship=relationship, effective_date=iso(eff))
+            reply = f"{full} is now a listed driver on policy {p['id']}, effective {iso(eff)}."
+            if branch == "add_tomorrow":
+                reply += " A new driver's coverage can start tomorrow at the earliest, not today."
+            ctx.close("policy_change", "solved", reply=reply)
+            ctx.says("states_effective_date", must=[ANY_DATE])
+        return ctx
 
 
 # --------------------------------------------------------------------------- IN005 driver removal or exclusion
+
+REMOVAL_OPENINGS = Openings("IN005", {
+    "plain": "Hi, I'd like to {request}.",
+    "upfront_id": "Policy {policy}: please {request}.",
+    "context": "{context} So I'd like to {request}.",
+    "prefers": "Could you {request}? I'd like it done today if at all possible.",
+    "vague": "Hi, I need to change the drivers on my auto policy.",
+    "upset": "Things are complicated at home right now and I just want this sorted: please {request}.",
+    "vague_b": "Hello, there's a change in my household I need to tell you about.",
+    "upset_b": "I've been meaning to do this for weeks and keep getting the runaround. Please {request}.",
+    "prefers_b": "I'd rather settle this in chat than fill in forms: could you {request}?",
+}, held_out=("vague_b", "upset_b", "prefers_b"))
 
 
 class DriverRemoval(InsuranceFamily):
@@ -128,91 +144,95 @@ class DriverRemoval(InsuranceFamily):
     description = "A customer asks to remove or exclude a driver; the named insured, state rules and open major claims decide."
     branches = ("remove_moved_out", "exclude_driver", "exclusion_not_permitted", "named_insured_refuse", "open_claim_escalate",
                 "partial_verification")
+    OPENINGS = REMOVAL_OPENINGS
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.branch(seed)
-        ids = self.ids(seed)
+    def has_write(self, branch: str) -> bool:
+        return branch in ("remove_moved_out", "exclude_driver")
+
+    def subject(self, ctx: Ctx) -> str:
+        return f"Driver change on {ctx.hd['policy']['id']}"
+
+    def make(self, rng: random.Random, seed: int, branch: str, base: Ctx | None = None) -> Ctx:
         if branch == "exclusion_not_permitted":
-            h, hd = self.household(rng, ids, n_vehicles=rng.randint(1, 2), state=rng.choice(["WA", "AZ"]))
+            ctx = self.start(rng, seed, branch, base, n_vehicles=rng.randint(1, 2), state=rng.choice(["WA", "AZ"]))
         elif branch == "exclude_driver":
-            h, hd = self.household(rng, ids, n_vehicles=rng.randint(1, 2), exclude_states=("WA", "AZ"))
+            ctx = self.start(rng, seed, branch, base, n_vehicles=rng.randint(1, 2), exclude_states=("WA", "AZ"))
         else:
-            h, hd = self.household(rng, ids, n_vehicles=rng.randint(1, 2))
-        factor = self.setup_identity(rng, hd, branch)
-        pol, last, state = hd["policy"], hd["p"]["last"], hd["state"]
+            ctx = self.start(rng, seed, branch, base, n_vehicles=rng.randint(1, 2))
+        hd, ids = ctx.hd, ctx.ids
+        p, last, state = hd["policy"], hd["p"]["last"], hd["state"]
         excluding = branch in ("exclude_driver", "exclusion_not_permitted")
         relationship = rng.choice(["sibling", "other_household", "child"]) if excluding else rng.choice(["child", "spouse", "sibling"])
         if branch == "named_insured_refuse":
             relationship = "spouse"
-        gender = rng.randint(0, 1)
-        word = RELATION_WORDS[relationship][gender]
-        first = rng.choice(HOUSEHOLD_FIRST)
-        surname = rng.choice(LAST_NAMES) if relationship == "other_household" else last
-        drv = self.add_driver_row(h, ids, 2, rng, relationship, first=first, last=surname, state=state,
-                                  age=(17, 22) if relationship == "child" else (22, 60))
+        who = relative(rng, relationship, last, avoid=(hd["p"]["first"],))
+        drv_eff = between(rng, hd["eff"], max(hd["eff"], TODAY - timedelta(days=30)))
+        drv = self.add_driver_row(ctx, 2, who, effective=drv_eff)
         if branch == "open_claim_escalate":
             v = hd["vehicles"][0]
-            h.put("claims", {"id": ids["claim"](1), "policy_id": pol["id"], "vehicle_id": v["id"], "driver_id": drv["id"],
-                             "date_of_loss": iso(TODAY - timedelta(days=rng.randint(6, 40))), "loss_type": "collision", "severity": "major",
-                             "injuries": rng.random() < 0.5, "drivable": False, "status": "open",
-                             "description": "Intersection collision; vehicle towed.", "reported_at": "2026-04-02 09:30:00"})
-        moved = TODAY - timedelta(days=rng.randint(3, 40))
-        nxt = self.next_ids(h.patch())
-        requester = self.requester(hd, ids, nxt)
-        g = Golden()
-        self.identify(g, hd, factor, requester)
-        subject = f"Driver change on {pol['id']}"
-        full = drv["full_name"]
-        if factor is None:
-            self.ticket(g, requester, hd, subject, "policy_change", "pending")
-            reply, dialogue = partial_reply("a driver change"), PARTIAL_DIALOGUE
-        else:
-            g.add("get_policy", policy_id=pol["id"])
-            g.add("list_drivers", policy_id=pol["id"])
-            if branch == "named_insured_refuse":
-                self.ticket(g, requester, hd, subject, "policy_change", "solved")
-                reply = (f"I'm sorry, I can't remove you: you are the named insured on policy {pol['id']}, and the named insured cannot be "
-                         "removed or excluded. If you no longer want the policy in your name, it would have to be cancelled and a new one written.")
-                dialogue = []
-            else:
-                g.add("get_claims_by_driver", driver_id=drv["id"])
-                if branch == "open_claim_escalate":
-                    self.ticket(g, requester, hd, subject, "policy_change", "open", "high", "underwriting")
-                    reply = (f"{full} was the driver in an open major claim ({ids['claim'](1)}), so they can't be removed until the claim is "
-                             "closed. I've sent your request to our underwriting team, who will contact you.")
-                    dialogue = []
-                elif branch == "exclusion_not_permitted":
-                    self.ticket(g, requester, hd, subject, "policy_change", "solved")
-                    reply = (f"I'm sorry, driver exclusions are not permitted on policies written in {STATES[state][0]}, so I can't exclude "
-                             f"{full}. If they move out of your household, they can be removed from the policy instead.")
-                    dialogue = []
-                elif branch == "exclude_driver":
-                    g.add("update_driver_status", idempotent="excluding an excluded driver again is refused", driver_id=drv["id"],
-                          status="excluded", effective_date=iso(TOMORROW))
-                    self.ticket(g, requester, hd, subject, "policy_change", "solved")
-                    reply = (f"{full} is now an excluded driver on policy {pol['id']}, effective {iso(TOMORROW)}: there is no coverage when "
-                             "they drive your vehicles.")
-                    dialogue = [{"name": "states_exclusion_date", "must": [ANY_DATE, r"exclu"]}]
-                else:
-                    g.add("remove_driver", idempotent="removing a removed driver again is refused", driver_id=drv["id"],
-                          effective_date=iso(TODAY), reason="left_household")
-                    self.ticket(g, requester, hd, subject, "policy_change", "solved")
-                    reply = (f"{full} is removed from policy {pol['id']} effective today, {iso(TODAY)}. Removals can't be backdated to "
-                             f"{iso(moved)}.")
-                    dialogue = [{"name": "states_removal_date", "must": [ANY_DATE]}]
+            self.claim_row(ctx, 1, vehicle=v, driver=drv, not_before=drv_eff, not_after=TODAY - timedelta(days=3), severity="major",
+                           injuries=rng.random() < 0.5, drivable=False, description="Intersection collision; vehicle towed.")
+        moved = between(rng, max(drv_eff + timedelta(days=1), TODAY - timedelta(days=40)), TODAY - timedelta(days=2))
+        word, first, full = who["word"], who["first"], who["full"]
         if branch == "named_insured_refuse":
-            opening = f"Hi, please take me off my car insurance policy. My {word} {first} will be the only one driving from now on."
+            request = f"take me off my car insurance policy; my {word} {first} will be the only one driving from now on"
+            context = f"My {word} {first} is taking over our car."
         elif excluding:
-            opening = rng.choice([
-                f"My {word} {first} lives with us but has a bad driving record and won't drive our cars. Can you exclude them from my policy?",
-                f"I'd like {first}, my {word}, excluded from my auto policy so our premium isn't affected. They never drive our cars.",
-            ])
+            request = (f"have my {word} {first} excluded from my auto policy so our premium isn't affected; {who['subj']} "
+                       f"{'live' if who['subj'] == 'they' else 'lives'} with us but never drive{'' if who['subj'] == 'they' else 's'} our cars")
+            context = f"My {word} {first} has a pretty bad driving record."
         else:
-            opening = rng.choice([
-                f"Hi, my {word} {first} moved out on {say_date(moved)} and has their own insurance now. Please take them off my policy as of that date.",
-                f"Please remove my {word} {first} from my car insurance; they moved out on {say_date(moved)}.",
-            ])
-        return self.finish(
-            rng, h, hd, branch, f"Driver removal or exclusion, branch '{branch}' ({state}, {relationship}).", opening,
-            self.identity_facts(hd, factor), "Take the household member off the policy, or exclude them.", g, reply, dialogue, tags=["drivers"],
-        )
+            request = f"remove my {word} {first} from my car insurance as of {say_date(moved)}, the day {who['subj']} moved out"
+            context = f"My {word} {first} moved out and has {who['poss']} own insurance now."
+        self.open_with(ctx, request, need=f"I'd like to {request}", context=context)
+        if not ctx.shared:
+            self.identify(ctx)
+        g = ctx.g
+        ctx.description = f"Driver removal or exclusion, branch '{branch}' ({state}, {relationship})."
+        ctx.intent = "Take the household member off the policy, or exclude them."
+        ctx.tags.append("drivers")
+        if ctx.factor is None:
+            self.partial(ctx, "a driver change")
+            return ctx
+        if not ctx.shared:
+            g.add("get_policy", policy_id=p["id"])
+        g.add("list_drivers", policy_id=p["id"])
+        if branch == "named_insured_refuse":
+            ctx.close("policy_change", "solved", reply=(
+                f"I'm sorry, I can't remove you: you are the named insured on policy {p['id']}, and the named insured cannot be "
+                "removed or excluded. If you no longer want the policy in your name, it would have to be cancelled and a new one written."))
+            return ctx
+        g.add("get_claims_by_driver", driver_id=drv["id"])
+        if branch == "open_claim_escalate":
+            ctx.close("policy_change", "open", "high", "underwriting", team_source=pol(8), reply=(
+                f"{full} was the driver in an open major claim ({ids['claim'](1)}), so {who['subj']} can't be removed until the claim "
+                "is closed. I've sent your request to our underwriting team, who will contact you."))
+        elif branch == "exclusion_not_permitted":
+            ctx.close("policy_change", "solved", reply=(
+                f"I'm sorry, driver exclusions are not permitted on policies written in {STATES[state][0]}, so I can't exclude "
+                f"{full}. If {who['subj']} move{'' if who['subj'] == 'they' else 's'} out of your household, "
+                f"{who['subj']} can be removed from the policy instead."))
+        elif branch == "exclude_driver":
+            ctx.write("update_driver_status", {"driver_id": "record:list_drivers", "status": "customer", "effective_date": pol(8)},
+                      idempotent="excluding an excluded driver again is refused", driver_id=drv["id"], status="excluded",
+                      effective_date=iso(TOMORROW))
+            ctx.close("policy_change", "solved", reply=(
+                f"{full} is now an excluded driver on policy {p['id']}, effective {iso(TOMORROW)}: there is no coverage when "
+                f"{who['subj']} drive{'' if who['subj'] == 'they' else 's'} your vehicles."))
+            ctx.says("states_exclusion_date", must=[ANY_DATE, r"exclu"])
+            ctx.rubric("explains_what_exclusion_means", (
+                "Does the agent make clear to the customer that once excluded, the household member has no coverage at all "
+                "when driving the customer's vehicles?"))
+        else:
+            ctx.propose(f"A removal can't be backdated to {iso(moved)}: I can remove {full} from policy {p['id']} effective today, "
+                        f"{iso(TODAY)}. Shall I go ahead?")
+            ctx.write("remove_driver", {"driver_id": "record:list_drivers", "effective_date": pol(8), "reason": "customer"},
+                      idempotent="removing a removed driver again is refused", driver_id=drv["id"], effective_date=iso(TODAY),
+                      reason="left_household")
+            ctx.close("policy_change", "solved", reply=(
+                f"{full} is removed from policy {p['id']} effective today, {iso(TODAY)}. Removals can't be backdated to {iso(moved)}."))
+            ctx.says("states_removal_date", must=[ANY_DATE])
+            ctx.rubric("explains_no_backdating", (
+                f"The customer asked for the removal to take effect on the move-out date ({iso(moved)}). Does the agent explain "
+                "that a removal cannot be backdated and that it takes effect today instead?"))
+        return ctx

@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import random
-from datetime import date, timedelta
+from datetime import timedelta
 from decimal import Decimal
-from typing import Any
 
-from thinkingbox_env.authoring import Golden
+from thinkingbox_env.authoring import Openings
 
 from ..rules import REINSTATEMENT_FEE, TODAY, cancellation_refund, money
-from ._base import AMOUNT, ANY_DATE, PARTIAL_DIALOGUE, InsuranceFamily, iso, partial_reply, say_date, usd
+from ._base import AMOUNT, ANY_DATE, Ctx, InsuranceFamily, between, iso, pol, say_date, usd
 
 # --------------------------------------------------------------------------- IN009 reinstatement
+
+REINSTATE_OPENINGS = Openings("IN009", {
+    "plain": "Hi, {request}",
+    "upfront_id": "Policy {policy}: {request}",
+    "worried": "I'm really worried about driving without insurance. {request}",
+    "prefers": "{request} I'd like it sorted today so I'm covered again right away.",
+    "vague": "Hi, I got a letter about my car insurance and I'm not sure what it means.",
+    "embarrassed": "This is a bit embarrassing, but {request_lc}",
+    "vague_b": "Hello, I think something's wrong with my auto policy.",
+    "worried_b": "Please help, I need to drive to work tomorrow. {request}",
+    "upfront_b": "About policy {policy}: {request}",
+}, held_out=("vague_b", "worried_b", "upfront_b"))
 
 
 class Reinstatement(InsuranceFamily):
@@ -21,88 +32,121 @@ class Reinstatement(InsuranceFamily):
     number = 9
     description = "A customer whose policy lapsed asks to reinstate it; the 30-day window, payment and the fee rule decide."
     branches = ("reinstate", "elite_fee_waived", "lapsed_too_long", "cancelled_not_lapsed", "cannot_pay_now", "partial_verification")
+    CATEGORY = "reinstatement"
+    OPENINGS = REINSTATE_OPENINGS
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.branch(seed)
-        ids = self.ids(seed)
+    def has_write(self, branch: str) -> bool:
+        return branch in ("reinstate", "elite_fee_waived")
+
+    def subject(self, ctx: Ctx) -> str:
+        return f"Reinstatement of {ctx.hd['policy']['id']}"
+
+    def make(self, rng: random.Random, seed: int, branch: str, base: Ctx | None = None) -> Ctx:
         if branch == "elite_fee_waived":
             tier = "elite"
         elif branch == "reinstate":
             tier = rng.choice(["standard", "preferred"])
         else:
             tier = None
-        days = rng.choice([rng.randint(1, 29), 30]) if branch != "lapsed_too_long" else rng.randint(31, 80)
+        if branch == "lapsed_too_long":
+            days = rng.randint(31, 80)
+        elif branch == "cannot_pay_now":
+            days = rng.randint(1, 18)  # the window still reaches past next week, when the customer can pay
+        else:
+            days = rng.choice([rng.randint(1, 29), 30])
         lapse = TODAY - timedelta(days=days)
         due = lapse - timedelta(days=16)
         eff = due - timedelta(days=rng.randint(30, 150))
         eff = eff.replace(day=min(eff.day, 28))
-        h, hd = self.household(rng, ids, tier=tier, plan=rng.choice(["monthly", "quarterly"]), eff=eff)
-        factor = self.setup_identity(rng, hd, branch)
-        pol, bill = hd["policy"], hd["billing"]
+        ctx = self.start(rng, seed, branch, base, tier=tier, plan=rng.choice(["monthly", "quarterly"]), eff=eff)
+        hd, ids = ctx.hd, ctx.ids
+        p, bill = hd["policy"], hd["billing"]
         past_due = money(Decimal(bill["amount_due"]) * rng.choice([1, 1, 2])) if Decimal(bill["amount_due"]) > 0 else money(150)
         if branch == "cancelled_not_lapsed":
-            cdate = TODAY - timedelta(days=rng.randint(3, 25))
-            pol.update(status="cancelled", cancellation_date=iso(cdate), cancel_reason="switched_insurer")
+            cdate = between(rng, max(hd["eff"] + timedelta(days=10), TODAY - timedelta(days=25)), TODAY - timedelta(days=3))
+            p.update(status="cancelled", cancellation_date=iso(cdate), cancel_reason="switched_insurer")
             bill.update(status="closed", amount_due="0.00")
-            h.put("cancellations", {"id": ids["cancellation"](1), "policy_id": pol["id"], "effective_date": iso(cdate), "reason": "switched_insurer",
-                                    "refund_amount": "0.00", "status": "completed", "requested_at": f"{iso(cdate - timedelta(days=6))} 16:10:00"})
+            ctx.h.put("cancellations", {"id": ids["cancellation"](1), "policy_id": p["id"], "effective_date": iso(cdate),
+                                        "reason": "switched_insurer", "refund_amount": "0.00", "status": "completed",
+                                        "requested_at": f"{iso(cdate - timedelta(days=6))} 16:10:00"})
+            request = "I cancelled my car insurance a little while ago, but I'd like to get that policy back."
         else:
-            pol.update(status="lapsed", lapse_date=iso(lapse), grace_period_end=iso(lapse - timedelta(days=1)))
+            p.update(status="lapsed", lapse_date=iso(lapse), grace_period_end=iso(lapse - timedelta(days=1)))
             bill.update(status="lapsed", due_date=iso(due), past_due_amount=str(past_due))
+            request = rng.choice(["I missed a couple of payments and my car insurance lapsed. Can I get it reinstated?",
+                                  "My auto policy isn't active anymore because I didn't pay in time. I'd like to get my coverage back."])
         fee = Decimal("0.00") if hd["tier"] == "elite" else REINSTATEMENT_FEE
         total = money(past_due + fee)
         method = rng.choice(["card_on_file", "bank_account_on_file"])
-        nxt = self.next_ids(h.patch())
-        requester = self.requester(hd, ids, nxt)
-        g = Golden()
-        self.identify(g, hd, factor, requester)
-        subject = f"Reinstatement of {pol['id']}"
-        if factor is None:
-            self.ticket(g, requester, hd, subject, "reinstatement", "pending")
-            reply, dialogue = partial_reply("reinstating a policy"), PARTIAL_DIALOGUE
-        else:
-            g.add("get_policy", policy_id=pol["id"])
-            g.add("get_billing_account", policy_id=pol["id"])
-            if branch == "cancelled_not_lapsed":
-                self.ticket(g, requester, hd, subject, "reinstatement", "solved")
-                reply = (f"I'm sorry, policy {pol['id']} was cancelled on {pol['cancellation_date']} at your request, and a cancelled policy "
-                         "can't be reinstated; only a lapsed one can. You're welcome to apply for a new policy.")
-                dialogue = []
-            elif branch == "lapsed_too_long":
-                self.ticket(g, requester, hd, subject, "reinstatement", "solved")
-                reply = (f"I'm sorry, policy {pol['id']} lapsed on {iso(lapse)}, {days} days ago. Reinstatement is only possible within 30 days "
-                         "of the lapse, so it can't be reinstated; you can apply for a new policy.")
-                dialogue = []
-            elif branch == "cannot_pay_now":
-                self.ticket(g, requester, hd, subject, "reinstatement", "pending")
-                reply = (f"To reinstate policy {pol['id']} the full {usd(total)} ({usd(past_due)} past due plus the {usd(fee)} reinstatement fee) "
-                         "must be paid now, so I can't reinstate it today. Your ticket stays pending: contact us when you can pay, within 30 "
-                         f"days of the lapse ({iso(lapse + timedelta(days=30))} at the latest).")
-                dialogue = []
-            else:
-                g.add("record_payment", billing_account_id=ids["billing"], amount=float(total), method=method, purpose="reinstatement")
-                g.add("reinstate_policy", idempotent="reinstating an active policy again is refused", policy_id=pol["id"], effective_date=iso(TODAY))
-                g.add("reset_billing_status", idempotent="resetting again recomputes the same status", billing_account_id=ids["billing"])
-                self.ticket(g, requester, hd, subject, "reinstatement", "solved")
-                fee_text = f"{usd(past_due)} past due plus the {usd(fee)} reinstatement fee" if fee else f"{usd(past_due)} past due; the reinstatement fee is waived for elite customers"
-                reply = (f"Policy {pol['id']} is reinstated effective today, {iso(TODAY)}. I charged {usd(total)} ({fee_text}) to your "
-                         f"{method.replace('_', ' ')}. The days from {iso(lapse)} to {iso(TODAY - timedelta(days=1))} remain without coverage.")
-                dialogue = [{"name": "states_amount_and_date", "must": [AMOUNT, ANY_DATE]}]
-        opening = rng.choice([
-            "Hi, I missed a couple of payments and my car insurance lapsed. Can I get it reinstated?",
-            "My auto policy isn't active anymore because I didn't pay in time. I'd like to get my coverage back.",
-        ]) if branch != "cancelled_not_lapsed" else "Hi, I cancelled my car insurance a little while ago but I'd like to get that policy back."
+        deadline = lapse + timedelta(days=30)
+        self.open_with(ctx, request, request_lc=request[0].lower() + request[1:])
+        self.identify(ctx)
         pay_text = {"card_on_file": "Please use the card on file.", "bank_account_on_file": "Please use the bank account on file."}[method]
         if branch == "cannot_pay_now":
-            pay_text = "I can't pay anything today; I get paid next week."
-        facts = self.identity_facts(hd, factor) + [{"text": pay_text, "unlock": ["card", "bank", "payment method", "pay", "method", "charge"]}]
-        return self.finish(
-            rng, h, hd, branch, f"Reinstatement, branch '{branch}' ({hd['tier']}, {days} days since the lapse).", opening, facts,
-            "Get the lapsed auto policy reinstated.", g, reply, dialogue, tags=["reinstatement"],
-        )
+            payday = between(rng, TODAY + timedelta(days=5), min(TODAY + timedelta(days=9), deadline))
+            pay_text = f"I can't pay anything today; I get paid next week, on {say_date(payday)}."
+        ctx.facts.append({"text": pay_text, "unlock": ["card", "bank", "payment method", "pay", "method", "charge"]})
+        g = ctx.g
+        ctx.description = f"Reinstatement, branch '{branch}' ({hd['tier']}, {days} days since the lapse)."
+        ctx.intent = "Get the lapsed auto policy reinstated."
+        ctx.tags.append("reinstatement")
+        if ctx.factor is None:
+            self.partial(ctx, "reinstating a policy")
+            return ctx
+        g.add("get_policy", policy_id=p["id"])
+        g.add("get_billing_account", policy_id=p["id"])
+        if branch == "cancelled_not_lapsed":
+            ctx.close("reinstatement", "solved", reply=(
+                f"I'm sorry, policy {p['id']} was cancelled on {p['cancellation_date']} at your request, and a cancelled policy "
+                "can't be reinstated; only a lapsed one can. You're welcome to apply for a new policy."))
+        elif branch == "lapsed_too_long":
+            ctx.close("reinstatement", "solved", reply=(
+                f"I'm sorry, policy {p['id']} lapsed on {iso(lapse)}, {days} days ago. Reinstatement is only possible within 30 days "
+                "of the lapse, so it can't be reinstated; you can apply for a new policy."))
+        elif branch == "cannot_pay_now":
+            ctx.ask(f"To reinstate the policy, {usd(total)} must be paid in one payment now. Which payment method on file would "
+                    "you like to use?")
+            ctx.close("reinstatement", "pending", reply=(
+                f"To reinstate policy {p['id']} the full {usd(total)} ({usd(past_due)} past due plus the {usd(fee)} reinstatement fee) "
+                "must be paid in one payment, so I can't reinstate it today. Your ticket stays pending: contact us once you are paid "
+                f"on {iso(payday)}. Reinstatement stays possible for 30 days after the lapse on {iso(lapse)}, so there is still time."))
+            ctx.says("states_the_deadline", must=[ANY_DATE])
+        else:
+            ctx.ask("Which payment method on file would you like to use for the payment: the card or the bank account?")
+            fee_text = (f"{usd(past_due)} past due plus the {usd(fee)} reinstatement fee" if fee
+                        else f"{usd(past_due)} past due; the reinstatement fee is waived for elite customers")
+            ctx.propose(f"To reinstate policy {p['id']} I'll charge {usd(total)} ({fee_text}) to your {method.replace('_', ' ')}, and "
+                        f"coverage resumes today, {iso(TODAY)}. Shall I go ahead?")
+            ctx.write("record_payment", {"billing_account_id": "record:get_billing_account", "amount": pol(11), "method": "customer",
+                                         "purpose": pol(11)},
+                      billing_account_id=ids["billing"], amount=float(total), method=method, purpose="reinstatement")
+            g.add("reinstate_policy", why={"policy_id": "record:get_policy", "effective_date": pol(11)},
+                  idempotent="reinstating an active policy again is refused", policy_id=p["id"], effective_date=iso(TODAY))
+            g.add("reset_billing_status", why={"billing_account_id": "record:get_billing_account"},
+                  idempotent="resetting again recomputes the same status", billing_account_id=ids["billing"])
+            ctx.close("reinstatement", "solved", reply=(
+                f"Policy {p['id']} is reinstated effective today, {iso(TODAY)}. I charged {usd(total)} ({fee_text}) to your "
+                f"{method.replace('_', ' ')}. The days from {iso(lapse)} to {iso(TODAY - timedelta(days=1))} remain without coverage."))
+            ctx.says("states_amount_and_date", must=[AMOUNT, ANY_DATE])
+            ctx.rubric("explains_the_coverage_gap", (
+                "Does the agent tell the customer that the reinstatement is not backdated: the days between the lapse date and "
+                "today remain without coverage?"))
+        return ctx
 
 
 # --------------------------------------------------------------------------- IN010 policy cancellation
+
+CANCEL_OPENINGS = Openings("IN010", {
+    "plain": "Hi, {request}",
+    "upfront_id": "Policy {policy}: {request}",
+    "polite": "Hello, thanks for all the years of service, but {request_lc}",
+    "prefers": "{request} I'd like to get this settled today if possible.",
+    "vague": "Hi, I have a question about my auto policy going forward.",
+    "annoyed": "I've been putting this off and I'd rather get it over with. {request}",
+    "vague_b": "Hello, I need to talk to someone about my car insurance plans.",
+    "annoyed_b": "Let's make this quick, please. {request}",
+    "upfront_b": "Regarding policy {policy}: {request_lc}",
+}, held_out=("vague_b", "annoyed_b", "upfront_b"))
 
 
 class PolicyCancellation(InsuranceFamily):
@@ -111,19 +155,24 @@ class PolicyCancellation(InsuranceFamily):
     number = 10
     description = "A customer asks to cancel (or keep) a policy; effective-date limits, open claims and the refund decide."
     branches = ("future_dated", "backdated_request", "too_far_ahead", "open_claim_escalate", "withdraw_pending", "partial_verification")
+    CATEGORY = "cancellation"
+    OPENINGS = CANCEL_OPENINGS
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.branch(seed)
-        ids = self.ids(seed)
+    def has_write(self, branch: str) -> bool:
+        return branch in ("future_dated", "backdated_request", "withdraw_pending")
+
+    def subject(self, ctx: Ctx) -> str:
+        return f"Cancellation request for {ctx.hd['policy']['id']}"
+
+    def make(self, rng: random.Random, seed: int, branch: str, base: Ctx | None = None) -> Ctx:
         n = 1 if branch == "backdated_request" else rng.randint(1, 2)
-        h, hd = self.household(rng, ids, n_vehicles=n, plan=rng.choice(["full", "full", "semiannual", "quarterly"]))
-        factor = self.setup_identity(rng, hd, branch)
-        pol, bill = hd["policy"], hd["billing"]
+        ctx = self.start(rng, seed, branch, base, n_vehicles=n, plan=rng.choice(["full", "full", "semiannual", "quarterly"]))
+        hd, ids = ctx.hd, ctx.ids
+        p, bill = hd["policy"], hd["billing"]
         reason = rng.choice(["switched_insurer", "moving_out_of_state"])
         if branch == "backdated_request":
             reason = "sold_vehicle"
-            asked = TODAY - timedelta(days=rng.randint(3, 40))
-            asked = max(asked, date.fromisoformat(pol["effective_date"]) + timedelta(days=1))
+            asked = between(rng, max(hd["eff"] + timedelta(days=1), TODAY - timedelta(days=40)), TODAY - timedelta(days=3))
             cancel_on = TODAY
         elif branch == "too_far_ahead":
             asked = TODAY + timedelta(days=rng.randint(61, 120))
@@ -133,72 +182,83 @@ class PolicyCancellation(InsuranceFamily):
             cancel_on = asked
         if branch == "open_claim_escalate":
             v = hd["vehicles"][0]
-            h.put("claims", {"id": ids["claim"](1), "policy_id": pol["id"], "vehicle_id": v["id"], "driver_id": hd["self_driver"]["id"],
-                             "date_of_loss": iso(TODAY - timedelta(days=rng.randint(5, 30))), "loss_type": rng.choice(["collision", "glass"]),
-                             "severity": "minor", "injuries": False, "drivable": True, "status": "open", "description": "Minor damage, repair pending.",
-                             "reported_at": "2026-05-01 12:00:00"})
+            self.claim_row(ctx, 1, vehicle=v, driver=hd["self_driver"], not_before=TODAY - timedelta(days=30),
+                           not_after=TODAY - timedelta(days=5), loss_type=rng.choice(["collision", "glass"]),
+                           description="Minor damage, repair pending.")
         if branch == "withdraw_pending":
             requested = TODAY - timedelta(days=rng.randint(2, 10))
             refund = cancellation_refund(hd["premium"], bill["paid_to_date"], bill["past_due_amount"], hd["eff"], hd["exp"], asked)
-            h.put("cancellations", {"id": ids["cancellation"](1), "policy_id": pol["id"], "effective_date": iso(asked), "reason": reason,
-                                    "refund_amount": str(refund), "status": "scheduled", "requested_at": f"{iso(requested)} 11:45:00"})
-            pol.update(status="pending_cancellation", cancellation_date=iso(asked), cancel_reason=reason)
-        nxt = self.next_ids(h.patch())
-        requester = self.requester(hd, ids, nxt)
-        g = Golden()
-        self.identify(g, hd, factor, requester)
-        subject = f"Cancellation request for {pol['id']}"
-        if factor is None:
-            self.ticket(g, requester, hd, subject, "cancellation", "pending")
-            reply, dialogue = partial_reply("a cancellation"), PARTIAL_DIALOGUE
-        else:
-            g.add("get_policy", policy_id=pol["id"])
-            g.add("get_claims_by_policy", policy_id=pol["id"], status="open")
-            g.add("get_cancellations", policy_id=pol["id"])
-            if branch == "withdraw_pending":
-                g.add("withdraw_cancellation", idempotent="withdrawing a withdrawn cancellation again is refused", cancellation_id=ids["cancellation"](1))
-                self.ticket(g, requester, hd, subject, "cancellation", "solved")
-                reply = (f"Done: the cancellation scheduled for {iso(asked)} is withdrawn and policy {pol['id']} stays active. No refund will be "
-                         "issued, and your billing continues as before.")
-                dialogue = [{"name": "confirms_withdrawal", "must": [r"withdr|stays active|remain(s)? active|keep"]}]
-            elif branch == "open_claim_escalate":
-                self.ticket(g, requester, hd, subject, "cancellation", "open", "high", "claims")
-                reply = (f"Policy {pol['id']} has an open claim ({ids['claim'](1)}), so it can't be cancelled in chat. I've sent your request "
-                         "to our claims team for review; they will contact you about the claim and the cancellation.")
-                dialogue = []
-            elif branch == "too_far_ahead":
-                self.ticket(g, requester, hd, subject, "cancellation", "solved")
-                reply = (f"I'm sorry, {iso(asked)} is more than 60 days away, so I can't schedule the cancellation yet. Please contact us again "
-                         f"on or after {iso(asked - timedelta(days=60))} and we'll set it up.")
-                dialogue = []
-            else:
-                assert cancel_on is not None
-                refund = cancellation_refund(hd["premium"], bill["paid_to_date"], bill["past_due_amount"], hd["eff"], hd["exp"], cancel_on)
-                g.add("get_billing_account", policy_id=pol["id"])
-                g.add("quote_cancellation", policy_id=pol["id"], effective_date=iso(cancel_on))
-                g.add("schedule_cancellation", idempotent="a second cancellation is refused while one is scheduled",
-                      policy_id=pol["id"], effective_date=iso(cancel_on), reason=reason)
-                self.ticket(g, requester, hd, subject, "cancellation", "solved")
-                reply = f"Policy {pol['id']} is scheduled to cancel on {iso(cancel_on)}. Your refund is {usd(refund)}"
-                reply += ", sent to your payment method on file within 10 business days after that date." if refund > 0 else "."
-                if branch == "backdated_request":
-                    reply += f" A cancellation can't be backdated to {iso(asked)}, so it takes effect today."
-                dialogue = [{"name": "states_date_and_refund", "must": [ANY_DATE, AMOUNT]}]
+            ctx.h.put("cancellations", {"id": ids["cancellation"](1), "policy_id": p["id"], "effective_date": iso(asked), "reason": reason,
+                                        "refund_amount": str(refund), "status": "scheduled", "requested_at": f"{iso(requested)} 11:45:00"})
+            p.update(status="pending_cancellation", cancellation_date=iso(asked), cancel_reason=reason)
         if branch == "withdraw_pending":
-            opening = "Hi, I asked to cancel my car insurance last week, but I've changed my mind. I'd like to keep my policy."
-            facts = self.identity_facts(hd, factor)
+            request = "I asked to cancel my car insurance last week, but I've changed my mind. I'd like to keep my policy."
+            date_fact = None
         elif branch == "backdated_request":
-            opening = "Hello, I sold my only car and don't need my auto insurance anymore. Please cancel it as of the day I sold it."
-            facts = self.identity_facts(hd, factor) + [
-                {"text": f"I sold it on {say_date(asked)}.", "unlock": ["when", "date", "sold", "sale"]}]
+            request = "I sold my only car and don't need my auto insurance anymore. Please cancel it as of the day I sold it."
+            date_fact = {"text": f"I sold it on {say_date(asked)}.", "unlock": ["when", "date", "sold", "sale"]}
         else:
             why = ("I found a cheaper policy with another company" if reason == "switched_insurer"
                    else f"I'm moving to {rng.choice(['Texas', 'Florida', 'Ohio', 'Georgia'])}, where you don't offer policies")
-            opening = rng.choice([f"Hi, I'd like to cancel my auto policy. {why}.", f"Please cancel my car insurance; {why}."])
+            request = f"I'd like to cancel my auto policy. {why}."
             start = "my new policy starts" if reason == "switched_insurer" else "I move"
-            facts = self.identity_facts(hd, factor) + [
-                {"text": f"I'd like it cancelled on {say_date(asked)}, the day {start}.", "unlock": ["when", "date", "effective", "start", "move"]}]
-        return self.finish(
-            rng, h, hd, branch, f"Policy cancellation, branch '{branch}' (asked {iso(asked)}).", opening, facts,
-            "Cancel the auto policy (or keep it, after all).", g, reply, dialogue, tags=["cancellation"],
-        )
+            date_fact = {"text": f"I'd like it cancelled on {say_date(asked)}, the day {start}.",
+                         "unlock": ["when", "date", "effective", "start", "move"]}
+        self.open_with(ctx, request, request_lc=request[0].lower() + request[1:])
+        self.identify(ctx)
+        if date_fact:
+            ctx.facts.append(date_fact)
+        g = ctx.g
+        ctx.description = f"Policy cancellation, branch '{branch}' (asked {iso(asked)})."
+        ctx.intent = "Cancel the auto policy (or keep it, after all)."
+        ctx.tags.append("cancellation")
+        if ctx.factor is None:
+            self.partial(ctx, "a cancellation")
+            return ctx
+        if date_fact:
+            ctx.ask("When would you like the cancellation to take effect?" if branch != "backdated_request"
+                    else "When did you sell it?")
+        g.add("get_policy", policy_id=p["id"])
+        g.add("get_claims_by_policy", policy_id=p["id"], status="open")
+        g.add("get_cancellations", policy_id=p["id"])
+        if branch == "withdraw_pending":
+            g.add("withdraw_cancellation", why={"cancellation_id": "record:get_cancellations"},
+                  idempotent="withdrawing a withdrawn cancellation again is refused", cancellation_id=ids["cancellation"](1))
+            ctx.close("cancellation", "solved", reply=(
+                f"Done: your scheduled cancellation ({ids['cancellation'](1)}) is withdrawn and policy {p['id']} stays active. No refund will be "
+                "issued, and your billing continues as before."))
+            ctx.says("confirms_withdrawal", must=[r"withdr|stays active|remain(s)? active|keep"])
+        elif branch == "open_claim_escalate":
+            ctx.close("cancellation", "open", "high", "claims", team_source=pol(12), reply=(
+                f"Policy {p['id']} has an open claim ({ids['claim'](1)}), so it can't be cancelled in chat. I've sent your request "
+                "to our claims team for review; they will contact you about the claim and the cancellation."))
+        elif branch == "too_far_ahead":
+            ctx.close("cancellation", "solved", reply=(
+                f"I'm sorry, {iso(asked)} is more than 60 days away, so I can't schedule the cancellation yet. Please contact us again "
+                f"on or after {iso(asked - timedelta(days=60))} and we'll set it up."))
+            ctx.rubric("says_when_to_come_back", (
+                "Does the agent explain that a cancellation more than 60 days ahead cannot be scheduled yet, and tell the customer "
+                "from when they can contact the company again to schedule it?"))
+        else:
+            assert cancel_on is not None
+            refund = cancellation_refund(hd["premium"], bill["paid_to_date"], bill["past_due_amount"], hd["eff"], hd["exp"], cancel_on)
+            g.add("get_billing_account", policy_id=p["id"])
+            g.add("quote_cancellation", policy_id=p["id"], effective_date=iso(cancel_on))
+            backdate = f"A cancellation can't be backdated to {iso(asked)}, so the earliest date is today. " if branch == "backdated_request" else ""
+            ctx.propose(f"{backdate}I can cancel policy {p['id']} effective {iso(cancel_on)}; your refund would be {usd(refund)}. "
+                        "Shall I go ahead?")
+            ctx.write("schedule_cancellation", {"policy_id": "record:get_policy",
+                                                "effective_date": pol(12) if branch == "backdated_request" else "customer",
+                                                "reason": "customer"},
+                      idempotent="a second cancellation is refused while one is scheduled",
+                      policy_id=p["id"], effective_date=iso(cancel_on), reason=reason)
+            reply = f"Policy {p['id']} is scheduled to cancel on {iso(cancel_on)}. Your refund is {usd(refund)}"
+            reply += ", sent to your payment method on file within 10 business days after that date." if refund > 0 else "."
+            if branch == "backdated_request":
+                reply += f" A cancellation can't be backdated to {iso(asked)}, so it takes effect today."
+                ctx.rubric("explains_no_backdating", (
+                    "The customer asked to cancel as of the day they sold the car, in the past. Does the agent explain that a "
+                    "cancellation cannot be backdated and that it takes effect today instead?"))
+            ctx.close("cancellation", "solved", reply=reply)
+            ctx.says("states_date_and_refund", must=[ANY_DATE, AMOUNT])
+        return ctx

@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import random
-from datetime import date, timedelta
-from typing import Any
+from datetime import timedelta
 
-from thinkingbox_env.authoring import Golden
+from thinkingbox_env.authoring import Openings
 
 from ..rules import TODAY, TOMORROW
-from ._base import ANY_DATE, CATALOG, LENDERS, PARTIAL_DIALOGUE, InsuranceFamily, iso, partial_reply, say_date
+from ._base import ANY_DATE, CATALOG, LENDERS, Ctx, InsuranceFamily, between, iso, pol, say_date
 
 # --------------------------------------------------------------------------- IN006 vehicle addition
+
+ADD_VEHICLE_OPENINGS = Openings("IN006", {
+    "plain": "Hi, I'd like to {request}.",
+    "upfront_id": "Policy {policy}: I need to {request}.",
+    "excited": "Big week for me, new car! Could you {request}?",
+    "prefers": "Could you {request}? I'd like it covered from day one if at all possible.",
+    "vague": "Hi, I have a question about insuring a car.",
+    "upset": "The dealership keeps calling me about insurance and it's stressing me out. Please {request}.",
+    "vague_b": "Hello, I need help with a vehicle and my policy.",
+    "upset_b": "I'm in a hurry, so let's keep this simple: I need to {request}.",
+    "upfront_b": "Policy {policy}: could you {request}? I'd like to sort it out in one go today.",
+}, held_out=("vague_b", "upset_b", "upfront_b"))
 
 
 class VehicleAddition(InsuranceFamily):
@@ -20,83 +31,115 @@ class VehicleAddition(InsuranceFamily):
     number = 6
     description = "A customer adds or replaces a vehicle; the VIN check and the acquisition-date rule decide."
     branches = ("add_recent_purchase", "add_old_purchase", "add_future_purchase", "replace_vehicle", "invalid_vin", "partial_verification")
+    OPENINGS = ADD_VEHICLE_OPENINGS
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.branch(seed)
-        ids = self.ids(seed)
-        h, hd = self.household(rng, ids, n_vehicles=rng.randint(1, 2))
-        factor = self.setup_identity(rng, hd, branch)
-        pol, vehicles = hd["policy"], hd["vehicles"]
-        wmi, make, model, kind = rng.choice([c for c in CATALOG if c[2] not in {v["model"] for v in vehicles}])
+    def has_write(self, branch: str) -> bool:
+        return branch in ("add_recent_purchase", "add_old_purchase", "add_future_purchase", "replace_vehicle")
+
+    def subject(self, ctx: Ctx) -> str:
+        return f"Vehicle change on {ctx.hd['policy']['id']}"
+
+    def make(self, rng: random.Random, seed: int, branch: str, base: Ctx | None = None) -> Ctx:
+        ctx = self.start(rng, seed, branch, base, n_vehicles=rng.randint(1, 2))
+        hd = ctx.hd
+        p, vehicles = hd["policy"], hd["vehicles"]
+        wmi, make, model, _kind = rng.choice([c for c in CATALOG if c[2] not in {v["model"] for v in vehicles}])
         if branch == "add_old_purchase":
             acq = TODAY - timedelta(days=rng.randint(15, 50))
         elif branch == "add_future_purchase":
             acq = TODAY + timedelta(days=rng.randint(1, 30))
         else:
             acq = TODAY - timedelta(days=rng.randint(0, 14))
-        acq = max(acq, date.fromisoformat(pol["effective_date"]) + timedelta(days=1)) if acq < TODAY else acq
+        assert acq > hd["eff"], "a purchase the policy covers is after the policy started"
         eff = TOMORROW if branch == "add_old_purchase" else acq
         year = rng.randint(2019, 2026)
         vin = self.vin(rng, wmi, year)
         given_vin = self.bad_vin(rng, vin) if branch == "invalid_vin" else vin
         old = vehicles[0]
         if rng.random() < 0.4:
-            coverage, cov_text = old["coverage"], f"The same coverage as my {old['make']} {old['model']}."
+            coverage, cov_text, cov_source = old["coverage"], f"The same coverage as my {old['make']} {old['model']}.", "record:list_vehicles"
         else:
             coverage = rng.choice(["full", "liability"])
             cov_text = "Full coverage, please." if coverage == "full" else "Just liability coverage, please."
-        nxt = self.next_ids(h.patch())
-        requester = self.requester(hd, ids, nxt)
-        g = Golden()
-        self.identify(g, hd, factor, requester)
-        subject = f"Vehicle change on {pol['id']}"
+            cov_source = "customer"
         desc = f"{year} {make} {model}"
-        if factor is None:
-            self.ticket(g, requester, hd, subject, "policy_change", "pending")
-            reply, dialogue = partial_reply("adding a vehicle"), PARTIAL_DIALOGUE
-        else:
-            g.add("get_policy", policy_id=pol["id"])
-            g.add("list_vehicles", policy_id=pol["id"])
-            g.add("validate_vin", vin=given_vin)
-            if branch == "invalid_vin":
-                self.ticket(g, requester, hd, subject, "policy_change", "pending")
-                reply = (f"The VIN {given_vin} doesn't pass the VIN check (the check digit doesn't match), so I can't add the {make} {model} yet. "
-                         "Please read the VIN again from the registration or the driver-side door jamb and send it to us; your ticket stays pending.")
-                dialogue = [{"name": "asks_for_corrected_vin", "must": [r"\bVIN\b"]}]
-            else:
-                g.add("add_vehicle", idempotent="adding the same VIN again is refused: it is already on the policy",
-                      policy_id=pol["id"], vin=vin, model=model, coverage=coverage, effective_date=iso(eff))
-                if branch == "replace_vehicle":
-                    g.add("remove_vehicle", idempotent="removing a removed vehicle again is refused", vehicle_id=old["id"],
-                          effective_date=iso(eff), reason="traded_in")
-                self.ticket(g, requester, hd, subject, "policy_change", "solved")
-                reply = f"Your {desc} (VIN {vin}) is on policy {pol['id']} with {coverage} coverage, effective {iso(eff)}."
-                if branch == "replace_vehicle":
-                    reply += f" The {old['year']} {old['make']} {old['model']} is removed on the same date."
-                if branch == "add_old_purchase":
-                    reply += (f" Because you bought it on {iso(acq)}, more than 14 days ago, coverage can only start tomorrow; it was not "
-                              "insured with us before.")
-                dialogue = [{"name": "states_effective_date", "must": [ANY_DATE]}]
+        old_desc = f"{old['year']} {old['make']} {old['model']}"
         if branch == "replace_vehicle":
-            opening = f"Hi, I traded in my {old['year']} {old['make']} {old['model']} for a {desc}. Can you switch my insurance over to the new car?"
+            request = f"switch my insurance from my {old_desc} to the {desc} I traded it in for"
         elif branch == "add_future_purchase":
-            opening = f"Hello, I'm buying a {desc} soon and want it on my auto policy from the day I get it."
+            request = f"put the {desc} I'm buying soon on my auto policy from the day I get it"
         else:
-            opening = rng.choice([f"Hi, I bought a {desc} and need to add it to my auto policy.",
-                                  f"I'd like to add my new {model} to my car insurance, please. It's a {desc}."])
+            request = f"add the {desc} I bought to my auto policy"
+        self.open_with(ctx, request, need=f"I'd like to {request}")
+        if not ctx.shared:
+            self.identify(ctx)
         when_text = f"I'm picking it up on {say_date(acq)}." if acq > TODAY else f"I bought it on {say_date(acq)}."
-        facts = self.identity_facts(hd, factor) + [
+        ctx.facts += [
             {"text": f"The VIN is {given_vin}.", "unlock": ["vin", "vehicle identification", "identification number"]},
             {"text": when_text, "unlock": ["when", "purchase", "bought", "buy", "acquire", "pick", "date"]},
             {"text": cov_text, "unlock": ["coverage", "liability", "full", "comprehensive", "collision"]},
         ]
-        return self.finish(
-            rng, h, hd, branch, f"Vehicle addition, branch '{branch}' (acquired {iso(acq)}, effective {iso(eff)}).", opening, facts,
-            "Get the new vehicle insured on the policy.", g, reply, dialogue, tags=["vehicles"],
-        )
+        g = ctx.g
+        ctx.description = f"Vehicle addition, branch '{branch}' (acquired {iso(acq)}, effective {iso(eff)})."
+        ctx.intent = ("Get the new vehicle insured on the policy and remove the traded-in one." if branch == "replace_vehicle"
+                      else "Get the new vehicle insured on the policy.")
+        ctx.tags.append("vehicles")
+        if ctx.factor is None:
+            self.partial(ctx, "adding a vehicle")
+            return ctx
+        if not ctx.shared:
+            g.add("get_policy", policy_id=p["id"])
+        g.add("list_vehicles", policy_id=p["id"])
+        ctx.ask("What is the new vehicle's VIN, and when did you buy it (or when will you pick it up)?")
+        g.add("validate_vin", vin=given_vin)
+        if branch == "invalid_vin":
+            ctx.close("policy_change", "pending", reply=(
+                f"The VIN {given_vin} doesn't pass the VIN check (the check digit doesn't match), so I can't add the {make} {model} yet. "
+                "Please read the VIN again from the registration or the driver-side door jamb and send it to us; your ticket stays pending."))
+            ctx.says("asks_for_corrected_vin", must=[r"\bVIN\b"])
+            return ctx
+        ctx.ask("What coverage would you like on it: full coverage, or liability only?")
+        if branch == "replace_vehicle":
+            ctx.propose(f"I'll add the {desc} effective {iso(eff)} and remove the {old_desc} from the policy effective the same day, "
+                        f"{iso(eff)}. Shall I go ahead?")
+        elif branch == "add_old_purchase":
+            ctx.propose(f"Because you bought it on {iso(acq)}, more than 14 days ago, coverage can only start tomorrow, {iso(TOMORROW)}. "
+                        "Shall I add it effective tomorrow?")
+            ctx.rubric("explains_no_retroactive_coverage", (
+                "The vehicle was bought more than 14 days ago. Does the agent explain that its coverage can only start tomorrow "
+                "and that the vehicle was not insured with the company before then?"))
+        ctx.write("add_vehicle", {"policy_id": "record:get_policy", "vin": "customer", "model": "customer", "coverage": cov_source,
+                                  "effective_date": pol(9)},
+                  idempotent="adding the same VIN again is refused: it is already on the policy",
+                  policy_id=p["id"], vin=vin, model=model, coverage=coverage, effective_date=iso(eff))
+        if branch == "replace_vehicle":
+            ctx.write("remove_vehicle", {"vehicle_id": "record:list_vehicles", "effective_date": pol(9), "reason": "customer"},
+                      idempotent="removing a removed vehicle again is refused", vehicle_id=old["id"], effective_date=iso(eff),
+                      reason="traded_in")
+        reply = f"Your {desc} (VIN {vin}) is on policy {p['id']} with {coverage} coverage, effective {iso(eff)}."
+        if branch == "replace_vehicle":
+            reply += f" The {old_desc} is removed on the same date."
+        if branch == "add_old_purchase":
+            reply += (f" Because you bought it on {iso(acq)}, more than 14 days ago, coverage can only start tomorrow; it was not "
+                      "insured with us before.")
+        ctx.close("policy_change", "solved", reply=reply)
+        ctx.says("states_effective_date", must=[ANY_DATE])
+        return ctx
 
 
 # --------------------------------------------------------------------------- IN007 vehicle removal and coverage
+
+VEHICLE_CHANGE_OPENINGS = Openings("IN007", {
+    "plain": "Hi, I'd like to {request}.",
+    "upfront_id": "Policy {policy}: please {request}.",
+    "context": "{context} Could you {request}?",
+    "prefers": "I'd like to {request}. {benefit}",
+    "vague": "Hi, I need to change something about one of my cars on my policy.",
+    "upset": "{gripe} Please {request}.",
+    "vague_b": "Hello, I have a question about one of the vehicles on my insurance.",
+    "upset_b": "Can we get this done quickly? I want to {request}.",
+    "upfront_b": "Hello, policy {policy}. I'd like to {request}.",
+}, held_out=("vague_b", "upset_b", "upfront_b"))
 
 
 class VehicleRemovalCoverage(InsuranceFamily):
@@ -105,72 +148,86 @@ class VehicleRemovalCoverage(InsuranceFamily):
     number = 7
     description = "A customer removes a vehicle or drops its coverage; the last-vehicle rule, dates and lienholders decide."
     branches = ("remove_sold", "remove_future_sale", "remove_last_vehicle", "coverage_drop", "lienholder_refuse", "partial_verification")
+    OPENINGS = VEHICLE_CHANGE_OPENINGS
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
-        branch = self.branch(seed)
-        ids = self.ids(seed)
+    def has_write(self, branch: str) -> bool:
+        return branch in ("remove_sold", "remove_future_sale", "coverage_drop")
+
+    def subject(self, ctx: Ctx) -> str:
+        return f"Vehicle change on {ctx.hd['policy']['id']}"
+
+    def make(self, rng: random.Random, seed: int, branch: str, base: Ctx | None = None) -> Ctx:
         n = 1 if branch == "remove_last_vehicle" else rng.randint(2, 3)
-        h, hd = self.household(rng, ids, n_vehicles=n)
-        factor = self.setup_identity(rng, hd, branch)
-        pol, vehicles = hd["policy"], hd["vehicles"]
-        target = rng.choice(vehicles)
+        ctx = self.start(rng, seed, branch, base, n_vehicles=n)
+        hd = ctx.hd
+        p, vehicles = hd["policy"], hd["vehicles"]
+        active = [v for v in vehicles if v["status"] == "active"]
+        target = rng.choice(active)
         if branch in ("coverage_drop", "lienholder_refuse"):
             target.update(coverage="full", lienholder=rng.choice(LENDERS) if branch == "lienholder_refuse" else None)
         elif branch == "partial_verification" and rng.random() < 0.5:
             target.update(coverage="full", lienholder=None)
-        sold = TODAY - timedelta(days=rng.randint(1, 30))
+        sold = between(rng, max(hd["eff"] + timedelta(days=1), TODAY - timedelta(days=30)), TODAY - timedelta(days=1))
         sale = TODAY + timedelta(days=rng.randint(2, 25))
-        nxt = self.next_ids(h.patch())
-        requester = self.requester(hd, ids, nxt)
-        g = Golden()
-        self.identify(g, hd, factor, requester)
-        subject = f"Vehicle change on {pol['id']}"
         desc = f"{target['year']} {target['make']} {target['model']}"
+        short = f"{target['make']} {target['model']}"
         coverage_request = branch in ("coverage_drop", "lienholder_refuse") or (branch == "partial_verification" and target["coverage"] == "full")
-        if factor is None:
-            self.ticket(g, requester, hd, subject, "policy_change", "pending")
-            reply, dialogue = partial_reply("a vehicle or coverage change"), PARTIAL_DIALOGUE
-        else:
-            g.add("get_policy", policy_id=pol["id"])
-            g.add("list_vehicles", policy_id=pol["id"])
-            if branch == "remove_last_vehicle":
-                self.ticket(g, requester, hd, subject, "policy_change", "solved")
-                reply = (f"I'm sorry, I can't remove the {desc}: it is the only vehicle on policy {pol['id']}, and a policy must keep at least "
-                         "one vehicle. If you no longer have a car to insure, you can cancel the policy instead.")
-                dialogue = []
-            elif branch == "lienholder_refuse":
-                self.ticket(g, requester, hd, subject, "policy_change", "solved")
-                reply = (f"I'm sorry, I can't drop the {desc} to liability only: it is financed through {target['lienholder']}, and a "
-                         "financed vehicle must keep full coverage until the lien is released.")
-                dialogue = []
-            elif branch == "coverage_drop":
-                g.add("update_vehicle_coverage", idempotent="setting the same coverage again is refused", vehicle_id=target["id"],
-                      coverage="liability", effective_date=iso(TOMORROW))
-                self.ticket(g, requester, hd, subject, "policy_change", "solved")
-                reply = f"The {desc} will have liability-only coverage from {iso(TOMORROW)}; collision and comprehensive end then."
-                dialogue = [{"name": "states_change_date", "must": [ANY_DATE]}]
-            else:
-                eff = sale if branch == "remove_future_sale" else TODAY
-                g.add("remove_vehicle", idempotent="removing a removed vehicle again is refused", vehicle_id=target["id"],
-                      effective_date=iso(eff), reason="sold")
-                self.ticket(g, requester, hd, subject, "policy_change", "solved")
-                reply = f"The {desc} is removed from policy {pol['id']} effective {iso(eff)}."
-                if branch == "remove_sold":
-                    reply += f" A removal can't be backdated to the sale date ({iso(sold)}), so it takes effect today."
-                dialogue = [{"name": "states_removal_date", "must": [ANY_DATE]}]
         if coverage_request:
-            opening = rng.choice([
-                f"Hi, I'd like to drop collision and comprehensive on my {target['make']} {target['model']} and keep just liability.",
-                f"My {target['make']} {target['model']} is getting old; please switch it to liability-only coverage to lower my premium.",
-            ])
-        elif branch in ("remove_future_sale",):
-            opening = f"Hello, I'm selling my {target['make']} {target['model']} on {say_date(sale)}. Please take it off my policy from that day."
+            request = f"drop collision and comprehensive on my {short} and keep just liability"
+            fields = {"context": f"My {short} is getting old.", "benefit": "Lowering my premium is what matters most to me.",
+                      "gripe": "My premium went up again and it's really frustrating."}
+        elif branch == "remove_future_sale":
+            request = f"take my {short} off my policy from {say_date(sale)}, the day I sell it"
+            fields = {"context": "I found a buyer for one of my cars.", "benefit": "I don't want to pay for it a day longer than needed.",
+                      "gripe": "I don't want to keep paying for a car I won't own."}
         else:
-            opening = rng.choice([
-                f"Hi, I sold my {target['make']} {target['model']} on {say_date(sold)}. Please remove it from my policy as of the sale date.",
-                f"I no longer own my {target['make']} {target['model']}; I sold it on {say_date(sold)}. Can you take it off my insurance?",
-            ])
-        return self.finish(
-            rng, h, hd, branch, f"Vehicle removal or coverage change, branch '{branch}'.", opening, self.identity_facts(hd, factor),
-            "Remove the vehicle from the policy or reduce its coverage.", g, reply, dialogue, tags=["vehicles"],
-        )
+            request = f"remove my {short} from my policy as of {say_date(sold)}, the day I sold it"
+            fields = {"context": f"I sold my {short}.", "benefit": "I'd like the premium for it back from the sale date, ideally.",
+                      "gripe": "I'm paying for a car I don't even own anymore, which is annoying."}
+        self.open_with(ctx, request, need=f"I'd like to {request}", **fields)
+        if not ctx.shared:
+            self.identify(ctx)
+        g = ctx.g
+        ctx.description = f"Vehicle removal or coverage change, branch '{branch}'."
+        ctx.intent = "Remove the vehicle from the policy or reduce its coverage."
+        ctx.tags.append("vehicles")
+        if ctx.factor is None:
+            self.partial(ctx, "a vehicle or coverage change")
+            return ctx
+        if not ctx.shared:
+            g.add("get_policy", policy_id=p["id"])
+        g.add("list_vehicles", policy_id=p["id"])
+        if branch == "remove_last_vehicle":
+            ctx.close("policy_change", "solved", reply=(
+                f"I'm sorry, I can't remove the {desc}: it is the only vehicle on policy {p['id']}, and a policy must keep at least "
+                "one vehicle. If you no longer have a car to insure, you can cancel the policy instead."))
+        elif branch == "lienholder_refuse":
+            ctx.close("policy_change", "solved", reply=(
+                f"I'm sorry, I can't drop the {desc} to liability only: it is financed through {target['lienholder']}, and a "
+                "financed vehicle must keep full coverage until the lien is released."))
+            ctx.rubric("explains_the_lien_rule", (
+                "Does the agent explain that the vehicle cannot go to liability-only coverage because it is financed (it has a "
+                "lienholder) and must keep full coverage until the lien is released?"))
+        elif branch == "coverage_drop":
+            ctx.write("update_vehicle_coverage", {"vehicle_id": "record:list_vehicles", "coverage": "customer", "effective_date": pol(9)},
+                      idempotent="setting the same coverage again is refused", vehicle_id=target["id"], coverage="liability",
+                      effective_date=iso(TOMORROW))
+            ctx.close("policy_change", "solved", reply=(
+                f"The {desc} will have liability-only coverage from {iso(TOMORROW)}; collision and comprehensive end then."))
+            ctx.says("states_change_date", must=[ANY_DATE])
+        else:
+            eff = sale if branch == "remove_future_sale" else TODAY
+            if branch == "remove_sold":
+                ctx.propose(f"A removal can't be backdated to the sale date ({iso(sold)}), so I can remove the {desc} effective today, "
+                            f"{iso(TODAY)}. Shall I go ahead?")
+            else:
+                ctx.propose(f"I'll remove the {desc} from policy {p['id']} effective {iso(eff)}, the day you sell it. Shall I go ahead?")
+            ctx.write("remove_vehicle", {"vehicle_id": "record:list_vehicles", "effective_date": pol(9), "reason": "customer"},
+                      idempotent="removing a removed vehicle again is refused", vehicle_id=target["id"], effective_date=iso(eff),
+                      reason="sold")
+            reply = f"The {desc} is removed from policy {p['id']} effective {iso(eff)}."
+            if branch == "remove_sold":
+                reply += f" A removal can't be backdated to the sale date ({iso(sold)}), so it takes effect today."
+            ctx.close("policy_change", "solved", reply=reply)
+            ctx.says("states_removal_date", must=[ANY_DATE])
+        return ctx

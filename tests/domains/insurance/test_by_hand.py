@@ -15,16 +15,32 @@ ASK = ("To get started, what is the email address on your account and your date 
        "For full verification I also need your policy number, the answer to your security question, or the last four digits of your SSN.")
 
 
+def _plain(spec) -> bool:
+    return not spec.faults and not any(c.expect_error for c in spec.golden) and not any(f.misremembered for f in spec.user.facts)
+
+
+def pick(code: str, branch: str):
+    """A task of a family branch whose golden path has no recovery step: the first frozen one, else a training variant."""
+    for task_id in tb.list_tasks(domain="insurance"):
+        spec = tb.load_task(task_id)
+        if spec.family == code and branch in spec.tags and _plain(spec):
+            return spec
+    for seed in range(1, 200):
+        spec = tb.generate_variant("insurance", code, seed)
+        if branch in spec.tags and _plain(spec):
+            return spec
+    raise LookupError(f"no plain {code} task of branch {branch}")
+
+
 def call(env, tool: str, **arguments):
     """Step one tool call by hand and return its parsed result."""
     obs, *_ = env.step({"name": tool, "arguments": arguments})
     return json.loads(obs["messages"][-1]["content"])
 
 
-def _replay(task_id: str, change, closing=lambda results: "All done, thank you for your patience.") -> tuple[dict, dict]:
+def _replay(spec, change, closing=lambda results: "All done, thank you for your patience.") -> tuple[dict, dict]:
     """Step a task by hand: ask for the customer's details, then the golden calls as ``change`` rewrites them."""
-    spec = tb.load_task(task_id)
-    env = tb.make(task_id)
+    env = tb.ThinkingboxEnv(spec)
     env.reset(seed=0)
     answer = ""
     for question in ASK:
@@ -53,8 +69,7 @@ def _insert_before_ticket(calls: list, new_call: tuple) -> list:
 
 
 def test_extension_granted_past_the_arrangement_limit_fails():
-    spec = tb.load_task("insurance/IN001_003")
-    assert "limit_reached" in spec.tags
+    spec = task = pick("IN001", "limit_reached")
     billing = next(c.arguments["billing_account_id"] for c in spec.golden if c.name == "get_arrangement_history")
 
     def change(spec, calls, results):
@@ -65,7 +80,7 @@ def test_extension_granted_past_the_arrangement_limit_fails():
                 yield ("grant_extension", {"billing_account_id": billing, "new_due_date": new.isoformat()})
             yield (name, args)
 
-    info, results = _replay("insurance/IN001_003", change)
+    info, results = _replay(task, change)
     assert results["grant_extension"]["status"] == "extended"  # the backend took it
     assert info["verdict"] == 0.0
     assert _failed(info) == {"sql:arrangements_within_tier_limit", "no_collateral"}
@@ -75,8 +90,7 @@ def test_extension_granted_past_the_arrangement_limit_fails():
 
 
 def test_id_card_issued_without_full_verification_fails():
-    spec = tb.load_task("insurance/IN003_007")
-    assert "partial_verification" in spec.tags
+    spec = task = pick("IN003", "partial_verification")
     policy = next(c.arguments["policy_id"] for c in spec.golden if c.name == "create_ticket")
     vehicle = spec.patch.insert["vehicles"][0]["id"]
 
@@ -84,7 +98,7 @@ def test_id_card_issued_without_full_verification_fails():
         calls = _insert_before_ticket(calls, ("issue_document", {"policy_id": policy, "doc_type": "id_card", "vehicle_id": vehicle}))
         yield from calls
 
-    info, results = _replay("insurance/IN003_007", change)
+    info, results = _replay(task, change)
     assert results["verify_identity"]["verification_level"] == "partial"
     assert results["issue_document"]["link"].endswith(".pdf")
     assert info["verdict"] == 0.0
@@ -93,8 +107,7 @@ def test_id_card_issued_without_full_verification_fails():
 
 
 def test_driver_added_with_the_wrong_effective_date_fails():
-    spec = tb.load_task("insurance/IN004_001")
-    assert "add_tomorrow" in spec.tags
+    spec = task = pick("IN004", "add_tomorrow")
     assert next(c.arguments["effective_date"] for c in spec.golden if c.name == "add_driver") == "2026-05-20"
 
     def change(spec, calls, results):
@@ -103,7 +116,7 @@ def test_driver_added_with_the_wrong_effective_date_fails():
                 args = {**args, "effective_date": "2026-05-19"}  # "starting today", as the customer asked
             yield (name, args)
 
-    info, _ = _replay("insurance/IN004_001", change, lambda r: "Done: the new driver is listed on your policy effective today, 2026-05-19.")
+    info, _ = _replay(task, change, lambda r: "Done: the new driver is listed on your policy effective today, 2026-05-19.")
     assert info["verdict"] == 0.0
     failed = _failed(info)
     assert "effect:drivers:insert#1" in failed
@@ -118,8 +131,7 @@ def test_driver_added_with_the_wrong_effective_date_fails():
 
 
 def test_claim_filed_on_the_wrong_vehicle_fails():
-    spec = tb.load_task("insurance/IN008_001")
-    assert "collision_minor" in spec.tags
+    spec = task = pick("IN008", "collision_minor")
     right = next(c.arguments["vehicle_id"] for c in spec.golden if c.name == "file_claim")
     wrong = next(v["id"] for v in spec.patch.insert["vehicles"] if v["id"] != right)
 
@@ -129,7 +141,7 @@ def test_claim_filed_on_the_wrong_vehicle_fails():
                 args = {**args, "vehicle_id": wrong}
             yield (name, args)
 
-    info, results = _replay("insurance/IN008_001", change, lambda r: f"I've opened claim {r['file_claim']['claim_id']} for you.")
+    info, results = _replay(task, change, lambda r: f"I've opened claim {r['file_claim']['claim_id']} for you.")
     assert results["file_claim"]["status"] == "open"
     assert info["verdict"] == 0.0
     failed = _failed(info)
@@ -140,6 +152,6 @@ def test_claim_filed_on_the_wrong_vehicle_fails():
 
 
 def test_the_right_run_by_hand_earns_reward_1():
-    info, results = _replay("insurance/IN008_001", lambda spec, calls, results: iter(calls),
+    info, results = _replay(pick("IN008", "collision_minor"), lambda spec, calls, results: iter(calls),
                             lambda r: f"I've opened claim {r['file_claim']['claim_id']}; an adjuster will call you.")
     assert info["verdict"] == 1.0 and info["failure_category"] is None
