@@ -1,0 +1,410 @@
+"""Building blocks of the Tidewell service-desk families: an employee, the lookups, the ticket, the body.
+
+Every family starts the same way (the person is found in the HR directory by work
+email, their ticketing user is looked up) and ends the same way (one ticket per
+request, linked to the employee). ``Desk`` holds that, the golden builder with a
+rationale for every write argument, the agent's own dialogue turns, and the opening
+templates. Policy numbers come from ``rules``; names and places are generation data
+and live here.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import Any, ClassVar
+
+from thinkingbox_env import authoring
+from thinkingbox_env.family import TaskFamily
+from thinkingbox_env.spec import Fact, TaskSpec, ToolCall
+
+from ..rules import DEPARTMENTS, EMPLOYEES, NOW, ROLE_DEFAULTS, ROLES, TODAY
+
+# the engine's task-set-v2 fields, used when the engine has them
+V2_CALLS = "why" in ToolCall.model_fields
+V2_TASKS = "dialogue" in TaskSpec.model_fields
+V2_FACTS = "misremembered" in Fact.model_fields
+
+FIRST = ["Aoife", "Benedikt", "Carys", "Dmitri", "Elspeth", "Faisal", "Greer", "Hollis", "Inka", "Jarrah", "Kalinda", "Lorcan",
+         "Mireille", "Nikolai", "Orla", "Pascale", "Quillon", "Rosalind", "Stellan", "Thea", "Ulrike", "Valentin", "Wilhelmina",
+         "Xavi", "Yara", "Zephyr", "Amara", "Bodhi", "Cressida", "Dagny"]
+LAST = ["Abernethy", "Bellamy", "Calloway", "Dunleavy", "Eriksen", "Fenwick", "Galbraith", "Hargreave", "Iverson", "Jessop",
+        "Kavanagh", "Lindqvist", "Montague", "Nightingale", "Okafor", "Pemberton", "Quarrie", "Rasmussen", "Sinclair", "Thistlewood",
+        "Underwood", "Vandermeer", "Whitcombe", "Yardley"]
+LOCATIONS = ["Leith office", "Canal Street office", "Remote"]
+AGENCIES = ["Brightpath Talent", "Northgate Contracting", "Saltmarsh Digital"]
+
+# the line managers in the seed, per department (requesters report to them)
+MANAGERS = {e["department_id"]: e["id"] for e in EMPLOYEES.values() if e["level"] == "5" and e["role_id"] != "ROLE-DIR"
+            and e["id"] not in ("EMP-10019", "EMP-10020")}
+ROLE_DEPT = {r: ROLES[r]["department_id"] for r in ROLES}
+WORKER_ROLES = ["ROLE-SWE", "ROLE-SRE", "ROLE-DAN", "ROLE-PAY", "ROLE-FRA", "ROLE-CMP", "ROLE-ACC", "ROLE-HRP", "ROLE-CSA", "ROLE-SEC"]
+
+
+def slug(heading: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")
+
+
+def P(heading: str) -> str:
+    """A policy rationale: ``policy#<slug>`` of a heading of policy.md."""
+    return f"policy#{slug(heading)}"
+
+
+def ts(value: Any) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def say_date(d: date) -> str:
+    return d.isoformat()
+
+
+def usd(value: Any) -> str:
+    return f"${float(value):,.2f}"
+
+
+# --------------------------------------------------------------------------- dialogue turns and openings
+
+
+def ask(before: int, say: str) -> dict[str, Any]:
+    return {"before": before, "act": "ask", "say": say}
+
+
+def propose(before: int, say: str) -> dict[str, Any]:
+    return {"before": before, "act": "propose", "say": say}
+
+
+def inform(before: int, say: str) -> dict[str, Any]:
+    return {"before": before, "act": "inform", "say": say}
+
+
+class _Openings:
+    """Opening templates of a family; the held-out ones are drawn only for test tasks."""
+
+    def __init__(self, code: str, templates: dict[str, str], held_out: tuple[str, ...] = ()) -> None:
+        unknown = set(held_out) - set(templates)
+        if unknown:
+            raise ValueError(f"{code}: held-out templates {sorted(unknown)} are not templates")
+        if len(templates) < 6:
+            raise ValueError(f"{code}: a family needs at least 6 opening templates, got {len(templates)}")
+        self.code, self.templates, self.held_out = code, dict(templates), tuple(held_out)
+
+    def ids(self, split: str) -> list[str]:
+        return [k for k in self.templates if (k in self.held_out) == (split == "test")]
+
+    def pick(self, rng: random.Random, split: str, **values: Any) -> tuple[str, str]:
+        key = rng.choice(self.ids(split))
+        return self.templates[key].format(**values), f"{self.code}/{key}"
+
+
+Openings = getattr(authoring, "Openings", _Openings)
+
+
+# --------------------------------------------------------------------------- golden calls with rationales
+
+
+@dataclass
+class Calls:
+    """Golden calls with, per write, where each non-free-text argument comes from."""
+
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    idempotent: dict[int, str] = field(default_factory=dict)
+
+    def add(self, tool: str, /, *, why: dict[str, str] | None = None, expect_error: str | None = None,
+            idempotent: str | None = None, **arguments: Any) -> int:
+        call: dict[str, Any] = {"name": tool, "arguments": {k: v for k, v in arguments.items()}}
+        if why:
+            call["why"] = dict(why)
+        if expect_error:
+            call["expect_error"] = expect_error
+        self.calls.append(call)
+        if idempotent:
+            self.idempotent[len(self.calls) - 1] = idempotent
+        return len(self.calls) - 1
+
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    def has(self, tool: str) -> bool:
+        return any(c["name"] == tool for c in self.calls)
+
+
+# --------------------------------------------------------------------------- people
+
+
+@dataclass
+class Person:
+    """An employee (or contractor) created for a task, with the rows that describe them."""
+
+    row: dict[str, Any]
+    account: dict[str, Any]
+    ticket_user: dict[str, Any] | None
+    grants: list[dict[str, Any]] = field(default_factory=list)
+    contract: dict[str, Any] | None = None
+    wrong_email: str | None = None  # the email the person gives first, when they misremember it
+
+    @property
+    def id(self) -> str:
+        return str(self.row["id"])
+
+    @property
+    def email(self) -> str:
+        return str(self.row["email"])
+
+    @property
+    def name(self) -> str:
+        return str(self.row["name"])
+
+    @property
+    def first(self) -> str:
+        return self.name.split()[0]
+
+    @property
+    def manager(self) -> str:
+        return str(self.row["manager_id"])
+
+    @property
+    def department(self) -> str:
+        return str(self.row["department_id"])
+
+    @property
+    def head(self) -> str:
+        return DEPARTMENTS[self.department]["head_id"]
+
+    @property
+    def sponsor(self) -> str | None:
+        return self.contract["sponsor_id"] if self.contract else None
+
+
+class Desk(TaskFamily):
+    """A family of the service desk: people, the identification golden, the ticket, the finished body."""
+
+    number: ClassVar[int] = 0
+    openings: ClassVar[Any] = None
+    held_out_branches: ClassVar[tuple[str, ...]] = ()
+    split: str = "train"
+
+    # ------------------------------------------------------------------ engine glue
+
+    def instance(self, seed: int, split: str = "train", number: int | None = None) -> TaskSpec:
+        self.split = split
+        return super().instance(seed, split, number)
+
+    def branch(self, seed: int) -> str:
+        if self.held_out_branches and self.split != "test":
+            usable = tuple(b for b in self.branches if b not in self.held_out_branches)
+            return authoring.pick_branch(usable, seed)
+        return authoring.pick_branch(self.branches, seed)
+
+    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+        return self.make(rng, seed, self.branch(seed), None)
+
+    def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
+        """The task of ``branch``; with ``person``, the request is made by that (already created) person."""
+        raise NotImplementedError
+
+    def uid(self, seed: int) -> int:
+        return self.number * 100_000 + seed % 100_000
+
+    # ------------------------------------------------------------------ people
+
+    def person(self, rng: random.Random, seed: int, *, role: str | None = None, level: int | None = None, status: str = "active",
+               contractor: bool = False, mobile: bool = True, ticket_user: bool | None = None, defaults: bool = True,
+               account_status: str = "active", failed_logins: int = 0, mfa: str = "authenticator_app", recover: bool | None = None,
+               suffix: str = "") -> Person:
+        uid = self.uid(seed)
+        role = role or rng.choice(WORKER_ROLES)
+        dept = ROLE_DEPT[role]
+        first, last = rng.choice(FIRST), rng.choice(LAST)
+        email = f"{first.lower()}.{last.lower()}{uid % 1000}{suffix}@tidewell.example"
+        start = TODAY - timedelta(days=rng.randint(120, 1500))
+        eid = f"EMP-{uid}{suffix and 1}"
+        row = {
+            "id": eid, "name": f"{first} {last}", "email": email, "department_id": dept, "role_id": role,
+            "level": level if level is not None else rng.randint(2, 4), "manager_id": MANAGERS[dept],
+            "worker_type": "contractor" if contractor else "employee", "status": status, "start_date": start.isoformat(), "end_date": None,
+            "badge_number": f"B{rng.randint(100000, 999999)}",
+            "date_of_birth": date(rng.randint(1968, 2001), rng.randint(1, 12), rng.randint(1, 28)).isoformat(),
+            "mobile_on_file": mobile, "location": rng.choice(LOCATIONS),
+        }
+        account = {"employee_id": eid, "username": email.split("@")[0], "status": account_status, "failed_logins": failed_logins,
+                   "password_changed_at": ts(NOW - timedelta(days=rng.randint(5, 80))), "must_change_password": False, "mfa_method": mfa,
+                   "mfa_enrolled_at": f"{start.isoformat()} 10:00:00"}
+        has_user = rng.random() < 0.75 if ticket_user is None else ticket_user
+        tu = {"id": uid, "name": row["name"], "email": email, "created_at": ts(NOW - timedelta(days=rng.randint(30, 400)))} if has_user else None
+        p = Person(row, account, tu)
+        if defaults and not contractor:
+            for k, (app, lvl) in enumerate(sorted(ROLE_DEFAULTS[role].items()), start=1):
+                p.grants.append(self.grant_row(p, k, app, lvl, "role_default", granted=start))
+        if recover is None:
+            recover = self.split == "test" and seed % 9 == 4 or self.split == "train" and seed % 9 == 4
+        if recover and V2_FACTS:
+            p.wrong_email = email.replace(f"{uid % 1000}", f"{(uid + 3) % 1000}", 1)
+        return p
+
+    def grant_row(self, p: Person, k: int, app: str, level: str, source: str, granted: date | None = None, status: str = "active",
+                  expires: str | None = None, request: str | None = None) -> dict[str, Any]:
+        g = granted or TODAY - timedelta(days=200)
+        return {"id": f"GRT-{self.uid_of(p)}{k:02d}", "employee_id": p.id, "app_id": app, "level": level, "status": status, "source": source,
+                "request_id": request, "incident_id": None, "granted_at": f"{g.isoformat()} 09:00:00", "expires_at": expires}
+
+    @staticmethod
+    def uid_of(p: Person) -> str:
+        return p.id.split("-")[1]
+
+    def contract(self, rng: random.Random, p: Person, end: date, status: str = "active") -> None:
+        p.contract = {"id": f"CTR-{self.uid_of(p)}", "employee_id": p.id, "agency": rng.choice(AGENCIES),
+                      "sponsor_id": MANAGERS[p.department], "start_date": (end - timedelta(days=rng.randint(200, 300))).isoformat(),
+                      "end_date": end.isoformat(), "status": status}
+        p.row["end_date"] = end.isoformat()
+
+    @staticmethod
+    def rows(p: Person) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {"employees": [p.row], "accounts": [p.account]}
+        if p.ticket_user:
+            out["ticket_users"] = [p.ticket_user]
+        if p.grants:
+            out["access_grants"] = list(p.grants)
+        if p.contract:
+            out["contractor_contracts"] = [p.contract]
+        return out
+
+    # ------------------------------------------------------------------ the common golden
+
+    def identify(self, g: Calls, p: Person, turns: list[dict[str, Any]], facts: list[dict[str, Any]]) -> None:
+        """Find the person by work email (a misremembered email first fails and is corrected)."""
+        turns.append(ask(len(g), "Could you give me your work email address so I can find you in the directory?"))
+        fact: dict[str, Any] = {"text": f"My work email is {p.email}.", "unlock": ["email", "e-mail"], "slot": "email", "value": p.email}
+        if p.wrong_email:
+            fact["misremembered"] = p.wrong_email
+            g.add("find_employee", email=p.wrong_email, expect_error="no employee found")
+            turns.append(inform(len(g), f"I can't find {p.wrong_email} in the directory. Could you check the spelling of your email?"))
+        facts.append(fact)
+        g.add("find_employee", email=p.email)
+        g.add("get_employee", employee_id=p.id)
+
+    def requester(self, g: Calls, p: Person, nxt: dict[str, Any]) -> int:
+        """The ticketing user of the person, created when they have none."""
+        if not g.has("search_tickets"):
+            g.add("search_tickets", table="users", filter=f"email eq '{p.email}'")
+        if p.ticket_user:
+            return int(p.ticket_user["id"])
+        if not g.has("create_ticket_user"):
+            g.add("create_ticket_user", idempotent="a second ticketing user with the same email is refused",
+                  name=p.name, email=p.email, why={"name": "record:get_employee", "email": "record:get_employee"})
+        return int(nxt["ticket_users"])
+
+    def ticket(self, g: Calls, p: Person, nxt: dict[str, Any], subject: str, category: str, status: str, *, priority: str = "normal",
+               team: str | None = None, about: Person | None = None) -> None:
+        requester = self.requester(g, p, nxt)
+        args: dict[str, Any] = {"requester_id": requester, "subject": subject, "category": category, "priority": priority, "status": status,
+                                "employee_id": (about or p).id}
+        why = {"requester_id": "record:create_ticket_user" if g.has("create_ticket_user") else "record:search_tickets",
+               "category": P("Tickets and record keeping"), "status": P("Tickets and record keeping"),
+               "priority": P("Tickets and record keeping"), "employee_id": "record:find_employee"}
+        if team:
+            args["assigned_team"] = team
+            why["assigned_team"] = P("Escalation teams")
+            why["status"] = P("Escalation teams")
+        if priority != "normal":
+            why["priority"] = self.priority_source
+        g.add("create_ticket", why=why, **args)
+
+    priority_source: ClassVar[str] = P("Tickets and record keeping")
+
+    # ------------------------------------------------------------------ finishing
+
+    def finish(self, *, branch: str, p: Person, patch: dict[str, Any], g: Calls, turns: list[dict[str, Any]], facts: list[dict[str, Any]],
+               opening: tuple[str, str], intent: str, reply: str, mentions: list[dict[str, Any]] | None = None,
+               sql: list[dict[str, Any]] | None = None, rubric: list[dict[str, Any]] | None = None,
+               decisions: list[dict[str, Any]] | None = None, faults: list[dict[str, Any]] | None = None,
+               tags: list[str] | None = None) -> dict[str, Any]:
+        """The task body as a dict, with the v2 fields only where the engine has them."""
+        user: dict[str, Any] = {"opening": opening[0], "facts": facts, "intent": intent}
+        if decisions:
+            user["decisions"] = decisions
+        body: dict[str, Any] = {
+            "description": f"{self.description} Branch '{branch}'.",
+            "user": user,
+            "patch": patch,
+            "golden": g.calls,
+            "golden_reply": reply,
+            "checks": {"dialogue": mentions or [], "sql": sql or [], "rubric": rubric or []},
+            "idempotent_writes": g.idempotent,
+            "tags": [self.name, branch, *(tags or []), *(["recovery"] if p.wrong_email or faults else [])],
+        }
+        if V2_TASKS:
+            body["dialogue"] = turns
+            body["faults"] = faults or []
+            body["origin"] = {"opening": opening[1], "branches": [f"{self.code}:{branch}"]}
+        return strip_v2(body)
+
+
+def patch_of(*groups: dict[str, list[dict[str, Any]]], update: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    insert: dict[str, list[dict[str, Any]]] = {}
+    for grp in groups:
+        for table, rows in grp.items():
+            insert.setdefault(table, []).extend(rows)
+    out: dict[str, Any] = {"insert": insert}
+    if update:
+        out["update"] = update
+    return out
+
+
+def strip_v2(body: dict[str, Any]) -> dict[str, Any]:
+    """On an engine without task set v2: drop the expected-error calls (shifting indices), rationales and fact extras."""
+    if V2_CALLS and V2_FACTS:
+        return body
+    keep = [i for i, c in enumerate(body["golden"]) if not c.get("expect_error")]
+    new_index = {old: new for new, old in enumerate(keep)}
+    body["golden"] = [{"name": body["golden"][i]["name"], "arguments": body["golden"][i]["arguments"]} for i in keep]
+    body["idempotent_writes"] = {new_index[i]: why for i, why in body["idempotent_writes"].items() if i in new_index}
+    for f in body["user"]["facts"]:
+        f.pop("misremembered", None)
+    return body
+
+
+def combine(first: dict[str, Any], second: dict[str, Any], opening: str) -> dict[str, Any]:
+    """One conversation with two requests (the engine's ``authoring.combine`` where it exists)."""
+    engine = getattr(authoring, "combine", None)
+    if engine is not None and hasattr(authoring.TaskBody, "dialogue"):
+        a, b = to_body(first), to_body(second)
+        out = engine(a, b)
+        out.opening = opening
+        return out.to_dict()  # type: ignore[no-any-return]
+    shift = len(first["golden"])
+    ins: dict[str, list[dict[str, Any]]] = {}
+    for body in (first, second):
+        for table, rows in body["patch"].get("insert", {}).items():
+            for r in rows:
+                if r not in ins.setdefault(table, []):
+                    ins[table].append(r)
+    patch: dict[str, Any] = {"insert": ins}
+    upd = [u for body in (first, second) for u in body["patch"].get("update", [])]
+    if upd:
+        patch["update"] = upd
+    facts: list[dict[str, Any]] = []
+    for f in first["user"]["facts"] + second["user"]["facts"]:
+        if not any(f.get("slot") == x.get("slot") and f["text"] == x["text"] for x in facts):
+            facts.append(f)
+    out = {
+        "description": f"{first['description']} Then: {second['description']}",
+        "user": {"opening": opening, "facts": facts, "intent": f"{first['user']['intent']} Also: {second['user']['intent']}",
+                 **({"decisions": first["user"].get("decisions", []) + second["user"].get("decisions", [])}
+                    if first["user"].get("decisions") or second["user"].get("decisions") else {})},
+        "patch": patch,
+        "golden": first["golden"] + second["golden"],
+        "golden_reply": f"{first['golden_reply']} {second['golden_reply']}",
+        "checks": {k: first["checks"].get(k, []) + second["checks"].get(k, []) for k in ("dialogue", "sql", "rubric")},
+        "idempotent_writes": {**first["idempotent_writes"], **{i + shift: w for i, w in second["idempotent_writes"].items()}},
+        "tags": list(dict.fromkeys(first["tags"] + second["tags"])),
+    }
+    return out
+
+
+def to_body(d: dict[str, Any]) -> Any:
+    """A body dict as the engine's ``TaskBody`` (task set v2)."""
+    fields = {k: d[k] for k in ("description", "golden_reply", "patch", "golden", "checks", "idempotent_writes", "tags")}
+    extra = {k: d[k] for k in ("dialogue", "faults", "origin") if k in d}
+    return authoring.TaskBody(opening=d["user"]["opening"], facts=d["user"]["facts"], intent=d["user"]["intent"], **fields, **extra)
