@@ -11,5 +11,6 @@ from __future__ import annotations
 from thinkingbox_env.family import TaskFamily
 
 from .access import AccessRequest, AccessUpgrade, ContractorAccess
+from .security import AccountSecurity, IncidentAccess
 
-FAMILIES: list[TaskFamily] = [AccessRequest(), AccessUpgrade(), ContractorAccess()]
+FAMILIES: list[TaskFamily] = [AccessRequest(), AccessUpgrade(), ContractorAccess(), AccountSecurity(), IncidentAccess()]

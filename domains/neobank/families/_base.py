@@ -296,7 +296,7 @@ class Desk(TaskFamily):
         return int(nxt["ticket_users"])
 
     def ticket(self, g: Calls, p: Person, nxt: dict[str, Any], subject: str, category: str, status: str, *, priority: str = "normal",
-               team: str | None = None, about: Person | None = None) -> None:
+               team: str | None = None, about: Person | None = None, priority_why: str | None = None) -> None:
         requester = self.requester(g, p, nxt)
         args: dict[str, Any] = {"requester_id": requester, "subject": subject, "category": category, "priority": priority, "status": status,
                                 "employee_id": (about or p).id}
@@ -308,7 +308,7 @@ class Desk(TaskFamily):
             why["assigned_team"] = P("Escalation teams")
             why["status"] = P("Escalation teams")
         if priority != "normal":
-            why["priority"] = self.priority_source
+            why["priority"] = priority_why or self.priority_source
         g.add("create_ticket", why=why, **args)
 
     priority_source: ClassVar[str] = P("Tickets and record keeping")
