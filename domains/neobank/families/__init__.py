@@ -11,6 +11,8 @@ from __future__ import annotations
 from thinkingbox_env.family import TaskFamily
 
 from .access import AccessRequest, AccessUpgrade, ContractorAccess
+from .hardware import HardwareRequest, LaptopFault
 from .security import AccountSecurity, IncidentAccess
 
-FAMILIES: list[TaskFamily] = [AccessRequest(), AccessUpgrade(), ContractorAccess(), AccountSecurity(), IncidentAccess()]
+FAMILIES: list[TaskFamily] = [AccessRequest(), AccessUpgrade(), ContractorAccess(), AccountSecurity(), IncidentAccess(),
+    LaptopFault(), HardwareRequest()]
