@@ -12,7 +12,9 @@ from thinkingbox_env.family import TaskFamily
 
 from .access import AccessRequest, AccessUpgrade, ContractorAccess
 from .hardware import HardwareRequest, LaptopFault
+from .questions import PolicyQuestion
 from .security import AccountSecurity, IncidentAccess
+from .software import SoftwareLicence
 
 FAMILIES: list[TaskFamily] = [AccessRequest(), AccessUpgrade(), ContractorAccess(), AccountSecurity(), IncidentAccess(),
-    LaptopFault(), HardwareRequest()]
+    LaptopFault(), HardwareRequest(), SoftwareLicence(), PolicyQuestion()]
