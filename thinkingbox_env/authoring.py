@@ -115,9 +115,15 @@ class Golden:
     calls: list[dict[str, Any]] = field(default_factory=list)
     idempotent: dict[int, str] = field(default_factory=dict)
 
-    def add(self, tool_name: str, /, *, idempotent: str | None = None, **arguments: Any) -> int:
-        """Append a call and return its index (the index ``idempotent_writes`` refers to)."""
-        self.calls.append({"name": tool_name, "arguments": dict(arguments)})
+    def add(self, tool_name: str, /, *, idempotent: str | None = None, why: dict[str, str] | None = None,
+            expect_error: str | None = None, **arguments: Any) -> int:
+        """Append a call and return its index (the index ``idempotent_writes`` and dialogue turns refer to)."""
+        call: dict[str, Any] = {"name": tool_name, "arguments": dict(arguments)}
+        if why:
+            call["why"] = dict(why)
+        if expect_error is not None:
+            call["expect_error"] = expect_error
+        self.calls.append(call)
         if idempotent:
             self.idempotent[len(self.calls) - 1] = idempotent
         return len(self.calls) - 1
@@ -148,6 +154,9 @@ class TaskBody:
     idempotent_writes: dict[int, str] = field(default_factory=dict)
     tags: list[str] = field(default_factory=list)
     rubrics: list[Any] | None = None
+    dialogue: list[dict[str, Any]] = field(default_factory=list)
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    origin: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -162,7 +171,124 @@ class TaskBody:
         }
         if self.rubrics is not None:
             data["rubrics"] = self.rubrics
+        if self.dialogue:
+            data["dialogue"] = self.dialogue
+        if self.faults:
+            data["faults"] = self.faults
+        if self.origin is not None:
+            data["origin"] = self.origin
         return data
+
+
+def ask(before: int, say: str) -> dict[str, Any]:
+    """A golden turn asking the customer for facts the calls from ``before`` on need."""
+    return {"before": before, "act": "ask", "say": say}
+
+
+def propose(before: int, say: str) -> dict[str, Any]:
+    """A golden turn describing the consent-guarded writes; the customer's reply is their decision."""
+    return {"before": before, "act": "propose", "say": say}
+
+
+def inform(before: int, say: str) -> dict[str, Any]:
+    """A golden turn telling the customer something mid-way (a lookup that found nothing, a wait)."""
+    return {"before": before, "act": "inform", "say": say}
+
+
+class Openings:
+    """A family's opening templates, split so that test tasks open in words no training variant uses.
+
+    Templates are ``str.format`` strings over the task's facts. The held-out ones are drawn only
+    for the test split, so the test set measures generalisation to new requests, not to new names.
+    """
+
+    def __init__(self, family_code: str, templates: dict[str, str], held_out: tuple[str, ...] | None = None,
+                 minimum: int = 6) -> None:
+        if len(templates) < minimum:
+            raise ValueError(f"family {family_code}: {len(templates)} opening templates, at least {minimum} are needed")
+        held = tuple(held_out) if held_out is not None else tuple(list(templates)[-2:])
+        unknown = [h for h in held if h not in templates]
+        if unknown:
+            raise ValueError(f"family {family_code}: held-out openings {unknown} are not templates")
+        if not held or len(held) == len(templates):
+            raise ValueError(f"family {family_code}: both splits need at least one opening template")
+        self.family_code = family_code
+        self.templates = dict(templates)
+        self.held_out = held
+
+    def ids(self, split: str) -> list[str]:
+        """The template ids a split may draw, in declaration order."""
+        if split == "test":
+            return list(self.held_out)
+        return [t for t in self.templates if t not in self.held_out]
+
+    def pick(self, rng: Any, split: str, **fields: Any) -> tuple[str, str]:
+        """(opening text, origin id) drawn for ``split``; a template naming a missing field is an authoring error."""
+        chosen = rng.choice(self.ids(split))
+        try:
+            text = self.templates[chosen].format(**fields)
+        except KeyError as exc:
+            raise ValueError(f"family {self.family_code}: opening '{chosen}' needs field {exc.args[0]!r}") from exc
+        return text, f"{self.family_code}/{chosen}"
+
+
+def _shift_turns(turns: list[dict[str, Any]], offset: int) -> list[dict[str, Any]]:
+    return [{**t, "before": t["before"] + offset} for t in turns]
+
+
+def _merge_patches(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"insert": {}, "update": [], "delete": []}
+    for patch in (first, second):
+        for table, rows in (patch.get("insert") or {}).items():
+            kept = out["insert"].setdefault(table, [])
+            kept.extend(r for r in rows if r not in kept)
+        for key in ("update", "delete"):
+            out[key].extend(x for x in patch.get(key) or [] if x not in out[key])
+    return out
+
+
+def combine(first: TaskBody, second: TaskBody, opening: str | None = None) -> TaskBody:
+    """One conversation with two requests: ``first`` handled, then ``second``.
+
+    Both bodies are built for the same customer, so their shared rows (the customer, the
+    ticket user) are identical and kept once; the second's golden indices move past the first's.
+    """
+    offset = len(first.golden)
+    facts: list[dict[str, Any]] = []
+    for fact in first.facts + second.facts:
+        if all(fact.get("text") != f.get("text") for f in facts):
+            facts.append(fact)
+    checks: dict[str, Any] = {}
+    for body in (first, second):
+        for kind, items in (body.checks or {}).items():
+            merged = checks.setdefault(kind, [])
+            merged.extend(i for i in items if i not in merged)
+    faults = list(first.faults)
+    for fault in second.faults:
+        if any(f["tool"] == fault["tool"] for f in first.faults):
+            raise ValueError(f"both requests schedule a fault on '{fault['tool']}': count the calls across the conversation")
+        faults.append(fault)
+    origin = None
+    if first.origin or second.origin:
+        o1, o2 = first.origin or {}, second.origin or {}
+        origin = {"opening": o1.get("opening") or o2.get("opening"), "branches": list(o1.get("branches", [])) + list(o2.get("branches", []))}
+    rubrics = None if first.rubrics is None and second.rubrics is None else (first.rubrics or []) + (second.rubrics or [])
+    return TaskBody(
+        description=f"{first.description} Then: {second.description}",
+        opening=opening if opening is not None else first.opening,
+        golden_reply=f"{first.golden_reply} {second.golden_reply}",
+        facts=facts,
+        intent=" ".join(filter(None, [first.intent, second.intent])),
+        patch=_merge_patches(first.patch, second.patch),
+        golden=list(first.golden) + list(second.golden),
+        checks=checks,
+        idempotent_writes={**first.idempotent_writes, **{i + offset: why for i, why in second.idempotent_writes.items()}},
+        tags=list(dict.fromkeys(first.tags + second.tags + ["two_requests"])),
+        rubrics=rubrics,
+        dialogue=list(first.dialogue) + _shift_turns(list(second.dialogue), offset),
+        faults=faults,
+        origin=origin,
+    )
 
 
 def pick_branch(branches: tuple[str, ...] | list[str], seed: int) -> str:
@@ -174,11 +300,16 @@ def pick_branch(branches: tuple[str, ...] | list[str], seed: int) -> str:
 
 __all__ = [
     "Golden",
+    "Openings",
     "TaskBody",
+    "ask",
+    "combine",
     "domain_clock",
     "domain_folder",
     "domain_spec_of",
+    "inform",
     "pick_branch",
     "predict_next_ids",
+    "propose",
     "seed_rows",
 ]

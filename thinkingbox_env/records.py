@@ -221,5 +221,6 @@ class EvalRow(BaseModel):
     judge_calls: list[dict[str, Any]]
     worker: dict[str, Any]
     package_version: str
+    task_set_version: int | None = None  # the domain's task_set_version; absent in rows written before it
     task_hash: str
     config: dict[str, Any]

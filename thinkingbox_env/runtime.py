@@ -18,6 +18,8 @@ from pydantic import ValidationError
 
 from .diff import StateDiff, canonical_hash, compute_diff
 from .domain import Domain, load_domain
+from .faults import FaultPlan
+from .rationale import fault_problems, task_set_problems
 from .spec import SpecError, TaskSpec
 from .state import EpisodeState, StateError, TaskTemplate
 from .tools import ToolResult
@@ -64,6 +66,8 @@ class TaskRuntime:
             except ValidationError as exc:
                 problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors())
                 raise spec.error(f"golden.{i}.arguments", f"not valid for tool '{call.name}': {problems}") from exc
+        for field_name, problem in fault_problems(spec) + task_set_problems(spec, self.domain):
+            raise spec.error(field_name, problem)
         try:
             state = self.new_state()  # applies the patch to a scratch copy of the seed state
         except StateError as exc:
@@ -90,7 +94,10 @@ class TaskRuntime:
             return self._template
 
     def new_state(self) -> EpisodeState:
-        return self.template.new_episode()
+        state = self.template.new_episode()
+        if self.spec.faults:
+            state.faults = FaultPlan(self.spec.faults)  # type: ignore[attr-defined]
+        return state
 
     @property
     def golden(self) -> Golden:
@@ -106,7 +113,12 @@ class TaskRuntime:
             results = []
             for i, call in enumerate(self.spec.golden):
                 res = self.domain.toolbox.call(state, call.name, call.arguments)
-                if not res.ok:
+                if call.expect_error is not None:
+                    said = str(res.content.get("error", "")) if isinstance(res.content, dict) else ""
+                    if res.ok or call.expect_error.lower() not in said.lower():
+                        raise GoldenError(f"task '{self.spec.full_id}': golden action {i} ({call.name}) should fail with "
+                                          f"{call.expect_error!r} but returned {res.content}")
+                elif not res.ok:
                     raise GoldenError(f"task '{self.spec.full_id}': golden action {i} ({call.name}) failed: {res.content}")
                 results.append(res)
             diff = compute_diff(state)
@@ -117,7 +129,8 @@ class TaskRuntime:
     @cached_property
     def golden_write_indices(self) -> list[int]:
         box = self.domain.toolbox
-        return [i for i, c in enumerate(self.spec.golden) if c.name in box and box[c.name].writes]
+        # a write the golden expects to fail (a recovery step) changes nothing: no probe drops or repeats it
+        return [i for i, c in enumerate(self.spec.golden) if c.name in box and box[c.name].writes and c.expect_error is None]
 
 
 MAX_CACHED_RUNTIMES = 64

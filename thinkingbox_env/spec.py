@@ -93,6 +93,24 @@ class Fact(_Strict):
     unlock: list[str] = Field(min_length=1, description="words that, asked about, release the fact")
     slot: str | None = Field(default=None, description="what the fact answers; inferred from text and unlock when absent")
     value: str | None = Field(default=None, description="the bare value inside text, for confirmations and terse replies")
+    misremembered: str | None = Field(
+        default=None, description="a wrong value the customer gives first in place of value, corrected once told it was not found"
+    )
+
+    @model_validator(mode="after")
+    def _misremembered_needs_value(self) -> Fact:
+        if self.misremembered is not None:
+            if not self.value or self.value not in self.text:
+                raise ValueError("a misremembered fact needs 'value', written inside 'text', to replace")
+            if self.misremembered == self.value:
+                raise ValueError("'misremembered' must differ from 'value'")
+        return self
+
+    def first_text(self) -> str:
+        """What the customer says the first time: the text with the misremembered value, if any."""
+        if self.misremembered is None or self.value is None:
+            return self.text
+        return self.text.replace(self.value, self.misremembered)
 
 
 class Decision(_Strict):
@@ -140,10 +158,61 @@ class UserSpec(_Strict):
     change: RequestChange | None = None
 
 
+SOURCE_PATTERN = re.compile(r"^(policy#[a-z0-9-]+|kb/[A-Za-z0-9_.-]+\.md(#[a-z0-9-]+)?|customer|record:[A-Za-z0-9_]+)$")
+
+
 class ToolCall(_Strict):
     """A tool call as tasks record it (golden calls), independent of any model's wire format."""
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    why: dict[str, str] = Field(
+        default_factory=dict,
+        description="argument -> where its value comes from: policy#<heading>, kb/<doc>.md[#<heading>], customer, record:<read tool>",
+    )
+    expect_error: str | None = Field(default=None, description="the call fails with an error containing this text (a recovery step)")
+
+    @field_validator("why")
+    @classmethod
+    def _sources_well_formed(cls, value: dict[str, str]) -> dict[str, str]:
+        for arg, source in value.items():
+            if not SOURCE_PATTERN.match(source):
+                raise ValueError(
+                    f"source {source!r} of argument '{arg}' is not one of policy#<heading-slug>, kb/<doc>.md[#<heading-slug>], "
+                    "customer, record:<read tool>"
+                )
+        return value
+
+
+class GoldenTurn(_Strict):
+    """An agent turn of the golden trajectory, said before golden call ``before``.
+
+    Written with the task rather than derived from it, so that what a careful agent asks,
+    proposes and tells is reviewed like the calls are.
+    """
+
+    before: int = Field(ge=0, description="index of the golden call this turn precedes; len(golden) = before the closing")
+    act: Literal["ask", "propose", "inform"]
+    say: str = Field(min_length=1)
+
+
+class Fault(_Strict):
+    """A transient tool failure the task schedules: the n-th call of a tool fails and changes nothing."""
+
+    tool: str
+    call: int = Field(default=1, ge=1)
+    error: str = Field(min_length=1)
+
+
+class Origin(_Strict):
+    """Where a generated task came from, so the held-out split can be checked."""
+
+    opening: str = Field(min_length=1, description="<family code>/<opening template id>")
+    branches: list[str] = Field(default_factory=list, description="<family code>:<branch>, one per request")
+
+
+def heading_slug(heading: str) -> str:
+    """The anchor of a Markdown heading as ``why`` sources name it."""
+    return re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")
 
 
 class RowUpdate(_Strict):
@@ -229,12 +298,29 @@ class TaskSpec(_Strict):
     patch: Patch = Field(default_factory=Patch)
     golden: list[ToolCall] = Field(default_factory=list)
     golden_reply: str = Field(min_length=1, description="the oracle's closing message, without the marker")
+    dialogue: list[GoldenTurn] = Field(default_factory=list, description="the agent's turns of the golden trajectory")
+    faults: list[Fault] = Field(default_factory=list, description="transient tool failures scheduled in every episode")
     checks: CheckSpecs = Field(default_factory=CheckSpecs)
     idempotent_writes: dict[int, str] = Field(
         default_factory=dict, description="golden index -> why repeating that write changes nothing"
     )
     tags: list[str] = Field(default_factory=list)
+    origin: Origin | None = None
     _source: str | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _indices_in_range(self) -> TaskSpec:
+        n = len(self.golden)
+        for i, turn in enumerate(self.dialogue):
+            if turn.before > n:
+                raise ValueError(f"dialogue.{i}.before is {turn.before} but the golden has {n} calls")
+        if [t.before for t in self.dialogue] != sorted(t.before for t in self.dialogue):
+            raise ValueError("dialogue turns must be in golden order (non-decreasing 'before')")
+        for i, call in enumerate(self.golden):
+            unknown = set(call.why) - set(call.arguments)
+            if unknown:
+                raise ValueError(f"golden.{i}.why names arguments the call does not have: {', '.join(sorted(unknown))}")
+        return self
 
     @property
     def full_id(self) -> str:
@@ -250,7 +336,9 @@ class TaskSpec(_Strict):
         import hashlib
         import json
 
-        payload = _prune_optional_user_fields(self.model_dump(include={"user", "patch", "golden", "checks"}, mode="json"))
+        payload = _prune_optional_user_fields(
+            self.model_dump(include={"user", "patch", "golden", "checks", "dialogue", "faults", "origin"}, mode="json")
+        )
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -309,11 +397,20 @@ def load_domain_spec(path: Path) -> DomainSpec:
 
 
 _OPTIONAL_USER_FIELDS: dict[str, Any] = {"decisions": [], "otherwise": "accept", "change": None}
-_OPTIONAL_FACT_FIELDS = {"slot": None, "value": None}
+_OPTIONAL_FACT_FIELDS = {"slot": None, "value": None, "misremembered": None}
+_OPTIONAL_CALL_FIELDS: dict[str, Any] = {"why": {}, "expect_error": None}
+_OPTIONAL_TASK_FIELDS: dict[str, Any] = {"dialogue": [], "faults": [], "origin": None}
 
 
 def _prune_optional_user_fields(data: dict[str, Any]) -> dict[str, Any]:
-    """Drop typed-user fields left at their defaults, so specs written before them keep their bytes and hashes."""
+    """Drop fields added since v1 that are left at their defaults, so specs written before them keep their bytes and hashes."""
+    for key, default in _OPTIONAL_TASK_FIELDS.items():
+        if key in data and data[key] == default:
+            del data[key]
+    for call in data.get("golden") or []:
+        for key, default in _OPTIONAL_CALL_FIELDS.items():
+            if key in call and call[key] == default:
+                del call[key]
     user = data.get("user")
     if isinstance(user, dict):
         for key, default in _OPTIONAL_USER_FIELDS.items():

@@ -63,6 +63,28 @@ Only ``YYYY-MM-DD`` text is accepted (pydantic's own ``date`` would also take a
 number as a Unix timestamp, which no customer means)."""
 
 
+class _FreeTextMarker:
+    """Marks a tool argument whose value is the agent's own words (a subject, a note), not a decided value."""
+
+    def __repr__(self) -> str:
+        return "FreeText"
+
+
+FREE_TEXT = _FreeTextMarker()
+
+FreeText = Annotated[str, FREE_TEXT]
+"""A free-text tool argument: no policy rule decides its value, so golden writes need no source for it
+and state checks compare it only where a task says so."""
+
+
+def _has_marker(annotation: Any, metadata: list[Any]) -> bool:
+    if any(m is FREE_TEXT for m in metadata):
+        return True
+    if typing.get_origin(annotation) is Annotated:
+        return any(m is FREE_TEXT for m in typing.get_args(annotation)[1:])
+    return any(_has_marker(a, []) for a in typing.get_args(annotation))
+
+
 def plain_annotation(annotation: Any) -> Any:
     """A tool argument's type with calendar days as text (``date | None`` becomes ``str | None``).
 
@@ -87,7 +109,7 @@ class ToolResult:
     content: Any  # JSON-safe value
     ok: bool
     writes: bool
-    error_kind: str | None = None  # "unknown_tool" | "arguments" | "precondition" | "internal"
+    error_kind: str | None = None  # "unknown_tool" | "arguments" | "precondition" | "transient" | "internal"
 
     def text(self) -> str:
         return json.dumps(self.content, ensure_ascii=False, sort_keys=False, default=str)
@@ -146,6 +168,11 @@ class Tool:
             schema["additionalProperties"] = False
             self._parameters_json = json.dumps(schema)
         return json.loads(self._parameters_json)
+
+    @property
+    def free_text_arguments(self) -> frozenset[str]:
+        """Arguments typed :data:`FreeText`: the agent's own words, which no rule determines."""
+        return frozenset(n for n, f in self.model.model_fields.items() if _has_marker(f.annotation, list(f.metadata)))
 
     def openai_schema(self) -> dict[str, Any]:
         return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
@@ -289,6 +316,11 @@ class Toolbox:
             kwargs = t.validate(arguments)  # type: ignore[arg-type]
         except ValidationError as exc:
             return ToolResult(name, {"error": describe_validation_error(name, exc)}, False, t.writes, "arguments")
+        plan = getattr(state, "faults", None)  # a task's scheduled transient failures (thinkingbox_env.faults)
+        if plan:
+            scheduled = plan.on_call(name)
+            if scheduled is not None:
+                return ToolResult(name, {"error": scheduled}, False, t.writes, "transient")
         saved = state.begin() if t.writes else None
         try:
             value = t.fn(state, **kwargs)

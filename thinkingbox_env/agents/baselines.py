@@ -54,8 +54,9 @@ def proposal(task: TaskSpec, calls: list[ToolCall]) -> str | None:
 class OracleAgent:
     """Plays the golden trajectory through the simulated user, then the closing message with the marker.
 
-    Frozen task sets hold only the golden tool calls, so the oracle derives the dialogue steps
-    the domain's process rules require: it asks for the customer's facts first and proposes the
+    A task that writes its dialogue (``TaskSpec.dialogue``) is played as written. For task sets
+    that hold only the golden tool calls, the oracle derives the dialogue steps the domain's
+    process rules require: it asks for the customer's facts first and proposes the
     consent-guarded writes (described from their arguments) in the turn before the first of
     them. ``consent="after"`` plays the proposal after those writes instead (to show the process
     check catches it), ``consent="none"`` never proposes.
@@ -74,24 +75,54 @@ class OracleAgent:
     def reset(self, task: TaskSpec, observation: dict[str, Any]) -> None:
         calls = list(self._override if self._override is not None else task.golden)
         closing = self._closing if self._closing is not None else task.golden_reply
-        self._queue = []
-        self._queue += ask_for_facts(task)
-        propose = proposal(task, calls) if self._consent != "none" else None
-        guarded = {c.name for c in calls if proposal(task, [c])} if propose else set()
-        first = next((i for i, c in enumerate(calls) if c.name in guarded), None)
-        last = max((i for i, c in enumerate(calls) if c.name in guarded), default=None)
-        for i, c in enumerate(calls):
-            if propose and self._consent == "before" and i == first:
-                self._queue.append(propose)
-            self._queue.append({"name": c.name, "arguments": dict(c.arguments)})
-            if propose and self._consent == "after" and i == last:
-                self._queue.append(propose)
+        self._queue = self._written_turns(task, calls) if task.dialogue else self._derived_turns(task, calls)
         if self._closing_turns:
             self._queue.append(closing)
             self._queue += [f"{t} {DONE_MARKER}" if k == len(self._closing_turns) - 1 else t
                             for k, t in enumerate(self._closing_turns)]
         else:
             self._queue.append(f"{closing} {DONE_MARKER}")
+
+    def _derived_turns(self, task: TaskSpec, calls: list[ToolCall]) -> list[Any]:
+        """Questions and the proposal derived from the facts and the process rules (specs without ``dialogue``)."""
+        queue: list[Any] = list(ask_for_facts(task))
+        propose = proposal(task, calls) if self._consent != "none" else None
+        guarded = {c.name for c in calls if proposal(task, [c])} if propose else set()
+        first = next((i for i, c in enumerate(calls) if c.name in guarded), None)
+        last = max((i for i, c in enumerate(calls) if c.name in guarded), default=None)
+        for i, c in enumerate(calls):
+            if propose and self._consent == "before" and i == first:
+                queue.append(propose)
+            queue.append({"name": c.name, "arguments": dict(c.arguments)})
+            if propose and self._consent == "after" and i == last:
+                queue.append(propose)
+        return queue
+
+    def _written_turns(self, task: TaskSpec, calls: list[ToolCall]) -> list[Any]:
+        """The task's own turns, each before the call it names.
+
+        With altered calls (validation probes) a turn keeps its position, clamped to the
+        calls there are; ``consent="after"`` moves the proposals after the last consent-guarded
+        write and ``consent="none"`` leaves them out.
+        """
+        turns = list(task.dialogue)
+        if self._consent != "before":
+            proposals = [t for t in turns if t.act == "propose"]
+            turns = [t for t in turns if t.act != "propose"]
+            if self._consent == "after" and proposals:
+                guarded = [i for i, c in enumerate(calls) if proposal(task, [c])]
+                at = max(guarded) + 1 if guarded else len(calls)
+                turns += [t.model_copy(update={"before": at}) for t in proposals]
+                turns.sort(key=lambda t: t.before)
+        queue: list[Any] = []
+        k = 0
+        for i, c in enumerate(calls):
+            while k < len(turns) and turns[k].before <= i:
+                queue.append(turns[k].say)
+                k += 1
+            queue.append({"name": c.name, "arguments": dict(c.arguments)})
+        queue += [t.say for t in turns[k:]]
+        return queue
 
     def act(self, observation: dict[str, Any]) -> Any:
         if not self._queue:

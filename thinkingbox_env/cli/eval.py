@@ -495,7 +495,11 @@ def render_transcript(row: dict[str, Any], width: int = 2000) -> list[str]:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """``thinkingbox show``: replay one recorded trial's dialogue and checks, to read why it failed."""
+    """``thinkingbox show``: replay one recorded trial's dialogue and checks, to read why it failed (or, without a run, show the task)."""
+    if args.run is None:
+        from .tasks import show_task
+
+        return show_task(args.task)
     rows = [r for r in _load_runs([args.run], args.skip_malformed) if r["task_id"] == args.task]
     if not rows:
         console.print(f"[red]error:[/] no trials of '{args.task}' in {args.run}")
@@ -593,11 +597,13 @@ def _add_views(sub: Any) -> None:
     p.add_argument("--skip-malformed", action="store_true", help="leave out (and name) lines that are not rows instead of stopping")
     p.set_defaults(func=cmd_report)
 
-    p = add_command(sub, "show", "a readable transcript of one trial",
+    p = add_command(sub, "show", "a readable transcript of one trial, or a task's golden trajectory",
                     "Print one trial as a readable transcript: dialogue, tool calls and results, the final diff and "
-                    "the failed checks; without --trial, list the task's trials.",
-                    ["thinkingbox show runs/qwen.jsonl --task retail/ST030_001", "thinkingbox show runs/qwen.jsonl --task retail/ST030_001 --trial 0"])
-    p.add_argument("run", help="run file (JSONL)")
+                    "the failed checks; without --trial, list the task's trials. Without a run file, print the task: "
+                    "its golden turns and calls, with the policy source of every written value.",
+                    ["thinkingbox show runs/qwen.jsonl --task retail/ST030_001", "thinkingbox show runs/qwen.jsonl --task retail/ST030_001 --trial 0",
+                     "thinkingbox show --task retail/ST030_001"])
+    p.add_argument("run", nargs="?", help="run file (JSONL); leave out to show the task itself")
     p.add_argument("--task", required=True, help="task id, e.g. retail/ST030_001")
     p.add_argument("--trial", type=int, help="trial index (default: list the task's trials)")
     p.add_argument("--skip-malformed", action="store_true", help="leave out (and name) lines that are not rows instead of stopping")

@@ -132,7 +132,7 @@ def cmd_freeze(args: argparse.Namespace) -> int:
     domain = load_domain(args.domain)
     out_dir = _freeze_folder(args.domain, domain.path, args.out)
     fams = [domain.family(f) for f in args.family] if args.family else list(domain.families.values())
-    targets = [(fam, seed) for fam in fams for seed in range(1, args.count + 1)]
+    targets = [(fam, seed) for fam in fams for seed in range(1, (args.count or fam.test_count or 4) + 1)]
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     with new_progress() as progress:
@@ -150,6 +150,55 @@ def cmd_freeze(args: argparse.Namespace) -> int:
         path.write_text(dump_task(spec), encoding="utf-8")
         written.append(path)
     console.print(f"wrote {len(written)} task specs to {out_dir}", highlight=False)
+    return 0
+
+
+def render_task(spec: TaskSpec) -> list[str]:
+    """A frozen task as a reviewer reads it.
+
+    Opening and facts, the golden turns and calls with the source of each written value, the
+    closing and the checks: what a reviewer needs to judge whether the golden is fair.
+    """
+    box = load_domain(spec.domain).toolbox if spec.domain in domain_dirs() else None
+    lines = [f"[bold]{spec.full_id}[/] ({spec.family}, {spec.split}){'  ' + spec.description if spec.description else ''}"]
+    if spec.origin is not None:
+        lines.append(f"origin: opening {spec.origin.opening}; branches {', '.join(spec.origin.branches) or '-'}")
+    lines.append(f"[bold]customer:[/] {spec.user.opening}")
+    for fact in spec.user.facts:
+        wrong = f"  (first says {fact.misremembered})" if fact.misremembered else ""
+        lines.append(f"  fact: {fact.text}{wrong}")
+    for fault in spec.faults:
+        lines.append(f"  fault: call {fault.call} of {fault.tool} fails: {fault.error}")
+    turns = list(spec.dialogue)
+    k = 0
+    for i, call in enumerate(spec.golden):
+        while k < len(turns) and turns[k].before <= i:
+            lines.append(f"  [cyan]agent ({turns[k].act}):[/] {turns[k].say}")
+            k += 1
+        writes = box is not None and call.name in box and box[call.name].writes
+        args = ", ".join(f"{a}={v!r}" for a, v in call.arguments.items())
+        failing = f"  [yellow]-> fails: {call.expect_error}[/]" if call.expect_error else ""
+        lines.append(f"  {i:>2} {'[bold]write[/]' if writes else 'read '} {call.name}({args}){failing}")
+        for arg, source in call.why.items():
+            lines.append(f"       {arg} <- {source}")
+    for turn in turns[k:]:
+        lines.append(f"  [cyan]agent ({turn.act}):[/] {turn.say}")
+    lines.append(f"[bold]closing:[/] {spec.golden_reply}")
+    checks = [f"sql:{c.name}" for c in spec.checks.sql] + [f"dialogue:{c.name}" for c in spec.checks.dialogue]
+    checks += [f"rubric:{c.name} ({c.question})" for c in spec.checks.rubric]
+    if checks:
+        lines.append("checks: " + "; ".join(checks))
+    return lines
+
+
+def show_task(task_id: str) -> int:
+    """``thinkingbox show TASK`` without a run file: the task itself, for review."""
+    try:
+        spec = load_task(task_id)
+    except (KeyError, SpecError) as exc:
+        raise UserError(str(exc.args[0] if exc.args else exc)) from exc
+    for line in render_task(spec):
+        console.print(line, soft_wrap=True, highlight=False)
     return 0
 
 
@@ -189,7 +238,7 @@ def add_task_commands(sub: Any) -> None:
                      "thinkingbox freeze retail --force"])
     p.add_argument("domain", help="domain name (thinkingbox list --domains)")
     p.add_argument("--family", action="append", help="family code or name (repeatable; default: all)")
-    p.add_argument("--count", type=int, default=4, help="instances per family (seeds 1..count)")
+    p.add_argument("--count", type=int, help="instances per family (seeds 1..count; default: the family's test_count, else 4)")
     p.add_argument("--out", help="output folder (default: the checkout's task_specs/<domain>)")
     p.add_argument("--force", action="store_true", help="overwrite specs that already exist")
     p.set_defaults(func=cmd_freeze)

@@ -46,10 +46,12 @@ from typing import Any
 from ..agents.baselines import NoopAgent, OracleAgent, run_episode
 from ..agents.customer_tool import CustomerToolAgent
 from ..agents.openai_chat import ModelCallError, OpenAIChatAgent, SamplingConfig
+from ..domain import load_domain
 from ..env import ThinkingboxEnv
 from ..judge import RubricJudge, parse_verdict
 from ..llm import sum_usage
 from ..registry import make
+from ..spec import TaskSpec
 from ..users import LLMUser, ScriptedUser
 from ..wrappers import CustomerToolWrapper
 
@@ -380,11 +382,23 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
         "judge_calls": judge_calls,
         "worker": {"host": socket.gethostname(), "pid": os.getpid()},
         "package_version": __version__,
+        "task_set_version": task_set_version(spec),
         "task_hash": spec.content_key(),
         "config": config.public(),
         "user": user.describe() if hasattr(user, "describe") else {"kind": config.user},
     }
     return row
+
+
+def task_set_version(spec: TaskSpec) -> int | None:
+    """The version of the task set a task belongs to (``domain.yaml``), so rows name what they measured.
+
+    None for tasks from outside the domain folders (an imported benchmark carries its own release).
+    """
+    try:
+        return load_domain(spec.domain).spec.task_set_version
+    except KeyError:
+        return None
 
 
 # --------------------------------------------------------------------------- the JSONL file

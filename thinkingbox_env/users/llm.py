@@ -86,6 +86,10 @@ def render_profile(spec: UserSpec, persona: str = "plain") -> str:
         lines.append(f"Goal: {spec.intent}")
     lines.append("What you can tell the assistant when asked (one kind of information per line):")
     lines += [f"- {infer_slot(f).replace('_', ' ')}: {f.text}" for f in spec.facts]
+    for f in spec.facts:
+        if f.misremembered is not None:
+            lines.append(f"- The first time you give it, you misremember {f.value} as {f.misremembered}; when the assistant "
+                         "says it cannot find it, you check and give the right one.")
     slots = [(infer_slot(f), f.text) for f in spec.facts]
     decisions = derive_decisions(spec, slots)
     if decisions:

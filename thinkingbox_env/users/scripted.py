@@ -30,7 +30,7 @@ GOODBYE = "I don't have time for this. Goodbye."
 LEFT = "(The customer has left the chat.)"
 _NOT_FOUND = re.compile(
     r"\b(?:can(?:'t|not)|could(?:n't| not)|unable to|wasn't able to) (?:find|locate|see|match)\b|\b(?:doesn't|does not|didn't|did not) (?:exist|match|show up|come up)\b"
-    r"|\bno (?:order|policy|record|account|match)\b|\bnot (?:found|valid|recogni[sz]ed|in our system|on file)\b|\binvalid\b|\bisn't (?:valid|right|in our system)\b",
+    r"|\bno (?:such )?(?:order|policy|record|account|match|booking|reservation|claim|ticket|employee|asset|request|invoice|device|user|engagement|number)\b|\bnot (?:found|valid|recogni[sz]ed|in our system|on file)\b|\binvalid\b|\bisn't (?:valid|right|in our system)\b",
     re.IGNORECASE,
 )
 _ACKNOWLEDGES_HURRY = re.compile(
@@ -114,6 +114,9 @@ class ScriptedUser:
         self.hurried_at: int | None = None
         self.wrong: dict[str, str] = {}  # slot -> the wrong text given first
         self.corrected: set[str] = set()
+        for fact, typed in zip(spec.facts, self.facts):
+            if fact.misremembered is not None:  # the task's own recovery: this value is given wrong first
+                self.wrong[typed.slot] = fact.first_text()
         self.changed = False
         self.released: set[int] = set()
         if self.persona == "changes" and spec.change is None:
@@ -148,7 +151,8 @@ class ScriptedUser:
         parts: list[str] = []
         # a misremembered identifier is corrected once the agent says it does not exist
         for slot, _wrong in list(self.wrong.items()):
-            if slot not in self.corrected and _NOT_FOUND.search(message):
+            given = any(i in self.released for i in self._facts_for(slot))
+            if given and slot not in self.corrected and _NOT_FOUND.search(message):
                 self.corrected.add(slot)
                 for i in self._facts_for(slot):
                     parts.append("Sorry, I misread it. " + self.facts[i].text)
