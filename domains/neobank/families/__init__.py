@@ -11,10 +11,12 @@ from __future__ import annotations
 from thinkingbox_env.family import TaskFamily
 
 from .access import AccessRequest, AccessUpgrade, ContractorAccess
+from .combined import TwoRequests
 from .hardware import HardwareRequest, LaptopFault
 from .questions import PolicyQuestion
 from .security import AccountSecurity, IncidentAccess
 from .software import SoftwareLicence
 
 FAMILIES: list[TaskFamily] = [AccessRequest(), AccessUpgrade(), ContractorAccess(), AccountSecurity(), IncidentAccess(),
-    LaptopFault(), HardwareRequest(), SoftwareLicence(), PolicyQuestion()]
+    LaptopFault(), HardwareRequest(), SoftwareLicence(), PolicyQuestion(),
+    TwoRequests()]

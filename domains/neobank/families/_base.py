@@ -17,15 +17,10 @@ from datetime import date, timedelta
 from typing import Any, ClassVar
 
 from thinkingbox_env import authoring
+from thinkingbox_env.authoring import Openings, ask, inform, propose
 from thinkingbox_env.family import TaskFamily
-from thinkingbox_env.spec import Fact, TaskSpec, ToolCall
 
 from ..rules import DEPARTMENTS, EMPLOYEES, NOW, ROLE_DEFAULTS, ROLES, TODAY
-
-# the engine's task-set-v2 fields, used when the engine has them
-V2_CALLS = "why" in ToolCall.model_fields
-V2_TASKS = "dialogue" in TaskSpec.model_fields
-V2_FACTS = "misremembered" in Fact.model_fields
 
 FIRST = ["Aoife", "Benedikt", "Carys", "Dmitri", "Elspeth", "Faisal", "Greer", "Hollis", "Inka", "Jarrah", "Kalinda", "Lorcan",
          "Mireille", "Nikolai", "Orla", "Pascale", "Quillon", "Rosalind", "Stellan", "Thea", "Ulrike", "Valentin", "Wilhelmina",
@@ -62,43 +57,6 @@ def say_date(d: date) -> str:
 
 def usd(value: Any) -> str:
     return f"${float(value):,.2f}"
-
-
-# --------------------------------------------------------------------------- dialogue turns and openings
-
-
-def ask(before: int, say: str) -> dict[str, Any]:
-    return {"before": before, "act": "ask", "say": say}
-
-
-def propose(before: int, say: str) -> dict[str, Any]:
-    return {"before": before, "act": "propose", "say": say}
-
-
-def inform(before: int, say: str) -> dict[str, Any]:
-    return {"before": before, "act": "inform", "say": say}
-
-
-class _Openings:
-    """Opening templates of a family; the held-out ones are drawn only for test tasks."""
-
-    def __init__(self, code: str, templates: dict[str, str], held_out: tuple[str, ...] = ()) -> None:
-        unknown = set(held_out) - set(templates)
-        if unknown:
-            raise ValueError(f"{code}: held-out templates {sorted(unknown)} are not templates")
-        if len(templates) < 6:
-            raise ValueError(f"{code}: a family needs at least 6 opening templates, got {len(templates)}")
-        self.code, self.templates, self.held_out = code, dict(templates), tuple(held_out)
-
-    def ids(self, split: str) -> list[str]:
-        return [k for k in self.templates if (k in self.held_out) == (split == "test")]
-
-    def pick(self, rng: random.Random, split: str, **values: Any) -> tuple[str, str]:
-        key = rng.choice(self.ids(split))
-        return self.templates[key].format(**values), f"{self.code}/{key}"
-
-
-Openings = getattr(authoring, "Openings", _Openings)
 
 
 # --------------------------------------------------------------------------- golden calls with rationales
@@ -143,6 +101,8 @@ class Person:
     grants: list[dict[str, Any]] = field(default_factory=list)
     contract: dict[str, Any] | None = None
     wrong_email: str | None = None  # the email the person gives first, when they misremember it
+    identified: bool = False  # found in the directory earlier in the conversation (a second request)
+    requester_id: int | None = None  # their ticketing user, once looked up or created
 
     @property
     def id(self) -> str:
@@ -182,20 +142,9 @@ class Desk(TaskFamily):
 
     number: ClassVar[int] = 0
     openings: ClassVar[Any] = None
-    held_out_branches: ClassVar[tuple[str, ...]] = ()
-    split: str = "train"
+    test_count: ClassVar[int | None] = 11
 
     # ------------------------------------------------------------------ engine glue
-
-    def instance(self, seed: int, split: str = "train", number: int | None = None) -> TaskSpec:
-        self.split = split
-        return super().instance(seed, split, number)
-
-    def branch(self, seed: int) -> str:
-        if self.held_out_branches and self.split != "test":
-            usable = tuple(b for b in self.branches if b not in self.held_out_branches)
-            return authoring.pick_branch(usable, seed)
-        return authoring.pick_branch(self.branches, seed)
 
     def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
         return self.make(rng, seed, self.branch(seed), None)
@@ -238,8 +187,8 @@ class Desk(TaskFamily):
             for k, (app, lvl) in enumerate(sorted(ROLE_DEFAULTS[role].items()), start=1):
                 p.grants.append(self.grant_row(p, k, app, lvl, "role_default", granted=start))
         if recover is None:
-            recover = self.split == "test" and seed % 9 == 4 or self.split == "train" and seed % 9 == 4
-        if recover and V2_FACTS:
+            recover = seed % 9 in (4, 8)
+        if recover:
             p.wrong_email = email.replace(f"{uid % 1000}", f"{(uid + 3) % 1000}", 1)
         return p
 
@@ -274,6 +223,9 @@ class Desk(TaskFamily):
 
     def identify(self, g: Calls, p: Person, turns: list[dict[str, Any]], facts: list[dict[str, Any]]) -> None:
         """Find the person by work email (a misremembered email first fails and is corrected)."""
+        if p.identified:
+            return
+        p.identified = True
         turns.append(ask(len(g), "Could you give me your work email address so I can find you in the directory?"))
         fact: dict[str, Any] = {"text": f"My work email is {p.email}.", "unlock": ["email", "e-mail"], "slot": "email", "value": p.email}
         if p.wrong_email:
@@ -285,22 +237,25 @@ class Desk(TaskFamily):
         g.add("get_employee", employee_id=p.id)
 
     def requester(self, g: Calls, p: Person, nxt: dict[str, Any]) -> int:
-        """The ticketing user of the person, created when they have none."""
-        if not g.has("search_tickets"):
-            g.add("search_tickets", table="users", filter=f"email eq '{p.email}'")
+        """The ticketing user of the person, created (and read back) when they have none."""
+        if p.requester_id is not None:
+            return p.requester_id
+        g.add("search_tickets", table="users", filter=f"email eq '{p.email}'")
         if p.ticket_user:
-            return int(p.ticket_user["id"])
-        if not g.has("create_ticket_user"):
+            p.requester_id = int(p.ticket_user["id"])
+        else:
             g.add("create_ticket_user", idempotent="a second ticketing user with the same email is refused",
                   name=p.name, email=p.email, why={"name": "record:get_employee", "email": "record:get_employee"})
-        return int(nxt["ticket_users"])
+            g.add("search_tickets", table="users", filter=f"email eq '{p.email}'")
+            p.requester_id = int(nxt["ticket_users"])
+        return p.requester_id
 
     def ticket(self, g: Calls, p: Person, nxt: dict[str, Any], subject: str, category: str, status: str, *, priority: str = "normal",
                team: str | None = None, about: Person | None = None, priority_why: str | None = None) -> None:
         requester = self.requester(g, p, nxt)
         args: dict[str, Any] = {"requester_id": requester, "subject": subject, "category": category, "priority": priority, "status": status,
                                 "employee_id": (about or p).id}
-        why = {"requester_id": "record:create_ticket_user" if g.has("create_ticket_user") else "record:search_tickets",
+        why = {"requester_id": "record:search_tickets", "subject": "customer",
                "category": P("Tickets and record keeping"), "status": P("Tickets and record keeping"),
                "priority": P("Tickets and record keeping"), "employee_id": "record:find_employee"}
         if team:
@@ -334,11 +289,10 @@ class Desk(TaskFamily):
             "idempotent_writes": g.idempotent,
             "tags": [self.name, branch, *(tags or []), *(["recovery"] if p.wrong_email or faults else [])],
         }
-        if V2_TASKS:
-            body["dialogue"] = turns
-            body["faults"] = faults or []
-            body["origin"] = {"opening": opening[1], "branches": [f"{self.code}:{branch}"]}
-        return strip_v2(body)
+        body["dialogue"] = turns
+        body["faults"] = faults or []
+        body["origin"] = {"opening": opening[1], "branches": [f"{self.code}:{branch}"]}
+        return body
 
 
 def patch_of(*groups: dict[str, list[dict[str, Any]]], update: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -352,59 +306,19 @@ def patch_of(*groups: dict[str, list[dict[str, Any]]], update: list[dict[str, An
     return out
 
 
-def strip_v2(body: dict[str, Any]) -> dict[str, Any]:
-    """On an engine without task set v2: drop the expected-error calls (shifting indices), rationales and fact extras."""
-    if V2_CALLS and V2_FACTS:
-        return body
-    keep = [i for i, c in enumerate(body["golden"]) if not c.get("expect_error")]
-    new_index = {old: new for new, old in enumerate(keep)}
-    body["golden"] = [{"name": body["golden"][i]["name"], "arguments": body["golden"][i]["arguments"]} for i in keep]
-    body["idempotent_writes"] = {new_index[i]: why for i, why in body["idempotent_writes"].items() if i in new_index}
-    for f in body["user"]["facts"]:
-        f.pop("misremembered", None)
-    return body
-
-
-def combine(first: dict[str, Any], second: dict[str, Any], opening: str) -> dict[str, Any]:
-    """One conversation with two requests (the engine's ``authoring.combine`` where it exists)."""
-    engine = getattr(authoring, "combine", None)
-    if engine is not None and hasattr(authoring.TaskBody, "dialogue"):
-        a, b = to_body(first), to_body(second)
-        out = engine(a, b)
-        out.opening = opening
-        return out.to_dict()  # type: ignore[no-any-return]
-    shift = len(first["golden"])
-    ins: dict[str, list[dict[str, Any]]] = {}
-    for body in (first, second):
-        for table, rows in body["patch"].get("insert", {}).items():
-            for r in rows:
-                if r not in ins.setdefault(table, []):
-                    ins[table].append(r)
-    patch: dict[str, Any] = {"insert": ins}
-    upd = [u for body in (first, second) for u in body["patch"].get("update", [])]
-    if upd:
-        patch["update"] = upd
-    facts: list[dict[str, Any]] = []
-    for f in first["user"]["facts"] + second["user"]["facts"]:
-        if not any(f.get("slot") == x.get("slot") and f["text"] == x["text"] for x in facts):
-            facts.append(f)
-    out = {
-        "description": f"{first['description']} Then: {second['description']}",
-        "user": {"opening": opening, "facts": facts, "intent": f"{first['user']['intent']} Also: {second['user']['intent']}",
-                 **({"decisions": first["user"].get("decisions", []) + second["user"].get("decisions", [])}
-                    if first["user"].get("decisions") or second["user"].get("decisions") else {})},
-        "patch": patch,
-        "golden": first["golden"] + second["golden"],
-        "golden_reply": f"{first['golden_reply']} {second['golden_reply']}",
-        "checks": {k: first["checks"].get(k, []) + second["checks"].get(k, []) for k in ("dialogue", "sql", "rubric")},
-        "idempotent_writes": {**first["idempotent_writes"], **{i + shift: w for i, w in second["idempotent_writes"].items()}},
-        "tags": list(dict.fromkeys(first["tags"] + second["tags"])),
-    }
+def combine(first: dict[str, Any], second: dict[str, Any], opening: tuple[str, str], branch: str) -> dict[str, Any]:
+    """One conversation with two requests, through the engine's ``authoring.combine``; the customer's decisions are kept."""
+    out = authoring.combine(to_body(first), to_body(second), opening[0]).to_dict()
+    decisions = first["user"].get("decisions", []) + second["user"].get("decisions", [])
+    if decisions:
+        out["user"]["decisions"] = decisions
+    out["origin"] = {"opening": opening[1], "branches": [branch]}
     return out
 
 
-def to_body(d: dict[str, Any]) -> Any:
-    """A body dict as the engine's ``TaskBody`` (task set v2)."""
-    fields = {k: d[k] for k in ("description", "golden_reply", "patch", "golden", "checks", "idempotent_writes", "tags")}
-    extra = {k: d[k] for k in ("dialogue", "faults", "origin") if k in d}
-    return authoring.TaskBody(opening=d["user"]["opening"], facts=d["user"]["facts"], intent=d["user"]["intent"], **fields, **extra)
+def to_body(d: dict[str, Any]) -> authoring.TaskBody:
+    """A body dict as the engine's ``TaskBody``."""
+    return authoring.TaskBody(description=d["description"], opening=d["user"]["opening"], golden_reply=d["golden_reply"],
+                              facts=d["user"]["facts"], intent=d["user"]["intent"], patch=d["patch"], golden=d["golden"], checks=d["checks"],
+                              idempotent_writes=d["idempotent_writes"], tags=d["tags"], dialogue=d["dialogue"], faults=d["faults"],
+                              origin=d["origin"])

@@ -81,10 +81,11 @@ class AccessFamily(Desk):
             args["duration_days"] = days
             why["duration_days"] = days_source or P("Grant durations and expiry")
         g.add("create_access_request", why=why, **args)
+        g.add("list_access_requests", employee_id=p.id)
         for step in steps:
             aid, src = approver(step, p, app)
             g.add("request_approval", idempotent="the same step of a request is refused the second time", request_id=rid, step=step,
-                  approver_id=aid, why={"request_id": "record:create_access_request", "step": P("Approval chains and approvers"),
+                  approver_id=aid, why={"request_id": "record:list_access_requests", "step": P("Approval chains and approvers"),
                                         "approver_id": src})
         return rid
 
@@ -146,18 +147,17 @@ class AccessRequest(AccessFamily):
 
     def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
         status = "on_leave" if branch == "on_leave" else "active"
+        mine = (lambda cases: [c for c in cases if c[0] == person.row["role_id"]] or cases) if person else (lambda cases: cases)
         if branch in ("role_default", "already_has"):
-            role, app, level = _pick(rng, DEFAULT_CASES)
+            role, app, level = _pick(rng, mine(DEFAULT_CASES))
             if branch == "already_has" and level == "write" and rng.random() < 0.5:
                 level = "read"
         elif branch == "admin_refused":
-            role, app = _pick(rng, ADMIN_REFUSED)
+            role, app = _pick(rng, mine(ADMIN_REFUSED))
             level = "admin"
         else:
-            role, app, level = _pick(rng, ELEVATED_CASES)
+            role, app, level = _pick(rng, mine(ELEVATED_CASES))
         p = person or self.person(rng, seed, role=role, status=status)
-        if person is not None:
-            role = p.row["role_id"]
         steps = chain(app, level)
         if branch == "role_default":
             p.grants = [gr for gr in p.grants if gr["app_id"] != app]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
 from ..rules import APPLICATIONS, EMERGENCY_HOURS, RECLAIM_AFTER_DAYS, chain, money, procurement_tier
 from ._base import Calls, Desk, Openings, Person, usd
@@ -90,6 +90,7 @@ class PolicyQuestion(Desk):
     code = "NB009"
     name = "policy_question"
     number = 9
+    test_count: ClassVar[int | None] = 16
     description = "An employee asks how an IT policy works; nothing is changed."
     branches = ("emergency_window", "procurement_tiers", "contractor_duration", "licence_reclaim", "password_delivery", "laptop_replacement",
                 "approval_chain", "upgrade_vs_new", "lockout_threshold")

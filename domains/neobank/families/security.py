@@ -58,8 +58,8 @@ class AccountSecurity(Desk):
         facts.append({"text": f"My badge number is {given}.", "unlock": ["badge"], "slot": "badge_number", "value": given})
         facts.append({"text": f"My date of birth is {p.row['date_of_birth']}.", "unlock": ["date of birth", "birth"], "slot": "date_of_birth",
                       "value": p.row["date_of_birth"]})
-        turns.append(ask(len(g), "Before I change anything on your account, please read me the badge number printed on your badge and "
-                                 "tell me your date of birth."))
+        turns.append(ask(len(g), "Before I look at your account, could you read me the badge number printed on your badge and "
+                                 "tell me your date of birth?"))
         g.add("verify_identity", idempotent=VERIFY_ONCE, employee_id=p.id, badge_number=given, date_of_birth=p.row["date_of_birth"],
               why={"employee_id": "record:find_employee", "badge_number": "customer", "date_of_birth": "customer"})
         decisions: list[dict[str, Any]] = []
@@ -109,14 +109,14 @@ class AccountSecurity(Desk):
                 facts.append({"text": "I have a new smartphone and can install the authenticator app.", "unlock": ["app", "authenticator", "install"],
                               "slot": "mfa_method", "value": "authenticator_app"})
             turns.append(ask(len(g), "Can you install the authenticator app on your new phone?"))
-            words = "authenticator app" if method == "authenticator_app" else "SMS codes"
+            words = "the authenticator app" if method == "authenticator_app" else "SMS codes"
             turns.append(propose(len(g), f"I'll remove your current MFA factor, which stops working at once, and set you up to enrol "
-                                         f"{words} at your next sign-in. Shall I go ahead?"))
+                                         f"{words} when you next sign in. Shall I go ahead?"))
             decisions.append({"about": ["MFA", "factor", "enrol"], "answer": "accept"})
             g.add("reset_mfa", employee_id=p.id, method=method, why={"employee_id": "record:find_employee", "method": "customer"})
             self.ticket(g, p, nxt, "MFA reset after lost phone", "account_security", "solved")
-            reply = f"Done: your old MFA factor is removed. At your next sign-in you'll be asked to enrol {words}."
-            mentions = [{"name": "says_enrolment", "must": [words.split()[0]]}]
+            reply = f"Done: your old MFA factor is removed. When you next sign in you'll be asked to enrol {words}."
+            mentions = [{"name": "says_enrolment", "must": [words.split()[-2] if method == "authenticator_app" else "SMS"]}]
         else:  # hardware_key
             self.ticket(g, p, nxt, "Lost hardware security key", "account_security", "open", team="security")
             reply = (f"Hardware security keys are replaced by the security team, not the service desk. I've opened ticket {nxt['tickets']} "
@@ -187,7 +187,7 @@ class IncidentAccess(Desk):
         facts.append(inc_fact)
         facts.append({"text": f"I need it for about {asked} hours.", "unlock": ["hours", "how long", "duration"], "slot": "duration_hours",
                       "value": str(asked)})
-        turns.append(ask(len(g), "Which incident is this for? Please give me the incident number, and how long you need the access."))
+        turns.append(ask(len(g), "What is the incident number, and how long do you need the access?"))
         if seed % 4 == 2 and branch not in ("contractor_refused",):
             wrong = f"INC-{self.uid(seed) + 7}"
             inc_fact["misremembered"] = wrong

@@ -9,7 +9,7 @@ from typing import Any
 from thinkingbox_env.authoring import seed_rows
 
 from ..rules import EMPLOYEES, POOLS, RECLAIM_AFTER_DAYS, SOFTWARE, TODAY
-from ._base import V2_TASKS, Calls, Openings, P, Person, inform, patch_of, ts, usd
+from ._base import Calls, Openings, P, Person, ask, inform, patch_of, ts, usd
 from .hardware import HardwareFamily
 
 SEED_SEATS = {pool: sum(1 for r in seed_rows(__file__, "licence_assignments") if r["pool_id"] == pool and r["status"] == "active")
@@ -75,7 +75,6 @@ class SoftwareLicence(HardwareFamily):
         facts.append({"text": f"I need {name} {USES[sw_id]}.", "unlock": ["which software", "what software", "what for", "which product"],
                       "slot": "software", "value": name})
         if opening[1].endswith("/vague"):
-            from ._base import ask
             turns.append(ask(len(g), "Which software do you need, and what for?"))
         g.add("search_software", query=name.split()[0])
         g.add("list_licences", employee_id=p.id)
@@ -100,7 +99,7 @@ class SoftwareLicence(HardwareFamily):
                       why={"assignment_id": "record:get_licence_pool"})
                 released = (f" The pool was full, so I reclaimed a seat that had not been used since {oldest['last_used_on']} "
                             f"(more than {RECLAIM_AFTER_DAYS} days).")
-            if V2_TASKS and seed % 5 == 3 and branch != "reclaim":
+            if seed % 5 == 3 and branch != "reclaim":
                 faults.append({"tool": "assign_licence", "call": 1, "error": f"{TIMEOUT}; try again"})
                 g.add("assign_licence", software_id=sw_id, employee_id=p.id, expect_error=TIMEOUT)
                 turns.append(inform(len(g), "The licence server timed out on the first try; I'm trying once more."))
