@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from ..rules import APPLICATIONS, EMERGENCY_HOURS, RECLAIM_AFTER_DAYS, chain, money, procurement_tier
-from ._base import Calls, Desk, Openings, Person, usd
+from ._base import Calls, Desk, Openings, Person, patch_of, usd
 
 TIER_WORDS = {"manager": "your line manager", "director": "the head of your department", "finance": "the head of Finance"}
 STEP_WORDS = {"manager": "your line manager", "app_owner": "the application owner", "security": "Information Security"}
@@ -27,8 +27,8 @@ def _topic(branch: str, rng: random.Random) -> tuple[str, str, str, list[dict[st
         amount = money(rng.choice([120, 450, 480, 800, 1200, 2600, 2900, 3400, 5000]))
         tier = procurement_tier(Decimal(amount))
         return (f"who has to approve a purchase of {usd(amount)}?", "procurement approval thresholds",
-                f"A purchase of {usd(amount)} is approved by {TIER_WORDS[tier]}: your line manager approves up to $500.00, the head of your "
-                "department up to $3,000.00, and the head of Finance anything above that.",
+                f"A purchase of {usd(amount)} is approved by {TIER_WORDS[tier]}. The tiers are: your line manager up to $500.00, the head of "
+                "your department up to $3,000.00, and the head of Finance anything above that.",
                 [{"name": "names_approver", "must": [TIER_WORDS[tier].split()[-1]]}],
                 f"Does the agent say that a {usd(amount)} purchase is approved by {TIER_WORDS[tier]}, consistent with the $500.00 and "
                 "$3,000.00 thresholds?")
@@ -108,8 +108,10 @@ class PolicyQuestion(Desk):
     def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
         question, query, reply, mentions, rubric = _topic(branch, rng)
         p = person or self.person(rng, seed, recover=False)
-        g = Calls()
+        g, turns, facts = Calls(), [], []
+        self.identify(g, p, turns, facts)
         g.add("search_knowledge_base", query=query)
         opening = self.openings.pick(rng, self.split, q=question, q_cap=question[0].upper() + question[1:])
-        return self.finish(branch=branch, p=p, patch={}, g=g, turns=[], facts=[], opening=opening, intent=f"Find out {question}",
+        return self.finish(branch=branch, p=p, patch=patch_of(self.rows(p)), g=g, turns=turns, facts=facts, opening=opening,
+                           intent=f"Find out {question}",
                            reply=reply, mentions=mentions, rubric=[{"name": f"answers_{branch}", "question": rubric}])
