@@ -114,4 +114,6 @@ class PolicyQuestion(Desk):
         opening = self.openings.pick(rng, self.split, q=question, q_cap=question[0].upper() + question[1:])
         return self.finish(branch=branch, p=p, patch=patch_of(self.rows(p)), g=g, turns=turns, facts=facts, opening=opening,
                            intent=f"Find out {question}",
-                           reply=reply, mentions=mentions, rubric=[{"name": f"answers_{branch}", "question": rubric}])
+                           reply=reply, mentions=mentions,
+                           # test tasks are graded by a judge; training variants, often run without one, keep the value checks
+                           rubric=[{"name": f"answers_{branch}", "question": rubric}] if self.split == "test" else None)
