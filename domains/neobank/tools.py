@@ -21,14 +21,9 @@ from pydantic import Field
 from thinkingbox_env.kb import search_knowledge_base as _search_kb
 from thinkingbox_env.state import EpisodeState
 from thinkingbox_env.ticketing import Ticketing
-from thinkingbox_env.tools import IsoDate, ToolError, tool
+from thinkingbox_env.tools import FreeText, IsoDate, ToolError, tool
 
 from .rules import LEVEL_RANK, MAX_EMERGENCY_HOURS, STEPS, money
-
-try:  # free-text arguments are exempt from golden rationales (task set v2)
-    from thinkingbox_env.tools import FreeText  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - engines before task set v2
-    FreeText = str  # type: ignore[misc]
 
 Level = Literal["read", "write", "admin"]
 Step = Literal[STEPS]  # type: ignore[valid-type]
@@ -666,7 +661,8 @@ def search_knowledge_base(db: EpisodeState, query: str, top_k: Annotated[int, Fi
         query: What to look up, e.g. "emergency production access".
         top_k: How many passages to return (1-10).
     """
-    return _search_kb(db, query, top_k)
+    hits = _search_kb(db, query, top_k)
+    return {"items": hits, "count": len(hits)}
 
 
 @tool(writes=True)

@@ -17,7 +17,7 @@ from datetime import date, timedelta
 from typing import Any, ClassVar
 
 from thinkingbox_env import authoring
-from thinkingbox_env.authoring import Openings, ask, inform, propose
+from thinkingbox_env.authoring import ask, inform
 from thinkingbox_env.family import TaskFamily
 
 from ..rules import DEPARTMENTS, EMPLOYEES, NOW, ROLE_DEFAULTS, ROLES, TODAY
@@ -86,6 +86,11 @@ class Calls:
 
     def has(self, tool: str) -> bool:
         return any(c["name"] == tool for c in self.calls)
+
+
+def fresh() -> tuple[Calls, list[dict[str, Any]], list[dict[str, Any]]]:
+    """An empty golden, dialogue and fact list for a task being built."""
+    return Calls(), [], []
 
 
 # --------------------------------------------------------------------------- people

@@ -6,6 +6,8 @@ import random
 from datetime import date, timedelta
 from typing import Any
 
+from thinkingbox_env.authoring import Openings
+
 from ..rules import (
     APPLICATIONS,
     EMPLOYEES,
@@ -21,7 +23,7 @@ from ..rules import (
     may_hold,
     security_approver,
 )
-from ._base import WORKER_ROLES, Calls, Desk, Openings, P, Person, ask, patch_of, ts
+from ._base import WORKER_ROLES, Calls, Desk, P, Person, ask, fresh, patch_of, ts
 
 APPS = sorted(APPLICATIONS)
 ONE_GRANT = "a second active grant on the same application is refused"
@@ -169,7 +171,7 @@ class AccessRequest(AccessFamily):
             extra = self.existing_request(p, app, level, "approved", steps, days=days)
         patch = patch_of(self.rows(p), extra)
         nxt = self.next_ids(patch)
-        g, turns, facts = Calls(), [], []
+        g, turns, facts = fresh()
         values = {"app": app_name(app), "level": level, "email": p.email}
         opening = self.openings.pick(rng, self.split, **values)
         self.identify(g, p, turns, facts)
@@ -292,7 +294,7 @@ class AccessUpgrade(AccessFamily):
             extra = self.existing_request(p, app, level, "approved", steps, kind="upgrade", grant_id=grant["id"], days=days)
         patch = patch_of(self.rows(p), extra)
         nxt = self.next_ids(patch)
-        g, turns, facts = Calls(), [], []
+        g, turns, facts = fresh()
         opening = self.openings.pick(rng, self.split, app=app_name(app), level=level, old=old, email=p.email)
         self.identify(g, p, turns, facts)
         facts.append(self.level_fact(level, app))
@@ -405,7 +407,7 @@ class ContractorAccess(AccessFamily):
             extra = self.existing_request(p, app, level, "pending_approval", steps, days=days, pending_from=0)
         patch = patch_of(self.rows(p), extra)
         nxt = self.next_ids(patch)
-        g, turns, facts = Calls(), [], []
+        g, turns, facts = fresh()
         opening = self.openings.pick(rng, self.split, app=app_name(app), level=level, email=p.email, agency=p.contract["agency"] if p.contract else "")
         self.identify(g, p, turns, facts)
         facts.append(self.level_fact(level, app))

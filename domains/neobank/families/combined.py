@@ -49,7 +49,7 @@ class _After:
         base = type(fam).next_ids
 
         def next_ids(patch: Any) -> dict[str, Any]:
-            merged = {"insert": {t: list(rows) for t, rows in first["patch"].get("insert", {}).items()}}
+            merged: dict[str, Any] = {"insert": {t: list(rows) for t, rows in first["patch"].get("insert", {}).items()}}
             for t, rows in (patch.get("insert") or {}).items():
                 merged["insert"].setdefault(t, []).extend(r for r in rows if r not in merged["insert"].get(t, []))
             merged["update"] = list(first["patch"].get("update", [])) + list(patch.get("update", []))

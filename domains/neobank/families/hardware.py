@@ -7,8 +7,10 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
+from thinkingbox_env.authoring import Openings
+
 from ..rules import EMPLOYEES, LAPTOP_RETIRE_YEARS, MODELS, TODAY, TROUBLESHOOTING, finance_approver, money, procurement_tier
-from ._base import Calls, Desk, Openings, P, Person, ask, inform, patch_of, ts, usd
+from ._base import Calls, Desk, P, Person, ask, fresh, inform, patch_of, ts, usd
 
 STEP_WORDS = {
     "power_reset": "held the power button for 30 seconds with the charger plugged in",
@@ -107,7 +109,7 @@ class LaptopFault(HardwareFamily):
             steps = TROUBLESHOOTING[symptom]
         damage = rng.choice(DAMAGE) if branch == "physical_damage" else None
         said = damage and f"my laptop is broken: {damage}" or SYMPTOMS[symptom]
-        g, turns, facts = Calls(), [], []
+        g, turns, facts = fresh()
         opening = self.openings.pick(rng, self.split, symptom=said, symptom_cap=said[0].upper() + said[1:], tag=tag)
         self.identify(g, p, turns, facts)
         tag_fact: dict[str, Any] = {"text": f"The asset tag on the laptop is {tag}.", "unlock": ["asset tag", "tag", "which laptop"], "slot": "asset_tag",
@@ -228,7 +230,7 @@ class HardwareRequest(HardwareFamily):
         nxt = self.next_ids(patch)
         item = MODELS[model]["name"]
         why_text = WHY.get(model, "my current setup slows me down")
-        g, turns, facts = Calls(), [], []
+        g, turns, facts = fresh()
         opening = self.openings.pick(rng, self.split, item=item, email=p.email, why=why_text[0].upper() + why_text[1:])
         self.identify(g, p, turns, facts)
         facts.append({"text": f"I'd like a {item}: {why_text}.", "unlock": ["what do you need", "which item", "what item", "why", "reason"],

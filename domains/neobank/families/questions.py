@@ -6,8 +6,10 @@ import random
 from decimal import Decimal
 from typing import Any, ClassVar
 
+from thinkingbox_env.authoring import Openings
+
 from ..rules import APPLICATIONS, EMERGENCY_HOURS, RECLAIM_AFTER_DAYS, chain, money, procurement_tier
-from ._base import Calls, Desk, Openings, Person, patch_of, usd
+from ._base import Desk, Person, fresh, patch_of, usd
 
 TIER_WORDS = {"manager": "your line manager", "director": "the head of your department", "finance": "the head of Finance"}
 STEP_WORDS = {"manager": "your line manager", "app_owner": "the application owner", "security": "Information Security"}
@@ -108,7 +110,7 @@ class PolicyQuestion(Desk):
     def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
         question, query, reply, mentions, rubric = _topic(branch, rng)
         p = person or self.person(rng, seed, recover=False)
-        g, turns, facts = Calls(), [], []
+        g, turns, facts = fresh()
         self.identify(g, p, turns, facts)
         g.add("search_knowledge_base", query=query)
         opening = self.openings.pick(rng, self.split, q=question, q_cap=question[0].upper() + question[1:])

@@ -6,8 +6,10 @@ import random
 from datetime import timedelta
 from typing import Any
 
+from thinkingbox_env.authoring import Openings, propose
+
 from ..rules import APPLICATIONS, EMERGENCY_HOURS, EMPLOYEES, NOW, SUSPICIOUS_FAILED_LOGINS, default_level
-from ._base import Calls, Desk, Openings, P, Person, ask, inform, patch_of, propose, ts
+from ._base import Desk, P, Person, ask, fresh, inform, patch_of, ts
 
 VERIFY_ONCE = "verifying again with the same details records the same result"
 
@@ -49,7 +51,7 @@ class AccountSecurity(Desk):
             p.row["mobile_on_file"] = branch != "password_manager"
         patch = patch_of(self.rows(p))
         nxt = self.next_ids(patch)
-        g, turns, facts = Calls(), [], []
+        g, turns, facts = fresh()
         problem = self.PROBLEMS[branch]
         opening = self.openings.pick(rng, self.split, problem=problem, problem_cap=problem[0].upper() + problem[1:], email=p.email)
         self.identify(g, p, turns, facts)
@@ -179,7 +181,7 @@ class IncidentAccess(Desk):
         cap = EMERGENCY_HOURS.get(severity, 0)
         asked = {"sev2_fewer_hours": rng.randint(1, 3), "sev2_capped": rng.randint(6, 12)}.get(branch, cap or 4)
         hours = min(asked, cap) if cap else 0
-        g, turns, facts = Calls(), [], []
+        g, turns, facts = fresh()
         name = APPLICATIONS[app]["name"]
         opening = self.openings.pick(rng, self.split, app=name, incident=inc_id, email=p.email, hours=asked)
         self.identify(g, p, turns, facts)

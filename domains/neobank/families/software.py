@@ -6,10 +6,10 @@ import random
 from datetime import timedelta
 from typing import Any
 
-from thinkingbox_env.authoring import seed_rows
+from thinkingbox_env.authoring import Openings, seed_rows
 
 from ..rules import EMPLOYEES, POOLS, RECLAIM_AFTER_DAYS, SOFTWARE, TODAY
-from ._base import Calls, Openings, P, Person, ask, inform, patch_of, ts, usd
+from ._base import P, Person, ask, fresh, inform, patch_of, ts, usd
 from .hardware import HardwareFamily
 
 SEED_SEATS = {pool: sum(1 for r in seed_rows(__file__, "licence_assignments") if r["pool_id"] == pool and r["status"] == "active")
@@ -69,7 +69,7 @@ class SoftwareLicence(HardwareFamily):
         patch = patch_of(self.rows(p), extra, update=update)
         nxt = self.next_ids(patch)
         name = SOFTWARE[sw_id]["name"]
-        g, turns, facts = Calls(), [], []
+        g, turns, facts = fresh()
         opening = self.openings.pick(rng, self.split, sw=name, use=USES[sw_id], email=p.email)
         self.identify(g, p, turns, facts)
         facts.append({"text": f"I need {name} {USES[sw_id]}.", "unlock": ["which software", "what software", "what for", "which product"],
