@@ -236,7 +236,7 @@ class Desk(TaskFamily):
         if p.wrong_email:
             fact["misremembered"] = p.wrong_email
             g.add("find_employee", email=p.wrong_email, expect_error="no employee found")
-            turns.append(inform(len(g), f"I can't find {p.wrong_email} in the directory. Could you check the spelling of your email?"))
+            turns.append(inform(len(g), f"I can't find {p.wrong_email} in the directory. Could you check the spelling?"))
         facts.append(fact)
         g.add("find_employee", email=p.email)
         g.add("get_employee", employee_id=p.id)

@@ -21,6 +21,11 @@ STEP_WORDS = {
     "fan_diagnostic": "ran the fan check",
     "os_update": "installed the pending updates and restarted",
 }
+STEP_ASK = {
+    "power_reset": "hold the power button for 30 seconds with the charger connected", "charger_swap": "try another charger",
+    "battery_diagnostic": "run the battery test at start-up", "external_display_test": "connect an external monitor",
+    "external_keyboard_test": "connect a USB keyboard", "fan_diagnostic": "run the fan check", "os_update": "install pending updates and restart",
+}
 SYMPTOMS = {
     "no_power": "my laptop won't turn on", "battery": "my laptop battery dies within an hour", "display": "my laptop screen keeps flickering and going black",
     "keyboard": "half the keys on my laptop keyboard don't work", "overheating": "my laptop gets really hot and the fan is screaming",
@@ -74,7 +79,8 @@ class LaptopFault(HardwareFamily):
     name = "laptop_fault"
     number = 6
     description = "An employee reports a faulty laptop."
-    branches = ("replace_in_repair", "replace_retired", "step_fixes", "steps_missing", "no_stock", "physical_damage", "two_laptops")
+    branches = ("replace_in_repair", "replace_retired", "step_fixes", "steps_missing", "no_stock", "physical_damage", "two_laptops",
+                "not_theirs", "data_escalation")
     openings = Openings("NB006", {
         "plain": "Hi, {symptom}. Can you help?",
         "upfront_tag": "Laptop {tag}: {symptom}.",
@@ -97,6 +103,10 @@ class LaptopFault(HardwareFamily):
         if branch == "two_laptops":
             spare = "MDL-LAP14" if model == "MDL-LAP16" else "MDL-LAP16"
             assets.append(asset_row(f"AST-{self.uid_of(p)}2", spare, "in_use", p.id, TODAY - timedelta(days=rng.randint(400, 800)), rng.randint(10**7, 10**8 - 1)))
+        if branch == "not_theirs":
+            holder = rng.choice(["EMP-10021", "EMP-10022", "EMP-10024", "EMP-10025"])
+            assets.append(asset_row(f"AST-{self.uid_of(p)}2", model, "in_use", holder, TODAY - timedelta(days=rng.randint(200, 600)),
+                                    rng.randint(10**7, 10**8 - 1)))
         other = "MDL-LAP14" if model == "MDL-LAP16" else "MDL-LAP16"
         stock = [] if branch == "no_stock" else stock_rows(rng, p, model, rng.randint(2, 3))
         stock += stock_rows(rng, p, other, 1, first=8)
@@ -110,18 +120,27 @@ class LaptopFault(HardwareFamily):
         damage = rng.choice(DAMAGE) if branch == "physical_damage" else None
         said = damage and f"my laptop is broken: {damage}" or SYMPTOMS[symptom]
         g, turns, facts = fresh()
+        if branch == "not_theirs":
+            tag = assets[-1]["id"]  # a colleague's laptop the employee is using
         opening = self.openings.pick(rng, self.split, symptom=said, symptom_cap=said[0].upper() + said[1:], tag=tag)
         self.identify(g, p, turns, facts)
         tag_fact: dict[str, Any] = {"text": f"The asset tag on the laptop is {tag}.", "unlock": ["asset tag", "tag", "which laptop"], "slot": "asset_tag",
                                     "value": tag}
         facts.append(tag_fact)
         turns.append(ask(len(g), "Could you read me the asset tag on the sticker underneath the laptop?"))
-        if seed % 4 == 1 and branch != "two_laptops":
+        if seed % 4 == 1 and branch not in ("two_laptops", "not_theirs"):
             wrong = f"AST-{self.uid_of(p)}3"
             tag_fact["misremembered"] = wrong
             g.add("get_asset", asset_id=wrong, expect_error="not found")
             turns.append(inform(len(g), f"I can't find asset {wrong}. Could you check the tag again?"))
         g.add("get_asset", asset_id=tag)
+        if branch == "not_theirs":
+            self.ticket(g, p, nxt, "Fault reported on a colleague's laptop", "hardware", "solved")
+            reply = (f"Laptop {tag} isn't assigned to you, so I can't log or replace anything on it; its holder needs to report the fault. "
+                     "If your own laptop has a problem, I'm happy to help with that.")
+            return self.finish(branch=branch, p=p, patch=patch, g=g, turns=turns, facts=facts, opening=opening,
+                               intent="Get this laptop fixed or replaced.", reply=reply,
+                               mentions=[{"name": "refuses_other_device", "must": ["not assigned to you"]}])
         logged: list[tuple[str, str]] = []
         if damage is None:
             if branch == "step_fixes":
@@ -133,12 +152,11 @@ class LaptopFault(HardwareFamily):
                 text = f"I {STEP_WORDS[steps[0]]} and it didn't help. I haven't {STEP_WORDS[steps[1]]}; I can't do that right now."
             else:
                 logged = [(s, "not_resolved") for s in steps]
-                text = "I've already " + " and ".join(STEP_WORDS[s] for s in steps) + "; nothing helped."
+                text = "I already " + " and ".join(STEP_WORDS[s] for s in steps) + "; nothing helped."
             facts.append({"text": text, "unlock": ["tried", "troubleshoot", "steps", "already", "restart", "charger", "test", "monitor", "keyboard", "update"],
                           "slot": "troubleshooting", "value": text})
             turns.append(ask(len(g), "What have you tried so far? For this fault the standard checks are: "
-                                     + ", then ".join(STEP_WORDS[s].replace("held", "hold").replace("tried", "try").replace("ran", "run")
-                                                      .replace("plugged", "plug").replace("installed", "install") for s in steps) + "."))
+                                     + ", then ".join(STEP_ASK[s] for s in steps) + "."))
         else:
             facts.append({"text": f"It's physical damage: {damage}.", "unlock": ["what happened", "damage", "tried"], "slot": "troubleshooting",
                           "value": damage})
@@ -146,14 +164,22 @@ class LaptopFault(HardwareFamily):
             g.add("log_troubleshooting", asset_id=tag, step=step, outcome=outcome,
                   why={"asset_id": "record:get_asset", "step": "kb/laptop_troubleshooting.md", "outcome": "customer"})
         name = MODELS[model]["name"]
-        if branch == "step_fixes":
+        if branch == "data_escalation":
+            facts.append({"text": "There's work on it that isn't backed up anywhere else.", "unlock": ["backed up", "backup", "data", "files"],
+                          "slot": "backup", "value": "not backed up"})
+            turns.append(ask(len(g) - len(logged), "Is everything on the laptop backed up, or is there work on it you'd lose?"))
+            self.ticket(g, p, nxt, "Laptop fault: data to recover before repair", "hardware", "open", team="end_user_computing")
+            reply = (f"I've logged the steps you tried on {tag}. Because it holds work that isn't backed up, I haven't sent it for repair: "
+                     f"ticket {nxt['tickets']} is with the end-user computing team, who will recover your data first and then arrange the repair.")
+            mentions = [{"name": "escalates_for_data", "must": [str(nxt["tickets"])]}]
+        elif branch == "step_fixes":
             self.ticket(g, p, nxt, "Laptop fault fixed by troubleshooting", "hardware", "solved")
-            reply = f"Great, so {STEP_WORDS[steps[-1]].split(' and ')[0].replace('tried', 'trying').replace('held', 'holding')} fixed it; I've logged the steps on {tag} and closed the ticket. No replacement is needed."
+            reply = f"Great, that fixed it. I've logged the steps on {tag} and closed the ticket; no replacement is needed."
             mentions = [{"name": "no_replacement", "must": ["no replacement"]}]
         elif branch == "steps_missing":
             self.ticket(g, p, nxt, "Laptop fault: troubleshooting to finish", "hardware", "pending")
             reply = (f"I've logged what you tried on {tag}. Before a replacement, the remaining check is needed: please "
-                     f"{STEP_WORDS[steps[1]].replace('tried', 'try').replace('installed', 'install')} when you can, and reply on ticket "
+                     f"{STEP_ASK[steps[1]]} when you can, and reply on ticket "
                      f"{nxt['tickets']} with the result; I've left it pending.")
             mentions = [{"name": "asks_for_remaining_step", "must": [str(nxt["tickets"])]}]
         else:
@@ -186,6 +212,10 @@ class LaptopFault(HardwareFamily):
 
 STANDARD_PERIPHERALS = ["MDL-MON27", "MDL-DOCK", "MDL-HSET", "MDL-KEYB", "MDL-MOUS"]
 NON_STANDARD = {"non_standard_manager": "MDL-ERGO", "non_standard_director": "MDL-MON34", "finance_tier": "MDL-LAPX"}
+OFF_CATALOGUE = [("standing desk converter", "I've been told to stand for part of the day"),
+                 ("drawing tablet", "I sketch customer journeys and a mouse is hopeless for it"),
+                 ("vertical mouse", "my wrist aches by the afternoon"),
+                 ("portable monitor", "I travel between the offices a lot")]
 WHY = {"MDL-ERGO": "I get wrist pain and the physio recommended a split keyboard",
        "MDL-MON34": "I work across several wide spreadsheets and dashboards at once",
        "MDL-LAPX": "I render large data visualisations and the standard laptop can't cope"}
@@ -197,7 +227,7 @@ class HardwareRequest(HardwareFamily):
     number = 7
     description = "An employee asks for a peripheral or a piece of non-standard hardware."
     branches = ("stock_peripheral", "second_monitor", "duplicate_refused", "out_of_stock", "non_standard_manager", "non_standard_director",
-                "finance_tier")
+                "finance_tier", "off_catalogue")
     openings = Openings("NB007", {
         "plain": "Hi, could I get a {item}?",
         "upfront_email": "Hello, {email} here - I'd like to request a {item}.",
@@ -213,7 +243,9 @@ class HardwareRequest(HardwareFamily):
         p = person or self.person(rng, seed)
         laptop = asset_row(f"AST-{self.uid_of(p)}1", laptop_model(p), "in_use", p.id, TODAY - timedelta(days=rng.randint(60, 700)), rng.randint(10**7, 10**8 - 1))
         held = [laptop]
-        if branch == "second_monitor":
+        if branch == "off_catalogue":
+            model = "MDL-MOUS"  # stands in for the kind only; the item itself is not in the catalogue
+        elif branch == "second_monitor":
             model = "MDL-MON27"
         elif branch in NON_STANDARD:
             model = NON_STANDARD[branch]
@@ -225,11 +257,13 @@ class HardwareRequest(HardwareFamily):
             for k in range(count):
                 held.append(asset_row(f"AST-{self.uid_of(p)}{2 + k}", model, "in_use", p.id, TODAY - timedelta(days=rng.randint(100, 600)),
                                       rng.randint(10**7, 10**8 - 1)))
-        stock = [] if branch == "out_of_stock" or branch in NON_STANDARD else stock_rows(rng, p, model, rng.randint(2, 3))
+        stock = [] if branch in ("out_of_stock", "off_catalogue") or branch in NON_STANDARD else stock_rows(rng, p, model, rng.randint(2, 3))
         patch = patch_of(self.rows(p), {"assets": held + stock})
         nxt = self.next_ids(patch)
         item = MODELS[model]["name"]
         why_text = WHY.get(model, "my current setup slows me down")
+        if branch == "off_catalogue":
+            item, why_text = rng.choice(OFF_CATALOGUE)
         g, turns, facts = fresh()
         opening = self.openings.pick(rng, self.split, item=item, email=p.email, why=why_text[0].upper() + why_text[1:])
         self.identify(g, p, turns, facts)
@@ -238,8 +272,13 @@ class HardwareRequest(HardwareFamily):
         if opening[1].endswith("/vague"):
             turns.append(ask(len(g), "What item do you need, and what is it for?"))
         g.add("list_assets", employee_id=p.id)
-        g.add("search_hardware_catalog", kind=kind)
-        if branch == "duplicate_refused":
+        g.add("search_hardware_catalog", kind=None if branch == "off_catalogue" else kind)
+        if branch == "off_catalogue":
+            self.ticket(g, p, nxt, f"Off-catalogue request: {item}", "procurement", "open", team="procurement")
+            reply = (f"A {item} isn't in our hardware catalogue, so I can't order it from the service desk. I've passed ticket "
+                     f"{nxt['tickets']} to the procurement team, who will look at suppliers and get back to you.")
+            mentions = [{"name": "escalates_to_procurement", "must": [str(nxt["tickets"])]}]
+        elif branch == "duplicate_refused":
             limit = "two monitors" if kind == "monitor" else f"one {kind}"
             self.ticket(g, p, nxt, f"Second {kind} request refused", "hardware", "solved")
             reply = (f"You already have {limit} assigned, which is the limit per person, so I can't issue another. If the one you have is "

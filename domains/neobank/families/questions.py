@@ -11,6 +11,12 @@ from thinkingbox_env.authoring import Openings
 from ..rules import APPLICATIONS, EMERGENCY_HOURS, RECLAIM_AFTER_DAYS, chain, money, procurement_tier
 from ._base import Desk, Person, fresh, patch_of, usd
 
+# questions the policy does not answer, and the team that owns each topic
+UNCOVERED = [("can I read my work email on my personal tablet?", "security"),
+             ("can I take my work laptop abroad on holiday?", "security"),
+             ("can I plug my own USB drive into my work laptop to move files?", "security"),
+             ("will my parental leave change what access I keep?", "people_team")]
+TEAM_WORDS = {"security": "security team", "people_team": "people team"}
 TIER_WORDS = {"manager": "your line manager", "director": "the head of your department", "finance": "the head of Finance"}
 STEP_WORDS = {"manager": "your line manager", "app_owner": "the application owner", "security": "Information Security"}
 
@@ -80,6 +86,9 @@ def _topic(branch: str, rng: random.Random) -> tuple[str, str, str, list[dict[st
                 "straight away; otherwise an upgrade request goes through the approval chain for write on that application.",
                 [{"name": "says_upgrade", "must": ["upgrade"]}],
                 "Does the agent explain that the existing grant is upgraded rather than a second grant created, and when approval is needed?")
+    if branch == "not_covered":
+        q, team = rng.choice(UNCOVERED)
+        return (q, q.rstrip("?"), "", [], team)
     # lockout_threshold: a detail the policy keeps internal
     return ("how many failed logins does it take before security treats my account as being attacked?", "failed sign-ins lockout",
             "I'm sorry, that detail is kept internal for security reasons. If you're locked out, I can verify your identity and help you get "
@@ -95,7 +104,7 @@ class PolicyQuestion(Desk):
     test_count: ClassVar[int | None] = 16
     description = "An employee asks how an IT policy works; nothing is changed."
     branches = ("emergency_window", "procurement_tiers", "contractor_duration", "licence_reclaim", "password_delivery", "laptop_replacement",
-                "approval_chain", "upgrade_vs_new", "lockout_threshold")
+                "approval_chain", "upgrade_vs_new", "lockout_threshold", "not_covered")
     openings = Openings("NB009", {
         "plain": "Hi, quick question: {q}",
         "manager": "My manager asked me to check with IT: {q}",
@@ -114,7 +123,17 @@ class PolicyQuestion(Desk):
         self.identify(g, p, turns, facts)
         g.add("search_knowledge_base", query=query)
         opening = self.openings.pick(rng, self.split, q=question, q_cap=question[0].upper() + question[1:])
-        return self.finish(branch=branch, p=p, patch=patch_of(self.rows(p)), g=g, turns=turns, facts=facts, opening=opening,
+        patch = patch_of(self.rows(p))
+        if branch == "not_covered":
+            team = rubric
+            nxt = self.next_ids(patch)
+            self.ticket(g, p, nxt, "Policy question passed on", "general", "open", team=team)
+            reply = (f"Our IT policy doesn't cover that, so rather than guess I've passed your question to the {TEAM_WORDS[team]} on ticket "
+                     f"{nxt['tickets']}; they will answer you directly.")
+            mentions = [{"name": "passes_question_on", "must": [str(nxt["tickets"])]}]
+            rubric = (f"Does the agent avoid stating a rule of its own about the question and say that it was passed to the "
+                      f"{TEAM_WORDS[team]}?")
+        return self.finish(branch=branch, p=p, patch=patch, g=g, turns=turns, facts=facts, opening=opening,
                            intent=f"Find out {question}",
                            reply=reply, mentions=mentions,
                            # test tasks are graded by a judge; training variants, often run without one, keep the value checks

@@ -22,7 +22,8 @@ class AccountSecurity(Desk):
     name = "account_security"
     number = 4
     description = "An employee is locked out, has forgotten their password or has lost their MFA device."
-    branches = ("password_sms", "password_manager", "unlock", "suspicious_lockout", "mfa_reset", "hardware_key", "verification_failed")
+    branches = ("password_sms", "password_manager", "unlock", "suspicious_lockout", "mfa_reset", "hardware_key", "verification_failed",
+                "no_badge_wait")
     openings = Openings("NB004", {
         "plain": "Hi, {problem}. Can you help me get back in?",
         "upfront_email": "This is {email}. {problem_cap}.",
@@ -37,7 +38,7 @@ class AccountSecurity(Desk):
         "password_sms": "I've forgotten my password", "password_manager": "I've forgotten my password",
         "unlock": "my account is locked, though I know my password", "suspicious_lockout": "my account says it's locked",
         "mfa_reset": "I lost my phone with the authenticator app on it", "hardware_key": "I've lost my security key",
-        "verification_failed": "I've forgotten my password",
+        "verification_failed": "I've forgotten my password", "no_badge_wait": "I've forgotten my password",
     }
 
     def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
@@ -57,11 +58,21 @@ class AccountSecurity(Desk):
         self.identify(g, p, turns, facts)
         badge = p.row["badge_number"]
         given = badge if branch != "verification_failed" else f"B{(int(badge[1:]) + rng.randint(11, 999)) % 900000 + 100000}"
-        facts.append({"text": f"My badge number is {given}.", "unlock": ["badge"], "slot": "badge_number", "value": given})
+        if branch == "no_badge_wait":
+            facts.append({"text": "I don't have my badge with me right now, it's in my other bag.", "unlock": ["badge"], "slot": "badge_number"})
+        else:
+            facts.append({"text": f"My badge number is {given}.", "unlock": ["badge"], "slot": "badge_number", "value": given})
         facts.append({"text": f"My date of birth is {p.row['date_of_birth']}.", "unlock": ["date of birth", "birth"], "slot": "date_of_birth",
                       "value": p.row["date_of_birth"]})
         turns.append(ask(len(g), "Before I look at your account, could you read me the badge number printed on your badge and "
                                  "tell me your date of birth?"))
+        if branch == "no_badge_wait":
+            self.ticket(g, p, nxt, "Password reset waiting for identity check", "account_security", "pending")
+            reply = (f"I need both your badge number and your date of birth before I can reset anything, so I've left ticket {nxt['tickets']} "
+                     "pending. Contact us again with your badge and we'll finish the reset straight away.")
+            return self.finish(branch=branch, p=p, patch=patch, g=g, turns=turns, facts=facts, opening=opening,
+                               intent="Get back into my account.", reply=reply,
+                               mentions=[{"name": "waits_for_badge", "must": [str(nxt["tickets"])], "must_not": ["temporary password is on its way"]}])
         g.add("verify_identity", idempotent=VERIFY_ONCE, employee_id=p.id, badge_number=given, date_of_birth=p.row["date_of_birth"],
               why={"employee_id": "record:find_employee", "badge_number": "customer", "date_of_birth": "customer"})
         decisions: list[dict[str, Any]] = []

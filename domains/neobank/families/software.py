@@ -23,6 +23,8 @@ USES = {"SW-QUILL": "to work on our services", "SW-STAT": "for the quarterly ana
         "SW-FRAME": "to design the new onboarding screens", "SW-VAULT": "to store team credentials safely", "SW-TABLE": "to query the reporting database",
         "SW-DIAG": "to draw architecture diagrams", "SW-MODEL": "to build the credit-risk models"}
 TIMEOUT = "the licence server did not respond"
+UNLISTED = [("Pixelmate Photo Studio", "to retouch photos for the app store listing"), ("Loopwise Screen Recorder", "to record product demos"),
+            ("Gridwork Mind Maps", "to plan our team's quarter")]
 
 
 class SoftwareLicence(HardwareFamily):
@@ -30,7 +32,7 @@ class SoftwareLicence(HardwareFamily):
     name = "software_licence"
     number = 8
     description = "An employee asks for a software licence."
-    branches = ("free", "pool_seat", "reclaim", "pool_full_buy", "paid_seat", "already_holds", "contractor_refused")
+    branches = ("free", "pool_seat", "reclaim", "pool_full_buy", "paid_seat", "already_holds", "contractor_refused", "off_catalogue")
     openings = Openings("NB008", {
         "plain": "Hi, can I get a licence for {sw}?",
         "upfront_email": "Hello from {email}: I need {sw} {use}.",
@@ -69,21 +71,29 @@ class SoftwareLicence(HardwareFamily):
         patch = patch_of(self.rows(p), extra, update=update)
         nxt = self.next_ids(patch)
         name = SOFTWARE[sw_id]["name"]
+        use = USES[sw_id]
+        if branch == "off_catalogue":
+            name, use = rng.choice(UNLISTED)
         g, turns, facts = fresh()
-        opening = self.openings.pick(rng, self.split, sw=name, use=USES[sw_id], email=p.email)
+        opening = self.openings.pick(rng, self.split, sw=name, use=use, email=p.email)
         self.identify(g, p, turns, facts)
-        facts.append({"text": f"I need {name} {USES[sw_id]}.", "unlock": ["which software", "what software", "what for", "which product"],
+        facts.append({"text": f"I need {name} {use}.", "unlock": ["which software", "what software", "what for", "which product"],
                       "slot": "software", "value": name})
         if opening[1].endswith("/vague"):
             turns.append(ask(len(g), "Which software do you need, and what for?"))
         g.add("search_software", query=name.split()[0])
         g.add("list_licences", employee_id=p.id)
         faults: list[dict[str, Any]] = []
-        if pool and branch not in ("contractor_refused",):
+        if pool and branch not in ("contractor_refused", "off_catalogue"):
             g.add("get_licence_pool", software_id=sw_id)
         assign_why = {"software_id": "record:search_software", "employee_id": "record:find_employee"}
         once = "a second seat of the same software for the same person is refused"
-        if branch == "contractor_refused":
+        if branch == "off_catalogue":
+            self.ticket(g, p, nxt, f"Software outside the catalogue: {name}", "software", "open", team="procurement")
+            reply = (f"{name} isn't in our software catalogue, so it needs a supplier and security review before anyone can use it. "
+                     f"I've passed ticket {nxt['tickets']} to the procurement team, who will come back to you.")
+            mentions = [{"name": "escalates_unlisted", "must": [str(nxt["tickets"])], "must_not": ["you now have"]}]
+        elif branch == "contractor_refused":
             self.ticket(g, p, nxt, f"{name} for a contractor refused", "software", "solved")
             reply = f"I'm sorry, {name} is not licensed for contractors, so I can't assign it to you."
             mentions = [{"name": "refuses_contractor", "must": ["contractors"]}]
@@ -102,7 +112,7 @@ class SoftwareLicence(HardwareFamily):
             if seed % 5 == 3 and branch != "reclaim":
                 faults.append({"tool": "assign_licence", "call": 1, "error": f"{TIMEOUT}; try again"})
                 g.add("assign_licence", software_id=sw_id, employee_id=p.id, expect_error=TIMEOUT)
-                turns.append(inform(len(g), "The licence server timed out on the first try; I'm trying once more."))
+                turns.append(inform(len(g), "The licence server didn't answer just now, so the seat isn't assigned yet. Is it all right if I try again?"))
             lid = nxt["licence_assignments"]
             g.add("assign_licence", idempotent=once, software_id=sw_id, employee_id=p.id, why=assign_why)
             self.ticket(g, p, nxt, f"{name} licence assigned", "software", "solved")

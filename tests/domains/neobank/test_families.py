@@ -182,7 +182,7 @@ WRONG_RUNS = [
     ("NB006", "NB006_002", "wrong device: assigns the newest unit in stock instead of the oldest",
      lambda c: _set("assign_asset", asset_id=_newest_stock("NB006_002", _patch_rows("NB006_002", "assets")[0]["model_id"]))(c),
      "effect:assets[", None),
-    ("NB006", "NB006_008", "incomplete update: replaces the laptop without logging the troubleshooting",
+    ("NB006", "NB006_010", "incomplete update: replaces the laptop without logging the troubleshooting",
      _drop("log_troubleshooting"), "effect:troubleshooting_steps:insert", None),
     ("NB007", "NB007_003", "duplicate request: issues a peripheral beyond the per-person limit",
      _before("create_ticket", lambda c: ToolCall(name="assign_asset", arguments={
@@ -201,11 +201,11 @@ WRONG_RUNS = [
          "employee_id": _employee("NB008_007"), "item": "SW-FRAME", "quantity": 1, "approval_tier": "director",
          "approver_id": "EMP-10001", "justification": "design work"})),
      "no_collateral", None),
-    ("NB008", "NB008_011", "takes a seat in active use instead of buying one when nothing can be reclaimed",
+    ("NB008", "NB008_004", "takes a seat in active use instead of buying one when nothing can be reclaimed",
      lambda c: [x for x in c if x.name not in ("create_procurement_request", "get_department")][:-1]
-     + [ToolCall(name="release_licence", arguments={"assignment_id": _seat_used_last("NB008_011")}),
+     + [ToolCall(name="release_licence", arguments={"assignment_id": _seat_used_last("NB008_004")}),
         ToolCall(name="assign_licence", arguments={"software_id": c[_i(c, "get_licence_pool")].arguments["software_id"],
-                                                   "employee_id": _employee("NB008_011")})] + c[-1:],
+                                                   "employee_id": _employee("NB008_004")})] + c[-1:],
      "effect:procurement_requests:insert", None),
     ("NB009", "NB009_009", "tells the employee the internal failed-sign-in threshold",
      lambda c: c, "withholds:keeps_detail_internal", "Security treats 10 failed sign-ins as an attack on the account."),
@@ -289,6 +289,8 @@ def scripted_judge(body: dict) -> str:
         needed += [w for key, words in _WORDS.items() if key in requirement for w in words]
         needed += [m.lower() for m in re.findall(r"line manager|application owner|Information Security|head of Finance|head of your department",
                                                  requirement)]
+        passed_to = re.search(r"passed to the ([a-z_ ]+team)", requirement)
+        needed += [passed_to.group(1).lower()] if passed_to else []
         ok = all(n in said for n in needed)
     return f"VERDICT: {'YES' if ok else 'NO'}\nREASON: scripted."
 
@@ -302,7 +304,9 @@ def judge():
 def test_rubric_tasks_validate_with_a_judge(judge):
     rubric_tasks = [s for s in TASKS if s.checks.rubric]
     assert len(rubric_tasks) >= 15
-    for spec in rubric_tasks[:9]:  # one per topic; the rest share the topics
+    one_per_topic = {s.origin.branches[0]: s for s in reversed(rubric_tasks)}.values()
+    assert len(one_per_topic) == len(DOMAIN.families["NB009"].branches)
+    for spec in one_per_topic:
         result = validate_task(spec, judge=judge)
         assert result.ok, (spec.full_id, result.problems)
 
