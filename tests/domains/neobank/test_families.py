@@ -48,6 +48,13 @@ def _drop(*names: str) -> Edit:
     return lambda calls: [c for c in calls if c.name not in names]
 
 
+def _drop_last(name: str) -> Edit:
+    def edit(calls):
+        k = max(i for i, c in enumerate(calls) if c.name == name)
+        return calls[:k] + calls[k + 1:]
+    return edit
+
+
 def _before(name: str, extra: ToolCall | Callable[[list[ToolCall]], ToolCall]) -> Edit:
     def edit(calls):
         calls.insert(_i(calls, name), extra(calls) if callable(extra) else extra)
@@ -61,6 +68,21 @@ def _swap(name: str, new: Callable[[ToolCall], ToolCall]) -> Edit:
         calls[k] = new(calls[k])
         return calls
     return edit
+
+
+def _instead_of_request(new: Callable[[dict], ToolCall]) -> Edit:
+    """The access request and its approval steps replaced by one other call, made where the request was."""
+    def edit(calls):
+        k = _i(calls, "create_access_request")
+        replacement = new(calls[k].arguments)
+        kept = [c for c in calls if c.name not in ("create_access_request", "request_approval")]
+        return kept[:k] + [replacement] + kept[k:]
+    return edit
+
+
+def _grant_directly(request: dict) -> ToolCall:
+    """A grant of what the request asked for, made without any request or approval."""
+    return ToolCall(name="provision_access", arguments={k: request[k] for k in ("employee_id", "app_id", "level")})
 
 
 def _again(request: dict) -> ToolCall:
@@ -119,11 +141,7 @@ WRONG_RUNS = [
      lambda c: _set("create_access_request", level=RAISE[c[_i(c, "create_access_request")].arguments["level"]])(c),
      "effect:access_requests:insert", None),
     ("NB001", "NB001_002", "bypassed approval: grants the elevated level directly instead of requesting it",
-     lambda c: [x for x in c if x.name not in ("create_access_request", "request_approval")][:_i(c, "create_access_request")]
-     + [ToolCall(name="provision_access", arguments={k: v for k, v in c[_i(c, "create_access_request")].arguments.items()
-                                                     if k in ("employee_id", "app_id", "level")})]
-     + [x for x in c[_i(c, "create_access_request"):] if x.name not in ("create_access_request", "request_approval")],
-     "effect:access_requests:insert", None),
+     _instead_of_request(_grant_directly), "effect:access_requests:insert", None),
     ("NB001", "NB001_009", "wrong assignee: sends the manager step to the head of security",
      _set("request_approval", approver_id="EMP-10007"), "effect:approvals:insert", None),
     ("NB001", "NB001_005", "duplicate request: opens a second request while one is pending",
@@ -145,9 +163,7 @@ WRONG_RUNS = [
          "justification": "admin please"})),
      "no_collateral", None),
     ("NB002", "NB002_001", "duplicate grant: provisions a second grant at the higher level instead of an upgrade request",
-     lambda c: [x for x in c if x.name not in ("create_access_request", "request_approval")][:-1]
-     + [ToolCall(name="provision_access", arguments={k: v for k, v in c[_i(c, "create_access_request")].arguments.items()
-                                                     if k in ("employee_id", "app_id", "level")})] + c[-1:],
+     _instead_of_request(_grant_directly),
      "effect:access_requests:insert", None),
     ("NB003", "NB003_001", "bypassed approval: asks the line manager instead of the contractor's sponsor",
      _set("request_approval", step="manager"), "effect:approvals:insert", None),
@@ -216,9 +232,7 @@ WRONG_RUNS = [
                                                               "status": "solved"})], "no_collateral", None),
     ("NB010", "NB010_005", "incomplete multi-system update: handles the first request but never assigns the licence",
      _drop("assign_licence"), "effect:licence_assignments:insert", None),
-    ("NB010", "NB010_009", "records both requests on one ticket",
-     lambda c: c[:len(c) - 1 - c[::-1].index(next(x for x in c[::-1] if x.name == "create_ticket"))] + c[len(c) - c[::-1].index(
-         next(x for x in c[::-1] if x.name == "create_ticket")):], "effect:tickets:insert", None),
+    ("NB010", "NB010_009", "records both requests on one ticket", _drop_last("create_ticket"), "effect:tickets:insert", None),
 ]
 
 
