@@ -316,7 +316,7 @@ class AccessUpgrade(AccessFamily):
             g.add("list_grants", employee_id=p.id)
             self.ticket(g, p, nxt, f"{name} access check", "access", "solved")
             reply = f"You already hold {old} access to {name} (grant {grant['id']}), which is the level you need; nothing needs changing."
-            mentions = [{"name": "says_already_has", "must": ["already"]}]
+            mentions = [{"name": "says_already_has", "must": ["already", grant["id"]]}]
         elif branch == "upgrade_default":
             # the person moved into a role whose default is higher than the grant they hold
             g.add("list_grants", employee_id=p.id)
@@ -353,7 +353,8 @@ class AccessUpgrade(AccessFamily):
                     if branch == "expired_grant" else f"I've asked to raise your existing grant {grant['id']}: ")
             reply = (f"{lead}request {rid} for {level} now waits for {self.chain_words(steps, p, app)}. "
                      "Your access changes once every approval is in.")
-            mentions = [{"name": "states_request", "must": [rid]}]
+            named = grant["expires_at"][:10] if branch == "expired_grant" else grant["id"]
+            mentions = [{"name": "states_request", "must": [rid, named]}]
         return self.finish(branch=branch, p=p, patch=patch, g=g, turns=turns, facts=facts, opening=opening,
                            intent=f"Get {level} access to {name} (currently {old}).", reply=reply, mentions=mentions)
 
