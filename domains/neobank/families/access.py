@@ -1,0 +1,453 @@
+"""Access families: new access (role default or elevated), upgrades of an existing grant, contractor access."""
+
+from __future__ import annotations
+
+import random
+from datetime import date, timedelta
+from typing import Any
+
+from thinkingbox_env.authoring import Openings
+
+from ..rules import (
+    APPLICATIONS,
+    EMPLOYEES,
+    LEVEL_RANK,
+    LEVELS,
+    ROLE_DEFAULTS,
+    TODAY,
+    chain,
+    contractor_allowed,
+    covered_by_role,
+    default_level,
+    max_days,
+    may_hold,
+    security_approver,
+)
+from ._base import WORKER_ROLES, Calls, Desk, P, Person, ask, fresh, patch_of, ts
+
+APPS = sorted(APPLICATIONS)
+ONE_GRANT = "a second active grant on the same application is refused"
+SAME_LEVEL = "raising a grant to the level it already has is refused"
+NEEDS = {
+    "read": "I only need to look things up and run reports",
+    "write": "I need to make changes, not just look",
+    "admin": "I need to manage the settings and the user list",
+}
+STEP_NAMES = {"manager": "your line manager", "app_owner": "the application owner", "security": "Information Security",
+              "sponsor": "your Tidewell sponsor"}
+
+
+def app_name(app: str) -> str:
+    return APPLICATIONS[app]["name"]
+
+
+def who(emp_id: str) -> str:
+    return EMPLOYEES[emp_id]["name"] if emp_id in EMPLOYEES else emp_id
+
+
+def approver(step: str, p: Person, app: str) -> tuple[str, str]:
+    """(approver id, where the agent reads it) of one approval step."""
+    if step == "manager":
+        return p.manager, "record:get_employee"
+    if step == "sponsor":
+        return str(p.sponsor), "record:get_employee"
+    if step == "app_owner":
+        return APPLICATIONS[app]["owner_id"], "record:get_application"
+    return security_approver(), "record:get_department"
+
+
+def expires_on(days: int | None) -> str | None:
+    return None if days is None else (TODAY + timedelta(days=days)).isoformat()
+
+
+class AccessFamily(Desk):
+    """Shared access building blocks: the level fact, the request with its approval chain."""
+
+    def level_fact(self, level: str, app: str) -> dict[str, Any]:
+        return {"text": f"I need {level} access to {app_name(app)}: {NEEDS[level]}.", "unlock": ["level", "what access", "read or write", "what do you need"],
+                "slot": "access_level", "value": level}
+
+    def request_with_chain(self, g: Calls, p: Person, app: str, level: str, kind: str, nxt: dict[str, Any], steps: tuple[str, ...],
+                           days: int | None, grant_id: str | None = None, days_source: str | None = None) -> str:
+        rid = str(nxt["access_requests"])
+        if "security" in steps and not g.has("get_department"):
+            g.add("get_department", department_id="DEP-SEC")
+        args: dict[str, Any] = {"employee_id": p.id, "app_id": app, "level": level, "kind": kind,
+                                "justification": f"{NEEDS[level]} in {app_name(app)}."}
+        why = {"employee_id": "record:find_employee", "app_id": "record:get_application", "level": "customer",
+               "kind": P("Upgrading an existing grant versus a new request")}
+        if grant_id is not None:
+            args["grant_id"] = grant_id
+            why["grant_id"] = "record:list_grants"
+        if days is not None:
+            args["duration_days"] = days
+            why["duration_days"] = days_source or P("Grant durations and expiry")
+        g.add("create_access_request", why=why, **args)
+        g.add("list_access_requests", employee_id=p.id)
+        for step in steps:
+            aid, src = approver(step, p, app)
+            g.add("request_approval", idempotent="the same step of a request is refused the second time", request_id=rid, step=step,
+                  approver_id=aid, why={"request_id": "record:list_access_requests", "step": P("Approval chains and approvers"),
+                                        "approver_id": src})
+        return rid
+
+    @staticmethod
+    def chain_words(steps: tuple[str, ...], p: Person, app: str) -> str:
+        names = [f"{STEP_NAMES[s]} ({who(approver(s, p, app)[0])})" for s in steps]
+        return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+    def existing_request(self, p: Person, app: str, level: str, status: str, steps: tuple[str, ...], kind: str = "new",
+                         grant_id: str | None = None, days: int | None = None, pending_from: int = 1) -> dict[str, list[dict[str, Any]]]:
+        """A request made a few days ago, with its approval steps (approved up to ``pending_from``)."""
+        rid = f"REQ-{self.uid_of(p)}1"
+        made = ts(TODAY - timedelta(days=3))
+        req = {"id": rid, "employee_id": p.id, "app_id": app, "level": level, "kind": kind, "grant_id": grant_id, "duration_days": days,
+               "justification": f"{NEEDS[level]}.", "status": status, "created_at": made}
+        apv = []
+        for k, step in enumerate(steps):
+            done = status == "approved" or k < pending_from
+            apv.append({"id": f"APV-{self.uid_of(p)}{k + 1}", "request_id": rid, "step": step, "approver_id": approver(step, p, app)[0],
+                        "status": "approved" if done else "pending", "requested_at": made,
+                        "decided_at": ts(TODAY - timedelta(days=2)) if done else None})
+        return {"access_requests": [req], "approvals": apv}
+
+
+def _pick(rng: random.Random, items: list[Any]) -> Any:
+    return items[rng.randrange(len(items))]
+
+
+DEFAULT_CASES = [(r, a, lv) for r in WORKER_ROLES for a, lv in sorted(ROLE_DEFAULTS[r].items()) if a != "APP-WIKI"]
+ELEVATED_CASES = [(r, a, lv) for r in WORKER_ROLES for a in APPS for lv in ("read", "write", "admin")
+                  if default_level(r, a) is None and may_hold(r, a, lv) and chain(a, lv)]
+ADMIN_REFUSED = [(r, a) for r in WORKER_ROLES for a in APPS if not may_hold(r, a, "admin")]
+UPGRADE_CASES = [(r, a, default_level(r, a), lv) for r in WORKER_ROLES for a in APPS for lv in ("write", "admin")
+                 if default_level(r, a) is not None and LEVEL_RANK[lv] > LEVEL_RANK[str(default_level(r, a))]
+                 and may_hold(r, a, lv) and not covered_by_role(r, a, lv)]
+# (old role default, new role) pairs where the new role's default raises the old grant
+PROMOTIONS = [(r, a, "read", lv) for r in WORKER_ROLES for a, lv in sorted(ROLE_DEFAULTS[r].items()) if lv == "write"]
+
+
+# --------------------------------------------------------------------------- NB001 new access
+
+
+class AccessRequest(AccessFamily):
+    code = "NB001"
+    name = "access_request"
+    number = 1
+    description = "An employee asks for access to an application."
+    branches = ("role_default", "elevated", "already_has", "admin_refused", "pending_exists", "approved_waiting", "on_leave")
+    openings = Openings("NB001", {
+        "plain": "Hi, could I get {level} access to {app}?",
+        "upfront_email": "Hello, this is {email}. I need {level} access to {app} please.",
+        "urgent": "I need {level} on {app} today, I'm blocked on a deadline. Can you set it up?",
+        "vague": "Hi IT, I can't seem to do anything in {app}. Can you sort out my access?",
+        "manager_said": "My manager told me to ask you for {level} access to {app}.",
+        "newbie": "I'm fairly new here and I think I'm missing {app}. I'd need {level} access.",
+        "terse_b": "{app} {level} access pls",
+        "story_b": "Morning! Our team is picking up work that lives in {app} and I've been asked to help. Could I have {level} access?",
+    }, held_out=("terse_b", "story_b"))
+
+    def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
+        status = "on_leave" if branch == "on_leave" else "active"
+        mine = (lambda cases: [c for c in cases if c[0] == person.row["role_id"]] or cases) if person else (lambda cases: cases)
+        if branch in ("role_default", "already_has"):
+            role, app, level = _pick(rng, mine(DEFAULT_CASES))
+            if branch == "already_has" and level == "write" and rng.random() < 0.5:
+                level = "read"
+        elif branch == "admin_refused":
+            role, app = _pick(rng, mine(ADMIN_REFUSED))
+            level = "admin"
+        else:
+            role, app, level = _pick(rng, mine(ELEVATED_CASES))
+        p = person or self.person(rng, seed, role=role, status=status)
+        steps = chain(app, level)
+        if branch == "role_default":
+            p.grants = [gr for gr in p.grants if gr["app_id"] != app]
+        extra: dict[str, list[dict[str, Any]]] = {}
+        days = max_days(app, level)
+        if branch == "pending_exists":
+            extra = self.existing_request(p, app, level, "pending_approval", steps, days=days, pending_from=max(0, len(steps) - 1))
+        elif branch == "approved_waiting":
+            extra = self.existing_request(p, app, level, "approved", steps, days=days)
+        patch = patch_of(self.rows(p), extra)
+        nxt = self.next_ids(patch)
+        g, turns, facts = fresh()
+        values = {"app": app_name(app), "level": level, "email": p.email}
+        opening = self.openings.pick(rng, self.split, **values)
+        self.identify(g, p, turns, facts)
+        facts.append(self.level_fact(level, app))
+        if opening[1].endswith("/vague"):
+            turns.append(ask(len(g), f"What do you need to do in {app_name(app)}: look things up, make changes, or manage it?"))
+        mentions: list[dict[str, Any]] = []
+        team = None
+        if branch == "on_leave":
+            self.ticket(g, p, nxt, f"Access to {app_name(app)} while on leave", "access", "open", team="people_team")
+            reply = (f"Your HR record shows you as on leave, so I can't change your access now. I've passed ticket {nxt['tickets']} "
+                     "to the people team; your request will be handled when you are back.")
+            mentions = [{"name": "says_on_leave", "must": ["leave"]}]
+        elif branch == "admin_refused":
+            g.add("get_application", app_id=app)
+            self.ticket(g, p, nxt, f"Admin access to {app_name(app)} refused", "access", "solved")
+            reply = (f"I can't grant admin on {app_name(app)}: admin on restricted applications is reserved for Site Reliability and "
+                     "Security Engineers. If you need to read or change data there, I can request that level instead.")
+            mentions = [{"name": "refuses_admin", "must": ["reserved"], "must_not": ["granted you admin"]}]
+        elif branch == "already_has":
+            g.add("list_grants", employee_id=p.id)
+            held = default_level(role, app)
+            self.ticket(g, p, nxt, f"{app_name(app)} access check", "access", "solved")
+            reply = f"You already have {held} access to {app_name(app)} through your role, which covers what you need; nothing else is required."
+            mentions = [{"name": "says_already_has", "must": ["already"]}]
+        elif branch == "role_default":
+            g.add("get_role_defaults", role_id=role)
+            g.add("list_grants", employee_id=p.id)
+            gid = nxt["access_grants"]
+            g.add("provision_access", idempotent=ONE_GRANT, employee_id=p.id, app_id=app, level=level,
+                  why={"employee_id": "record:find_employee", "app_id": "record:get_role_defaults", "level": "record:get_role_defaults"})
+            self.ticket(g, p, nxt, f"{app_name(app)} {level} access", "access", "solved")
+            reply = (f"Done: you now have {level} access to {app_name(app)} (grant {gid}). It is part of your role's default access, "
+                     "so no approval was needed and it does not expire.")
+            mentions = [{"name": "states_grant", "must": [str(gid)]}]
+        elif branch == "elevated":
+            g.add("get_application", app_id=app)
+            g.add("list_grants", employee_id=p.id)
+            g.add("list_access_requests", employee_id=p.id)
+            rid = self.request_with_chain(g, p, app, level, "new", nxt, steps, days)
+            self.ticket(g, p, nxt, f"{app_name(app)} {level} access request", "access", "pending")
+            limit = f" Once approved it runs for {days} days." if days else ""
+            reply = (f"I've opened access request {rid} for {level} access to {app_name(app)}. It now waits for approval from "
+                     f"{self.chain_words(steps, p, app)}; you'll get the access when every approval is in.{limit}")
+            mentions = [{"name": "states_request", "must": [rid]}]
+        elif branch == "pending_exists":
+            g.add("list_access_requests", employee_id=p.id)
+            rid = extra["access_requests"][0]["id"]
+            waiting = [a for a in extra["approvals"] if a["status"] == "pending"]
+            self.ticket(g, p, nxt, f"Chasing {app_name(app)} access request", "access", "pending")
+            reply = (f"You already have request {rid} for {level} access to {app_name(app)} in progress; it is waiting on "
+                     f"{STEP_NAMES[waiting[0]['step']]} ({who(waiting[0]['approver_id'])}). I haven't opened a second request; "
+                     "the access follows once that approval is given.")
+            mentions = [{"name": "points_to_pending_request", "must": [rid]}]
+        else:  # approved_waiting
+            rid = extra["access_requests"][0]["id"]
+            g.add("list_access_requests", employee_id=p.id)
+            g.add("get_application", app_id=app)
+            gid = nxt["access_grants"]
+            end = expires_on(days)
+            args: dict[str, Any] = {"employee_id": p.id, "app_id": app, "level": level, "request_id": rid}
+            why = {"employee_id": "record:find_employee", "app_id": "record:list_access_requests", "level": "record:list_access_requests",
+                   "request_id": "record:list_access_requests"}
+            if end:
+                args["expires_on"] = end
+                why["expires_on"] = P("Grant durations and expiry")
+            g.add("provision_access", idempotent=ONE_GRANT, why=why, **args)
+            self.ticket(g, p, nxt, f"{app_name(app)} {level} access provisioned", "access", "solved")
+            until = f" It runs until {end}." if end else ""
+            reply = f"Your request {rid} was fully approved, so I've provisioned {level} access to {app_name(app)} now (grant {gid}).{until}"
+            mentions = [{"name": "states_grant", "must": [str(gid)]}]
+        del team
+        return self.finish(branch=branch, p=p, patch=patch, g=g, turns=turns, facts=facts, opening=opening,
+                           intent=f"Get {level} access to {app_name(app)}.", reply=reply, mentions=mentions)
+
+
+# --------------------------------------------------------------------------- NB002 upgrade of an existing grant
+
+
+class AccessUpgrade(AccessFamily):
+    code = "NB002"
+    name = "access_upgrade"
+    number = 2
+    description = "An employee who already holds access to an application asks for a higher level."
+    branches = ("upgrade_request", "upgrade_default", "approved_upgrade", "expired_grant", "already_at_level", "excess_refused", "on_leave")
+    openings = Openings("NB002", {
+        "plain": "Hi, I have {old} access to {app} but I need {level} now. Can you upgrade me?",
+        "upfront_email": "{email} here. Please bump my {app} access from {old} to {level}.",
+        "frustrated": "I keep hitting permission errors in {app}. I need {level}, {old} isn't enough any more.",
+        "new_duties": "I've taken on new duties and need {level} in {app} instead of {old}.",
+        "vague": "Can you give me more rights in {app}?",
+        "prefers": "Could you upgrade my {app} access to {level}? I'd rather not lose my current access while it's being sorted.",
+        "short_b": "upgrade {app} to {level} please",
+        "chatty_b": "Hello again! Small one today: my role moved on a bit and {app} at {old} no longer cuts it. {level} would do.",
+    }, held_out=("short_b", "chatty_b"))
+
+    def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
+        if branch == "upgrade_default":
+            role, app, old, level = _pick(rng, PROMOTIONS)
+        elif branch == "excess_refused":
+            role, app = _pick(rng, [(r, a) for r, a in ADMIN_REFUSED if default_level(r, a)])
+            old, level = str(default_level(role, app)), "admin"
+        else:
+            role, app, old, level = _pick(rng, UPGRADE_CASES)
+        if branch == "already_at_level":
+            level = old
+        p = person or self.person(rng, seed, role=role, status="on_leave" if branch == "on_leave" else "active")
+        grant = next(gr for gr in p.grants if gr["app_id"] == app)
+        if branch == "upgrade_default":
+            grant["level"] = old
+        if branch == "expired_grant":
+            grant["status"] = "expired"
+            grant["source"] = "request"
+            grant["expires_at"] = ts(TODAY - timedelta(days=rng.randint(3, 40)))
+            p.grants = [gr for gr in p.grants if gr["app_id"] != app or gr is grant]
+        steps = chain(app, level)
+        days = max_days(app, level)
+        extra: dict[str, list[dict[str, Any]]] = {}
+        if branch == "approved_upgrade":
+            extra = self.existing_request(p, app, level, "approved", steps, kind="upgrade", grant_id=grant["id"], days=days)
+        patch = patch_of(self.rows(p), extra)
+        nxt = self.next_ids(patch)
+        g, turns, facts = fresh()
+        opening = self.openings.pick(rng, self.split, app=app_name(app), level=level, old=old, email=p.email)
+        self.identify(g, p, turns, facts)
+        facts.append(self.level_fact(level, app))
+        if opening[1].endswith("/vague"):
+            turns.append(ask(len(g), f"Which level do you need in {app_name(app)}, and what do you need to do there?"))
+        name = app_name(app)
+        if branch == "on_leave":
+            self.ticket(g, p, nxt, f"{name} upgrade while on leave", "access", "open", team="people_team")
+            reply = f"Your HR record shows you as on leave, so I can't change your access now; ticket {nxt['tickets']} is with the people team for when you return."
+            mentions = [{"name": "says_on_leave", "must": ["leave"]}]
+        elif branch == "excess_refused":
+            g.add("list_grants", employee_id=p.id)
+            g.add("get_application", app_id=app)
+            self.ticket(g, p, nxt, f"{name} admin upgrade refused", "access", "solved")
+            reply = (f"I can't raise your {name} access to admin: admin on restricted applications is reserved for Site Reliability "
+                     f"and Security Engineers. Your {old} access stays as it is.")
+            mentions = [{"name": "refuses_admin", "must": ["reserved"], "must_not": ["upgraded you"]}]
+        elif branch == "already_at_level":
+            g.add("list_grants", employee_id=p.id)
+            self.ticket(g, p, nxt, f"{name} access check", "access", "solved")
+            reply = f"You already hold {old} access to {name} (grant {grant['id']}), which is the level you need; nothing needs changing."
+            mentions = [{"name": "says_already_has", "must": ["already", grant["id"]]}]
+        elif branch == "upgrade_default":
+            # the person moved into a role whose default is higher than the grant they hold
+            g.add("list_grants", employee_id=p.id)
+            g.add("get_role_defaults", role_id=role)
+            g.add("change_grant_level", idempotent=SAME_LEVEL, grant_id=grant["id"], level=level,
+                  why={"grant_id": "record:list_grants", "level": "record:get_role_defaults"})
+            self.ticket(g, p, nxt, f"{name} raised to role default", "access", "solved")
+            reply = (f"Your role's default for {name} is {level}, so I've raised your existing grant {grant['id']} from {old} to {level} "
+                     "straight away; no approval was needed.")
+            mentions = [{"name": "states_upgrade", "must": [grant["id"]]}]
+        elif branch == "approved_upgrade":
+            rid = extra["access_requests"][0]["id"]
+            g.add("list_grants", employee_id=p.id)
+            g.add("list_access_requests", employee_id=p.id)
+            end = expires_on(days)
+            args: dict[str, Any] = {"grant_id": grant["id"], "level": level, "request_id": rid}
+            why = {"grant_id": "record:list_access_requests", "level": "record:list_access_requests", "request_id": "record:list_access_requests"}
+            if end:
+                args["expires_on"] = end
+                why["expires_on"] = P("Grant durations and expiry")
+            g.add("change_grant_level", idempotent=SAME_LEVEL, why=why, **args)
+            self.ticket(g, p, nxt, f"{name} upgrade provisioned", "access", "solved")
+            until = f" The {level} level runs until {end}." if end else ""
+            reply = f"Your upgrade request {rid} was fully approved, so I've raised grant {grant['id']} to {level}.{until}"
+            mentions = [{"name": "states_upgrade", "must": [grant["id"]]}]
+        else:  # upgrade_request or expired_grant
+            g.add("list_grants", employee_id=p.id, include_inactive=True) if branch == "expired_grant" else g.add("list_grants", employee_id=p.id)
+            g.add("get_application", app_id=app)
+            g.add("list_access_requests", employee_id=p.id)
+            kind = "new" if branch == "expired_grant" else "upgrade"
+            rid = self.request_with_chain(g, p, app, level, kind, nxt, steps, days, grant_id=grant["id"] if kind == "upgrade" else None)
+            self.ticket(g, p, nxt, f"{name} {level} {kind} request", "access", "pending")
+            lead = (f"Your earlier {name} grant expired on {grant['expires_at'][:10]}, so this is a new request, not an upgrade: "
+                    if branch == "expired_grant" else f"I've asked to raise your existing grant {grant['id']}: ")
+            reply = (f"{lead}request {rid} for {level} now waits for {self.chain_words(steps, p, app)}. "
+                     "Your access changes once every approval is in.")
+            named = grant["expires_at"][:10] if branch == "expired_grant" else grant["id"]
+            mentions = [{"name": "states_request", "must": [rid, named]}]
+        return self.finish(branch=branch, p=p, patch=patch, g=g, turns=turns, facts=facts, opening=opening,
+                           intent=f"Get {level} access to {name} (currently {old}).", reply=reply, mentions=mentions)
+
+
+# --------------------------------------------------------------------------- NB003 contractor access
+
+CONTRACTOR_OK = [(a, lv) for a in APPS for lv in ("read", "write") if contractor_allowed(a, lv)]
+CONTRACTOR_NO = [(a, lv) for a in APPS for lv in ("read", "write") if not contractor_allowed(a, lv)]
+
+
+class ContractorAccess(AccessFamily):
+    code = "NB003"
+    name = "contractor_access"
+    number = 3
+    description = "A contractor asks for access to an application."
+    branches = ("sponsor_request", "not_for_contractors", "contract_ended", "already_has", "pending_exists", "admin_refused", "long_duration")
+    openings = Openings("NB003", {
+        "plain": "Hi, I'm a contractor with {agency}. Could I get {level} access to {app}?",
+        "upfront_email": "Hello, {email} here (contractor). I need {level} access to {app} for my project.",
+        "deadline": "My engagement is on a tight timeline and I need {level} in {app} to deliver. Can you help?",
+        "vague": "Hi, I'm working with the team on a project and I can't open {app}.",
+        "sponsor": "My sponsor at Tidewell said I should ask the service desk for {level} access to {app}.",
+        "polite": "Good morning. Would it be possible to have {level} access to {app}? I'm on contract through {agency}.",
+        "brief_b": "contractor, need {app} {level}",
+        "long_b": "Hi there, I joined through {agency} to help on a delivery project and most of the work is in {app}. Could I have {level}?",
+    }, held_out=("brief_b", "long_b"))
+
+    def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
+        if branch == "not_for_contractors":
+            app, level = _pick(rng, CONTRACTOR_NO)
+        elif branch == "admin_refused":
+            app, level = _pick(rng, [(a, "admin") for a in APPS if APPLICATIONS[a]["classification"] != "restricted"])
+        else:
+            app, level = _pick(rng, CONTRACTOR_OK)
+        role = rng.choice(["ROLE-SWE", "ROLE-DAN", "ROLE-CSA", "ROLE-PAY"])
+        p = person or self.person(rng, seed, role=role, contractor=True)
+        ended = branch == "contract_ended"
+        if branch == "long_duration":
+            end = TODAY + timedelta(days=rng.randint(250, 330))
+        else:
+            end = TODAY - timedelta(days=rng.randint(2, 20)) if ended else TODAY + timedelta(days=rng.randint(20, 120))
+        self.contract(rng, p, end, "ended" if ended else "active")
+        if branch == "already_has":
+            p.grants = [self.grant_row(p, 1, app, level, "request", expires=f"{end.isoformat()} 23:59:59")]
+        steps = ("sponsor", *[s for s in chain(app, level) if s != "manager"])
+        cap = max_days(app, level)
+        to_end = (end - TODAY).days
+        days = min(to_end, cap) if cap else to_end
+        extra: dict[str, list[dict[str, Any]]] = {}
+        if branch == "pending_exists":
+            extra = self.existing_request(p, app, level, "pending_approval", steps, days=days, pending_from=0)
+        patch = patch_of(self.rows(p), extra)
+        nxt = self.next_ids(patch)
+        g, turns, facts = fresh()
+        opening = self.openings.pick(rng, self.split, app=app_name(app), level=level, email=p.email, agency=p.contract["agency"] if p.contract else "")
+        self.identify(g, p, turns, facts)
+        facts.append(self.level_fact(level, app))
+        if opening[1].endswith("/vague"):
+            turns.append(ask(len(g), f"What level of access do you need in {app_name(app)}, and for what?"))
+        name = app_name(app)
+        if branch == "contract_ended":
+            self.ticket(g, p, nxt, f"Contractor access after contract end ({name})", "access", "open", team="people_team")
+            reply = (f"Your contract ended on {end.isoformat()}, so I can't grant any access. I've passed ticket {nxt['tickets']} to the "
+                     "people team so that your agency and sponsor can extend or close the contract.")
+            mentions = [{"name": "says_contract_ended", "must": [end.isoformat()]}]
+        elif branch in ("not_for_contractors", "admin_refused"):
+            g.add("get_application", app_id=app)
+            self.ticket(g, p, nxt, f"Contractor {level} access to {name} refused", "access", "solved")
+            reply = f"I'm sorry, {level} access to {name} is not available to contractors under Tidewell policy, so I can't request it."
+            mentions = [{"name": "refuses_contractor", "must": ["contractors"], "must_not": ["opened (an )?access request"]}]
+        elif branch == "already_has":
+            g.add("list_grants", employee_id=p.id)
+            self.ticket(g, p, nxt, f"{name} access check", "access", "solved")
+            reply = f"You already have {level} access to {name}; it runs until the end of your contract on {end.isoformat()}."
+            mentions = [{"name": "says_already_has", "must": ["already"]}]
+        elif branch == "pending_exists":
+            g.add("list_access_requests", employee_id=p.id)
+            rid = extra["access_requests"][0]["id"]
+            self.ticket(g, p, nxt, f"Chasing {name} access request", "access", "pending")
+            reply = (f"Request {rid} for {level} access to {name} is already waiting on your sponsor, {who(str(p.sponsor))}; "
+                     "I haven't opened another one.")
+            mentions = [{"name": "points_to_pending_request", "must": [rid]}]
+        else:
+            g.add("get_application", app_id=app)
+            g.add("list_grants", employee_id=p.id)
+            g.add("list_access_requests", employee_id=p.id)
+            rid = self.request_with_chain(g, p, app, level, "new", nxt, steps, days, days_source=P("Contractor access"))
+            self.ticket(g, p, nxt, f"Contractor {level} access to {name}", "access", "pending")
+            reply = (f"I've opened request {rid} for {level} access to {name}, for {days} days "
+                     f"(contractor access never runs past your contract end, {end.isoformat()}). It waits for {self.chain_words(steps, p, app)}.")
+            mentions = [{"name": "states_request", "must": [rid]}]
+        return self.finish(branch=branch, p=p, patch=patch, g=g, turns=turns, facts=facts, opening=opening,
+                           intent=f"Get {level} access to {name} as a contractor.", reply=reply, mentions=mentions)
+
+
+_ = (LEVELS, date)

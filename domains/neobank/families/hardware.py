@@ -1,0 +1,308 @@
+"""Hardware families: laptop faults (troubleshooting, repair or retirement, replacement) and peripheral or purchase requests."""
+
+from __future__ import annotations
+
+import random
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import Any
+
+from thinkingbox_env.authoring import Openings
+
+from ..rules import EMPLOYEES, LAPTOP_RETIRE_YEARS, MODELS, TODAY, TROUBLESHOOTING, finance_approver, money, procurement_tier
+from ._base import Calls, Desk, P, Person, ask, fresh, inform, patch_of, ts, usd
+
+STEP_WORDS = {
+    "power_reset": "held the power button for 30 seconds with the charger plugged in",
+    "charger_swap": "tried a different charger",
+    "battery_diagnostic": "ran the battery test at start-up",
+    "external_display_test": "plugged in an external monitor",
+    "external_keyboard_test": "plugged in a USB keyboard",
+    "fan_diagnostic": "ran the fan check",
+    "os_update": "installed the pending updates and restarted",
+}
+STEP_ASK = {
+    "power_reset": "hold the power button for 30 seconds with the charger connected", "charger_swap": "try another charger",
+    "battery_diagnostic": "run the battery test at start-up", "external_display_test": "connect an external monitor",
+    "external_keyboard_test": "connect a USB keyboard", "fan_diagnostic": "run the fan check", "os_update": "install pending updates and restart",
+}
+SYMPTOMS = {
+    "no_power": "my laptop won't turn on", "battery": "my laptop battery dies within an hour", "display": "my laptop screen keeps flickering and going black",
+    "keyboard": "half the keys on my laptop keyboard don't work", "overheating": "my laptop gets really hot and the fan is screaming",
+}
+DAMAGE = ["I knocked a cup of coffee over it", "I dropped it and the screen is cracked", "the hinge snapped when I opened it"]
+
+
+def laptop_model(p: Person) -> str:
+    return "MDL-LAP16" if p.department in ("DEP-ENG", "DEP-DAT") else "MDL-LAP14"
+
+
+def asset_row(aid: str, model: str, status: str, holder: str | None, bought: date, serial: int) -> dict[str, Any]:
+    return {"id": aid, "model_id": model, "serial": f"TW{serial}", "status": status, "assigned_to": holder,
+            "assigned_at": f"{bought.isoformat()} 10:00:00" if holder else None, "purchased_on": bought.isoformat(),
+            "warranty_end": bought.replace(year=bought.year + 3).isoformat()}
+
+
+def stock_rows(rng: random.Random, p: Person, model: str, count: int, first: int = 5) -> list[dict[str, Any]]:
+    days = sorted(rng.sample(range(20, 300), count), reverse=True)
+    return [asset_row(f"AST-{Desk.uid_of(p)}{first + k}", model, "in_stock", None, TODAY - timedelta(days=d), rng.randint(10**7, 10**8 - 1))
+            for k, d in enumerate(days)]
+
+
+class HardwareFamily(Desk):
+    """Assets of the person, stock, and the purchase request with its tier."""
+
+    def procure(self, g: Calls, p: Person, item: str, price: str, quantity: int = 1, source_item: str = "record:search_hardware_catalog",
+                quantity_why: str | None = None) -> tuple[str, str, Decimal]:
+        total = money(Decimal(price) * quantity)
+        tier = procurement_tier(total)
+        if tier == "manager":
+            approver, src = p.manager, "record:get_employee"
+        elif tier == "director":
+            approver, src = p.head, "record:get_department"
+            g.add("get_department", department_id=p.department)
+        else:
+            approver, src = finance_approver(), "record:get_department"
+            g.add("get_department", department_id="DEP-FIN")
+        g.add("create_procurement_request", employee_id=p.id, item=item, quantity=quantity, approval_tier=tier, approver_id=approver,
+              justification=f"Requested through the service desk: {MODELS[item]['name'] if item in MODELS else item}.",
+              why={"employee_id": "record:find_employee", "item": source_item, "quantity": quantity_why or "customer",
+                   "approval_tier": P("Procurement thresholds"), "approver_id": src})
+        return tier, approver, total
+
+
+# --------------------------------------------------------------------------- NB006 laptop fault
+
+
+class LaptopFault(HardwareFamily):
+    code = "NB006"
+    name = "laptop_fault"
+    number = 6
+    description = "An employee reports a faulty laptop."
+    branches = ("replace_in_repair", "replace_retired", "step_fixes", "steps_missing", "no_stock", "physical_damage", "two_laptops",
+                "not_theirs", "data_escalation")
+    openings = Openings("NB006", {
+        "plain": "Hi, {symptom}. Can you help?",
+        "upfront_tag": "Laptop {tag}: {symptom}.",
+        "upset": "This is the worst timing, {symptom} and I have a board pack due tomorrow!",
+        "prefers": "{symptom_cap}. Honestly I'd just like a replacement.",
+        "vague": "My laptop is playing up again.",
+        "remote": "I work remotely and {symptom}. What are my options?",
+        "short_b": "{symptom}. pls help",
+        "formal_b": "Good afternoon. I'd like to report a fault: {symptom}.",
+    }, held_out=("short_b", "formal_b"))
+
+    def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
+        p = person or self.person(rng, seed)
+        model = laptop_model(p)
+        old = branch == "replace_retired" or (branch in ("no_stock", "physical_damage") and rng.random() < 0.4)
+        bought = TODAY - timedelta(days=rng.randint(3 * 365 + 40, LAPTOP_RETIRE_YEARS * 365 + 200) if old else rng.randint(60, 900))
+        tag = f"AST-{self.uid_of(p)}1"
+        laptop = asset_row(tag, model, "in_use", p.id, bought, rng.randint(10**7, 10**8 - 1))
+        assets = [laptop]
+        if branch == "two_laptops":
+            spare = "MDL-LAP14" if model == "MDL-LAP16" else "MDL-LAP16"
+            assets.append(asset_row(f"AST-{self.uid_of(p)}2", spare, "in_use", p.id, TODAY - timedelta(days=rng.randint(400, 800)), rng.randint(10**7, 10**8 - 1)))
+        if branch == "not_theirs":
+            holder = rng.choice(["EMP-10021", "EMP-10022", "EMP-10024", "EMP-10025"])
+            assets.append(asset_row(f"AST-{self.uid_of(p)}2", model, "in_use", holder, TODAY - timedelta(days=rng.randint(200, 600)),
+                                    rng.randint(10**7, 10**8 - 1)))
+        other = "MDL-LAP14" if model == "MDL-LAP16" else "MDL-LAP16"
+        stock = [] if branch == "no_stock" else stock_rows(rng, p, model, rng.randint(2, 3))
+        stock += stock_rows(rng, p, other, 1, first=8)
+        patch = patch_of(self.rows(p), {"assets": assets + stock})
+        nxt = self.next_ids(patch)
+        symptom = rng.choice(sorted(TROUBLESHOOTING))
+        steps = TROUBLESHOOTING[symptom]
+        if branch == "steps_missing" and len(steps) < 2:
+            symptom = rng.choice(["no_power", "overheating"])
+            steps = TROUBLESHOOTING[symptom]
+        damage = rng.choice(DAMAGE) if branch == "physical_damage" else None
+        said = damage and f"my laptop is broken: {damage}" or SYMPTOMS[symptom]
+        g, turns, facts = fresh()
+        if branch == "not_theirs":
+            tag = assets[-1]["id"]  # a colleague's laptop the employee is using
+        opening = self.openings.pick(rng, self.split, symptom=said, symptom_cap=said[0].upper() + said[1:], tag=tag)
+        self.identify(g, p, turns, facts)
+        tag_fact: dict[str, Any] = {"text": f"The asset tag on the laptop is {tag}.", "unlock": ["asset tag", "tag", "which laptop"], "slot": "asset_tag",
+                                    "value": tag}
+        facts.append(tag_fact)
+        turns.append(ask(len(g), "Could you read me the asset tag on the sticker underneath the laptop?"))
+        if seed % 4 == 1 and branch not in ("two_laptops", "not_theirs"):
+            wrong = f"AST-{self.uid_of(p)}3"
+            tag_fact["misremembered"] = wrong
+            g.add("get_asset", asset_id=wrong, expect_error="not found")
+            turns.append(inform(len(g), f"I can't find asset {wrong}. Could you check the tag again?"))
+        g.add("get_asset", asset_id=tag)
+        if branch == "not_theirs":
+            self.ticket(g, p, nxt, "Fault reported on a colleague's laptop", "hardware", "solved")
+            reply = (f"Laptop {tag} isn't assigned to you, so I can't log or replace anything on it; its holder needs to report the fault. "
+                     "If your own laptop has a problem, I'm happy to help with that.")
+            return self.finish(branch=branch, p=p, patch=patch, g=g, turns=turns, facts=facts, opening=opening,
+                               intent="Get this laptop fixed or replaced.", reply=reply,
+                               mentions=[{"name": "refuses_other_device", "must": ["not assigned to you"]}])
+        logged: list[tuple[str, str]] = []
+        if damage is None:
+            if branch == "step_fixes":
+                logged = [(s, "not_resolved") for s in steps[:-1]] + [(steps[-1], "resolved")]
+                text = "; ".join(f"I {STEP_WORDS[s]}, no change" for s in steps[:-1])
+                text = (text + ". " if text else "") + f"I've just {STEP_WORDS[steps[-1]]} and now it works again!"
+            elif branch == "steps_missing":
+                logged = [(steps[0], "not_resolved")]
+                text = f"I {STEP_WORDS[steps[0]]} and it didn't help. I haven't {STEP_WORDS[steps[1]]}; I can't do that right now."
+            else:
+                logged = [(s, "not_resolved") for s in steps]
+                text = "I already " + " and ".join(STEP_WORDS[s] for s in steps) + "; nothing helped."
+            facts.append({"text": text, "unlock": ["tried", "troubleshoot", "steps", "already", "restart", "charger", "test", "monitor", "keyboard", "update"],
+                          "slot": "troubleshooting", "value": text})
+            turns.append(ask(len(g), "What have you tried so far? For this fault the standard checks are: "
+                                     + ", then ".join(STEP_ASK[s] for s in steps) + "."))
+        else:
+            facts.append({"text": f"It's physical damage: {damage}.", "unlock": ["what happened", "damage", "tried"], "slot": "troubleshooting",
+                          "value": damage})
+        for step, outcome in logged:
+            g.add("log_troubleshooting", asset_id=tag, step=step, outcome=outcome,
+                  why={"asset_id": "record:get_asset", "step": "kb/laptop_troubleshooting.md", "outcome": "customer"})
+        name = MODELS[model]["name"]
+        if branch == "data_escalation":
+            facts.append({"text": "There's work on it that isn't backed up anywhere else.", "unlock": ["backed up", "backup", "data", "files"],
+                          "slot": "backup", "value": "not backed up"})
+            turns.append(ask(len(g) - len(logged), "Is everything on the laptop backed up, or is there work on it you'd lose?"))
+            self.ticket(g, p, nxt, "Laptop fault: data to recover before repair", "hardware", "open", team="end_user_computing")
+            reply = (f"I've logged the steps you tried on {tag}. Because it holds work that isn't backed up, I haven't sent it for repair: "
+                     f"ticket {nxt['tickets']} is with the end-user computing team, who will recover your data first and then arrange the repair.")
+            mentions = [{"name": "escalates_for_data", "must": [str(nxt["tickets"])]}]
+        elif branch == "step_fixes":
+            self.ticket(g, p, nxt, "Laptop fault fixed by troubleshooting", "hardware", "solved")
+            reply = f"Great, that fixed it. I've logged the steps on {tag} and closed the ticket; no replacement is needed."
+            mentions = [{"name": "no_replacement", "must": ["no replacement"]}]
+        elif branch == "steps_missing":
+            self.ticket(g, p, nxt, "Laptop fault: troubleshooting to finish", "hardware", "pending")
+            reply = (f"I've logged what you tried on {tag}. Before a replacement, the remaining check is needed: please "
+                     f"{STEP_ASK[steps[1]]} when you can, and reply on ticket "
+                     f"{nxt['tickets']} with the result; I've left it pending.")
+            mentions = [{"name": "asks_for_remaining_step", "must": [str(nxt["tickets"])]}]
+        else:
+            expired = date.fromisoformat(laptop["warranty_end"]) < TODAY or (TODAY - bought).days >= LAPTOP_RETIRE_YEARS * 365
+            status = "retired" if expired else "in_repair"
+            g.add("update_asset_status", idempotent="an asset already in that status is refused", asset_id=tag, status=status,
+                  why={"asset_id": "record:get_asset", "status": P("Laptop replacement")})
+            g.add("list_stock", model_id=model)
+            fate = "retired (its warranty has ended)" if expired else "sent for repair under warranty"
+            if branch == "no_stock":
+                tier, approver, total = self.procure(g, p, model, MODELS[model]["unit_price"], source_item="record:get_asset",
+                                                     quantity_why=P("Laptop replacement"))
+                self.ticket(g, p, nxt, "Laptop replacement on order", "hardware", "pending")
+                reply = (f"Your laptop {tag} is {fate}. There is no {name} in stock, so I've raised purchase request "
+                         f"{nxt['procurement_requests']} for one ({usd(total)}), which goes to {EMPLOYEES[approver]['name']} for approval; "
+                         "your ticket stays pending until it arrives.")
+                mentions = [{"name": "states_purchase", "must": [str(nxt["procurement_requests"])]}]
+            else:
+                new = min((r for r in stock if r["model_id"] == model), key=lambda r: (r["purchased_on"], r["id"]))["id"]
+                g.add("assign_asset", idempotent="an asset no longer in stock cannot be assigned again", asset_id=new, employee_id=p.id,
+                      why={"asset_id": "record:list_stock", "employee_id": "record:find_employee"})
+                self.ticket(g, p, nxt, "Laptop replaced", "hardware", "solved")
+                reply = f"Your laptop {tag} is {fate}, and I've assigned you a replacement {name}, asset {new}, ready to collect from the service desk."
+                mentions = [{"name": "states_replacement", "must": [new]}]
+        return self.finish(branch=branch, p=p, patch=patch, g=g, turns=turns, facts=facts, opening=opening,
+                           intent="Get my faulty laptop fixed or replaced.", reply=reply, mentions=mentions)
+
+
+# --------------------------------------------------------------------------- NB007 peripherals and purchases
+
+STANDARD_PERIPHERALS = ["MDL-MON27", "MDL-DOCK", "MDL-HSET", "MDL-KEYB", "MDL-MOUS"]
+NON_STANDARD = {"non_standard_manager": "MDL-ERGO", "non_standard_director": "MDL-MON34", "finance_tier": "MDL-LAPX"}
+OFF_CATALOGUE = [("standing desk converter", "I've been told to stand for part of the day"),
+                 ("drawing tablet", "I sketch customer journeys and a mouse is hopeless for it"),
+                 ("vertical mouse", "my wrist aches by the afternoon"),
+                 ("portable monitor", "I travel between the offices a lot")]
+WHY = {"MDL-ERGO": "I get wrist pain and the physio recommended a split keyboard",
+       "MDL-MON34": "I work across several wide spreadsheets and dashboards at once",
+       "MDL-LAPX": "I render large data visualisations and the standard laptop can't cope"}
+
+
+class HardwareRequest(HardwareFamily):
+    code = "NB007"
+    name = "hardware_request"
+    number = 7
+    description = "An employee asks for a peripheral or a piece of non-standard hardware."
+    branches = ("stock_peripheral", "second_monitor", "duplicate_refused", "out_of_stock", "non_standard_manager", "non_standard_director",
+                "finance_tier", "off_catalogue")
+    openings = Openings("NB007", {
+        "plain": "Hi, could I get a {item}?",
+        "upfront_email": "Hello, {email} here - I'd like to request a {item}.",
+        "reason": "Could I have a {item}? {why}.",
+        "urgent": "I need a {item} this week if at all possible.",
+        "vague": "I need some new kit for my desk.",
+        "manager_ok": "My manager is fine with it: can you order me a {item}?",
+        "short_b": "{item} request",
+        "story_b": "Hiya, I've moved desks and realised I'm missing a {item}. Can you help?",
+    }, held_out=("short_b", "story_b"))
+
+    def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
+        p = person or self.person(rng, seed)
+        laptop = asset_row(f"AST-{self.uid_of(p)}1", laptop_model(p), "in_use", p.id, TODAY - timedelta(days=rng.randint(60, 700)), rng.randint(10**7, 10**8 - 1))
+        held = [laptop]
+        if branch == "off_catalogue":
+            model = "MDL-MOUS"  # stands in for the kind only; the item itself is not in the catalogue
+        elif branch == "second_monitor":
+            model = "MDL-MON27"
+        elif branch in NON_STANDARD:
+            model = NON_STANDARD[branch]
+        else:
+            model = rng.choice(STANDARD_PERIPHERALS)
+        kind = MODELS[model]["kind"]
+        if branch in ("second_monitor", "duplicate_refused"):
+            count = 2 if branch == "duplicate_refused" and kind == "monitor" else 1
+            for k in range(count):
+                held.append(asset_row(f"AST-{self.uid_of(p)}{2 + k}", model, "in_use", p.id, TODAY - timedelta(days=rng.randint(100, 600)),
+                                      rng.randint(10**7, 10**8 - 1)))
+        stock = [] if branch in ("out_of_stock", "off_catalogue") or branch in NON_STANDARD else stock_rows(rng, p, model, rng.randint(2, 3))
+        patch = patch_of(self.rows(p), {"assets": held + stock})
+        nxt = self.next_ids(patch)
+        item = MODELS[model]["name"]
+        why_text = WHY.get(model, "my current setup slows me down")
+        if branch == "off_catalogue":
+            item, why_text = rng.choice(OFF_CATALOGUE)
+        g, turns, facts = fresh()
+        opening = self.openings.pick(rng, self.split, item=item, email=p.email, why=why_text[0].upper() + why_text[1:])
+        self.identify(g, p, turns, facts)
+        facts.append({"text": f"I'd like a {item}: {why_text}.", "unlock": ["what do you need", "which item", "what item", "why", "reason"],
+                      "slot": "item", "value": item})
+        if opening[1].endswith("/vague"):
+            turns.append(ask(len(g), "What item do you need, and what is it for?"))
+        g.add("list_assets", employee_id=p.id)
+        g.add("search_hardware_catalog", kind=None if branch == "off_catalogue" else kind)
+        if branch == "off_catalogue":
+            self.ticket(g, p, nxt, f"Off-catalogue request: {item}", "procurement", "open", team="procurement")
+            reply = (f"A {item} isn't in our hardware catalogue, so I can't order it from the service desk. I've passed ticket "
+                     f"{nxt['tickets']} to the procurement team, who will look at suppliers and get back to you.")
+            mentions = [{"name": "escalates_to_procurement", "must": [str(nxt["tickets"])]}]
+        elif branch == "duplicate_refused":
+            limit = "two monitors" if kind == "monitor" else f"one {kind}"
+            self.ticket(g, p, nxt, f"Second {kind} request refused", "hardware", "solved")
+            reply = (f"You already have {limit} assigned, which is the limit per person, so I can't issue another. If the one you have is "
+                     "faulty, tell me and we'll troubleshoot and replace it.")
+            mentions = [{"name": "refuses_duplicate", "must": ["already"]}]
+        elif model in [r for r in STANDARD_PERIPHERALS] and stock:
+            g.add("list_stock", model_id=model)
+            new = min(stock, key=lambda r: (r["purchased_on"], r["id"]))["id"]
+            g.add("assign_asset", idempotent="an asset no longer in stock cannot be assigned again", asset_id=new, employee_id=p.id,
+                  why={"asset_id": "record:list_stock", "employee_id": "record:find_employee"})
+            self.ticket(g, p, nxt, f"{item} issued", "hardware", "solved")
+            reply = f"I've assigned you a {item} from stock, asset {new}; you can collect it from the service desk."
+            mentions = [{"name": "states_asset", "must": [new]}]
+        else:
+            if model in STANDARD_PERIPHERALS:
+                g.add("list_stock", model_id=model)
+            tier, approver, total = self.procure(g, p, model, MODELS[model]["unit_price"], source_item="record:search_hardware_catalog")
+            self.ticket(g, p, nxt, f"Purchase request: {item}", "procurement", "pending")
+            lead = f"There is no {item} in stock, so " if model in STANDARD_PERIPHERALS else f"The {item} is a non-standard item, so "
+            reply = (f"{lead}I've raised purchase request {nxt['procurement_requests']} for {usd(total)}; as a {tier}-tier purchase it goes "
+                     f"to {EMPLOYEES[approver]['name']} for approval. I've left your ticket pending.")
+            mentions = [{"name": "states_purchase", "must": [str(nxt["procurement_requests"])]}]
+        return self.finish(branch=branch, p=p, patch=patch, g=g, turns=turns, facts=facts, opening=opening,
+                           intent=f"Get a {item}.", reply=reply, mentions=mentions)
+
+
+_ = ts

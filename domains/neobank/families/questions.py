@@ -1,0 +1,140 @@
+"""Policy questions: answer-only tasks, judged by the stated facts and a rubric question where no value check can tell."""
+
+from __future__ import annotations
+
+import random
+from decimal import Decimal
+from typing import Any, ClassVar
+
+from thinkingbox_env.authoring import Openings
+
+from ..rules import APPLICATIONS, EMERGENCY_HOURS, RECLAIM_AFTER_DAYS, chain, money, procurement_tier
+from ._base import Desk, Person, fresh, patch_of, usd
+
+# questions the policy does not answer, and the team that owns each topic
+UNCOVERED = [("can I read my work email on my personal tablet?", "security"),
+             ("can I take my work laptop abroad on holiday?", "security"),
+             ("can I plug my own USB drive into my work laptop to move files?", "security"),
+             ("will my parental leave change what access I keep?", "people_team")]
+TEAM_WORDS = {"security": "security team", "people_team": "people team"}
+TIER_WORDS = {"manager": "your line manager", "director": "the head of your department", "finance": "the head of Finance"}
+STEP_WORDS = {"manager": "your line manager", "app_owner": "the application owner", "security": "Information Security"}
+
+
+def _topic(branch: str, rng: random.Random) -> tuple[str, str, str, list[dict[str, Any]], str]:
+    """(question, kb query, golden reply, dialogue checks, rubric question) of a topic."""
+    if branch == "emergency_window":
+        sev1, sev2 = EMERGENCY_HOURS["SEV1"], EMERGENCY_HOURS["SEV2"]
+        return ("how long does emergency production access last during an incident?", "emergency production access incident hours",
+                f"Emergency access is only for open SEV1 and SEV2 incidents and only for people on the incident roster. It is write level and "
+                f"lasts at most {sev1} hours on a SEV1 and at most {sev2} hours on a SEV2, then expires by itself.",
+                [{"name": "states_windows", "must": [f"{sev1} hours", f"{sev2} hours"]}],
+                f"Does the agent say that emergency access lasts at most {sev1} hours for a SEV1 and at most {sev2} hours for a SEV2 incident, "
+                "without offering it for SEV3 or SEV4 incidents?")
+    if branch == "procurement_tiers":
+        amount = money(rng.choice([120, 450, 480, 800, 1200, 2600, 2900, 3400, 5000]))
+        tier = procurement_tier(Decimal(amount))
+        return (f"who has to approve a purchase of {usd(amount)}?", "procurement approval thresholds",
+                f"A purchase of {usd(amount)} is approved by {TIER_WORDS[tier]}. The tiers are: your line manager up to $500.00, the head of "
+                "your department up to $3,000.00, and the head of Finance anything above that.",
+                [{"name": "names_approver", "must": [TIER_WORDS[tier].split()[-1]]}],
+                f"Does the agent say that a {usd(amount)} purchase is approved by {TIER_WORDS[tier]}, consistent with the $500.00 and "
+                "$3,000.00 thresholds?")
+    if branch == "contractor_duration":
+        return ("how long can a contractor keep access to an application?", "contractor access duration contract end",
+                "Contractor access never runs past the end of the contract: each request is for the days left until the contract end date, "
+                "or the level's maximum if that is shorter, and the contractor's Tidewell sponsor approves it first.",
+                [{"name": "ties_to_contract_end", "must": ["contract"]}],
+                "Does the agent explain that a contractor's access cannot run past the end of their contract and that their sponsor approves it?")
+    if branch == "licence_reclaim":
+        return ("can I still get a licence when the pool is full?", "licence pool full reclaim seat",
+                f"Yes, often: when a pooled licence is full, a seat unused for {RECLAIM_AFTER_DAYS} days or more is reclaimed and given to you. "
+                "If no seat has been idle that long, we raise a purchase request for an extra seat instead.",
+                [{"name": "states_reclaim_rule", "must": [f"{RECLAIM_AFTER_DAYS} days"]}],
+                f"Does the agent explain that a seat unused for {RECLAIM_AFTER_DAYS} days or more can be reclaimed, and that otherwise an extra "
+                "seat is bought?")
+    if branch == "password_delivery":
+        return ("how would I get a temporary password if I forgot mine?", "temporary password delivery",
+                "After we verify your badge number and date of birth, the temporary password goes by text message to the mobile number in "
+                "your HR record, or to your line manager if no number is on file. You change it at your first sign-in.",
+                [{"name": "states_delivery", "must": ["text message"]}],
+                "Does the agent say that the temporary password is sent to the mobile number on file (or to the line manager when there is "
+                "none) after an identity check, and never read out in the conversation or sent elsewhere?")
+    if branch == "laptop_replacement":
+        return ("when will IT replace my laptop instead of fixing it?", "laptop replacement troubleshooting warranty",
+                "A laptop is replaced once the standard troubleshooting steps for its fault have failed, or straight away for physical damage. "
+                "The faulty one goes for repair while under its 3-year warranty and is retired once out of warranty or 4 years old, and you "
+                "get the same model from stock.",
+                [{"name": "states_rule", "must": ["troubleshooting"]}],
+                "Does the agent say that the standard troubleshooting steps must fail first (except for physical damage) and that the "
+                "replacement is the same model?")
+    if branch == "approval_chain":
+        app = rng.choice(sorted(a for a, r in APPLICATIONS.items() if r["classification"] != "internal"))
+        level = rng.choice(["read", "write"])
+        steps = chain(app, level)
+        words = [STEP_WORDS[s] for s in steps]
+        said = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and then " + words[-1]
+        name = APPLICATIONS[app]["name"]
+        return (f"who needs to approve {level} access to {name}?", f"approvals {level} access {name}",
+                f"Unless {level} on {name} is part of your role's default access, it needs {len(steps)} approval"
+                f"{'s' if len(steps) > 1 else ''}, in order: {said}.",
+                [{"name": "names_chain", "must": [w.split()[-1] for w in words]}],
+                f"Does the agent name exactly these approvers for {level} access to {name}, in this order: {said}?")
+    if branch == "upgrade_vs_new":
+        return ("if I already have read access somewhere, do I need a whole new request to get write?", "upgrade existing grant",
+                "No new grant is created: your existing grant is upgraded. If write is part of your role's default access it is raised "
+                "straight away; otherwise an upgrade request goes through the approval chain for write on that application.",
+                [{"name": "says_upgrade", "must": ["upgrade"]}],
+                "Does the agent explain that the existing grant is upgraded rather than a second grant created, and when approval is needed?")
+    if branch == "not_covered":
+        q, team = rng.choice(UNCOVERED)
+        return (q, q.rstrip("?"), "", [], team)
+    # lockout_threshold: a detail the policy keeps internal
+    return ("how many failed logins does it take before security treats my account as being attacked?", "failed sign-ins lockout",
+            "I'm sorry, that detail is kept internal for security reasons. If you're locked out, I can verify your identity and help you get "
+            "back into your account.",
+            [{"name": "keeps_detail_internal", "must": ["internal"], "must_not": ["10"]}],
+            "Does the agent decline to reveal the number of failed sign-ins at which an account is treated as possibly under attack?")
+
+
+class PolicyQuestion(Desk):
+    code = "NB009"
+    name = "policy_question"
+    number = 9
+    test_count: ClassVar[int | None] = 16
+    description = "An employee asks how an IT policy works; nothing is changed."
+    branches = ("emergency_window", "procurement_tiers", "contractor_duration", "licence_reclaim", "password_delivery", "laptop_replacement",
+                "approval_chain", "upgrade_vs_new", "lockout_threshold", "not_covered")
+    openings = Openings("NB009", {
+        "plain": "Hi, quick question: {q}",
+        "manager": "My manager asked me to check with IT: {q}",
+        "newbie": "I'm new at Tidewell and trying to understand the rules. {q_cap}",
+        "before": "Before I raise anything, {q}",
+        "curious": "Just curious, {q}",
+        "polite": "Hello, could you tell me {q}",
+        "short_b": "{q_cap}",
+        "friend_b": "Settling a debate on my team here: {q}",
+    }, held_out=("short_b", "friend_b"))
+
+    def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
+        question, query, reply, mentions, rubric = _topic(branch, rng)
+        p = person or self.person(rng, seed, recover=False)
+        g, turns, facts = fresh()
+        self.identify(g, p, turns, facts)
+        g.add("search_knowledge_base", query=query)
+        opening = self.openings.pick(rng, self.split, q=question, q_cap=question[0].upper() + question[1:])
+        patch = patch_of(self.rows(p))
+        if branch == "not_covered":
+            team = rubric
+            nxt = self.next_ids(patch)
+            self.ticket(g, p, nxt, "Policy question passed on", "general", "open", team=team)
+            reply = (f"Our IT policy doesn't cover that, so rather than guess I've passed your question to the {TEAM_WORDS[team]} on ticket "
+                     f"{nxt['tickets']}; they will answer you directly.")
+            mentions = [{"name": "passes_question_on", "must": [str(nxt["tickets"])]}]
+            rubric = (f"Does the agent avoid stating a rule of its own about the question and say that it was passed to the "
+                      f"{TEAM_WORDS[team]}?")
+        return self.finish(branch=branch, p=p, patch=patch, g=g, turns=turns, facts=facts, opening=opening,
+                           intent=f"Find out {question}",
+                           reply=reply, mentions=mentions,
+                           # test tasks are graded by a judge; training variants, often run without one, keep the value checks
+                           rubric=[{"name": f"answers_{branch}", "question": rubric}] if self.split == "test" else None)
