@@ -11,7 +11,7 @@ from thinkingbox_env.eval.runner import read_rows
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install '.[ray]'); the Ray executor is not tested")
 
-TASKS = ["retail/ST030_001", "retail/ST004_003", "retail/ST001_002"]
+TASKS = ["retail/ST030_001", "retail/ST004_002", "retail/ST001_001"]
 
 
 @pytest.fixture(scope="module")

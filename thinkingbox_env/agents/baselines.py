@@ -75,7 +75,8 @@ class OracleAgent:
     def reset(self, task: TaskSpec, observation: dict[str, Any]) -> None:
         calls = list(self._override if self._override is not None else task.golden)
         closing = self._closing if self._closing is not None else task.golden_reply
-        self._queue = self._written_turns(task, calls) if task.dialogue else self._derived_turns(task, calls)
+        written = getattr(task, "dialogue", None)  # tasks from other sources (an imported benchmark) have none
+        self._queue = self._written_turns(task, calls) if written else self._derived_turns(task, calls)
         if self._closing_turns:
             self._queue.append(closing)
             self._queue += [f"{t} {DONE_MARKER}" if k == len(self._closing_turns) - 1 else t

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, ClassVar
 
-from thinkingbox_env import authoring
-from thinkingbox_env.authoring import ask, inform
+from thinkingbox_env.authoring import TaskBody, ask, inform
+from thinkingbox_env.authoring import combine as combine_bodies
 from thinkingbox_env.family import TaskFamily
 
 from ..rules import DEPARTMENTS, EMPLOYEES, NOW, ROLE_DEFAULTS, ROLES, TODAY
@@ -313,7 +313,7 @@ def patch_of(*groups: dict[str, list[dict[str, Any]]], update: list[dict[str, An
 
 def combine(first: dict[str, Any], second: dict[str, Any], opening: tuple[str, str], branch: str) -> dict[str, Any]:
     """One conversation with two requests, through the engine's ``authoring.combine``; the customer's decisions are kept."""
-    out = authoring.combine(to_body(first), to_body(second), opening[0]).to_dict()
+    out = combine_bodies(to_body(first), to_body(second), opening[0]).to_dict()
     decisions = first["user"].get("decisions", []) + second["user"].get("decisions", [])
     if decisions:
         out["user"]["decisions"] = decisions
@@ -321,9 +321,9 @@ def combine(first: dict[str, Any], second: dict[str, Any], opening: tuple[str, s
     return out
 
 
-def to_body(d: dict[str, Any]) -> authoring.TaskBody:
+def to_body(d: dict[str, Any]) -> TaskBody:
     """A body dict as the engine's ``TaskBody``."""
-    return authoring.TaskBody(description=d["description"], opening=d["user"]["opening"], golden_reply=d["golden_reply"],
+    return TaskBody(description=d["description"], opening=d["user"]["opening"], golden_reply=d["golden_reply"],
                               facts=d["user"]["facts"], intent=d["user"]["intent"], patch=d["patch"], golden=d["golden"], checks=d["checks"],
                               idempotent_writes=d["idempotent_writes"], tags=d["tags"], dialogue=d["dialogue"], faults=d["faults"],
                               origin=d["origin"])
