@@ -9,6 +9,8 @@ the evaluation library, the JSON of curves and the plots.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,21 +41,28 @@ def shaping():
 
 def _tiny(shaping):
     data = yaml.safe_load(CPU_CONFIG.read_text(encoding="utf-8"))
-    return shaping.parse_config(shaping.apply_overrides(data, [
+    return shaping.parse_config(shaping.apply_overrides(data, TINY))
+
+
+TINY = [
         "seeds=[0]", "model={hidden: 32, layers: 1, heads: 4, kv_heads: 2, vocab: 600}",
         "warm_start.variants_per_family=2", "warm_start.max_steps=6", "warm_start.batch_size=2",
         "grpo.max_steps=2", "grpo.variants_per_family=2", "grpo.num_generations=2", "grpo.per_device_train_batch_size=2",
         "grpo.max_completion_length=96", "grpo.max_tool_calling_iterations=3",
         "eval.every=2", "eval.heldout_variants_per_family=1", "eval.seen_variants_per_family=1",
         "eval.test_tasks=[retail/ST004_001]", "eval.max_new_tokens=16",
-    ]))
+]
 
 
 @pytest.mark.timeout(600)
 def test_every_arm_trains_two_steps_logs_its_components_and_the_run_writes_json_and_plots(shaping, tmp_path):
     cfg = _tiny(shaping)
     assert [a.name for a in cfg.arms] == ["verdict", "checks", "progress", "curriculum"]
-    results = shaping.run(cfg, tmp_path)
+    # the one command, in a process of its own: a run sets the process's torch threads and task sources
+    script = ROOT / "training" / "experiments" / "shaping.py"
+    proc = subprocess.run([sys.executable, str(script), "--config", str(CPU_CONFIG), "--out", str(tmp_path), "--set", *TINY],
+                          capture_output=True, text=True, cwd=ROOT, timeout=540)
+    assert proc.returncode == 0, proc.stderr[-4000:]
 
     saved = json.loads((tmp_path / "results.json").read_text())
     assert set(saved["arms"]) == {a.name for a in cfg.arms}
@@ -96,7 +105,7 @@ def test_every_arm_trains_two_steps_logs_its_components_and_the_run_writes_json_
         assert list(curves[arm.name]["heldout"]["pass1"]) == ["0", "2"]
         assert curves[arm.name]["test"]["checks"]
     assert "minus_verdict" in saved["summary"]["final"]["checks"]["heldout"]
-    plots = {Path(p).name for p in results["plots"]}
+    plots = {p.name for p in (tmp_path / "plots").glob("*.png")}
     assert plots == {"pass1.png", "checks_heldout.png", "checks_test.png", "checks_seen.png", "training.png"}
     for name in plots:
         assert (tmp_path / "plots" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -484,11 +484,25 @@ def run_arm(cfg: ExperimentConfig, arm: ArmConfig, seed: int, warm: Path, out: P
 
 
 def run(cfg: ExperimentConfig, out: Path, config_path: str | None = None) -> dict[str, Any]:
-    """Warm start per seed, every arm per seed, then the JSON and the plots; returns the JSON's content."""
+    """Warm start per seed, every arm per seed, then the JSON and the plots; returns the JSON's content.
+
+    The thread count is the process's: it is restored afterwards, since it changes the numerics (the
+    order of float reductions) of everything else the process runs.
+    """
     import torch
 
+    previous = torch.get_num_threads()
     if cfg.torch_threads:
         torch.set_num_threads(cfg.torch_threads)
+    try:
+        return _run(cfg, out, config_path)
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _run(cfg: ExperimentConfig, out: Path, config_path: str | None = None) -> dict[str, Any]:
+    import torch
+
     report.register_variant_source()
     out.mkdir(parents=True, exist_ok=True)
     started = time.time()
