@@ -210,6 +210,23 @@ class Origin(_Strict):
     branches: list[str] = Field(default_factory=list, description="<family code>:<branch>, one per request")
 
 
+def interleave(turns: list[GoldenTurn], calls: list[ToolCall]) -> list[GoldenTurn | ToolCall]:
+    """Turns and calls in the order they are played: each turn before the call it names, the rest after the last call.
+
+    ``turns`` must be in golden order (as TaskSpec enforces); the oracle, the SFT conversations and
+    ``thinkingbox show`` all read a golden trajectory through this one ordering.
+    """
+    out: list[GoldenTurn | ToolCall] = []
+    k = 0
+    for i, call in enumerate(calls):
+        while k < len(turns) and turns[k].before <= i:
+            out.append(turns[k])
+            k += 1
+        out.append(call)
+    out.extend(turns[k:])
+    return out
+
+
 def heading_slug(heading: str) -> str:
     """The anchor of a Markdown heading as ``why`` sources name it."""
     return re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")

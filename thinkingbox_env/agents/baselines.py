@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ..domain import domain_dirs
-from ..spec import TaskSpec, ToolCall
+from ..spec import GoldenTurn, TaskSpec, ToolCall, interleave
 from ..users import DONE_MARKER
 from ..verdict_rules import describe, load_verdict_rules
 
@@ -115,15 +115,8 @@ class OracleAgent:
                 at = max(guarded) + 1 if guarded else len(calls)
                 turns += [t.model_copy(update={"before": at}) for t in proposals]
                 turns.sort(key=lambda t: t.before)
-        queue: list[Any] = []
-        k = 0
-        for i, c in enumerate(calls):
-            while k < len(turns) and turns[k].before <= i:
-                queue.append(turns[k].say)
-                k += 1
-            queue.append({"name": c.name, "arguments": dict(c.arguments)})
-        queue += [t.say for t in turns[k:]]
-        return queue
+        return [step.say if isinstance(step, GoldenTurn) else {"name": step.name, "arguments": dict(step.arguments)}
+                for step in interleave(turns, calls)]
 
     def act(self, observation: dict[str, Any]) -> Any:
         if not self._queue:

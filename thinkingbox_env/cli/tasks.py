@@ -11,7 +11,7 @@ from rich.table import Table
 from ..agents.baselines import NoopAgent, OracleAgent, run_episode
 from ..domain import domain_dirs, load_domain
 from ..registry import generate_variant, load_task, make
-from ..spec import SpecError, TaskSpec, dump_task
+from ..spec import GoldenTurn, SpecError, TaskSpec, dump_task, interleave
 from ..version import __version__
 from .common import UserError, add_command, console, new_progress, select_tasks
 
@@ -178,20 +178,18 @@ def render_task(spec: TaskSpec) -> list[str]:
         lines.append(f"  fact: {fact.text}{wrong}")
     for fault in spec.faults:
         lines.append(f"  fault: call {fault.call} of {fault.tool} fails: {fault.error}")
-    turns = list(spec.dialogue)
-    k = 0
-    for i, call in enumerate(spec.golden):
-        while k < len(turns) and turns[k].before <= i:
-            lines.append(f"  [cyan]agent ({turns[k].act}):[/] {turns[k].say}")
-            k += 1
+    i = -1
+    for step in interleave(list(spec.dialogue), list(spec.golden)):
+        if isinstance(step, GoldenTurn):
+            lines.append(f"  [cyan]agent ({step.act}):[/] {step.say}")
+            continue
+        i, call = i + 1, step
         writes = box is not None and call.name in box and box[call.name].writes
         args = ", ".join(f"{a}={v!r}" for a, v in call.arguments.items())
         failing = f"  [yellow]-> fails: {call.expect_error}[/]" if call.expect_error else ""
         lines.append(f"  {i:>2} {'[bold]write[/]' if writes else 'read '} {call.name}({args}){failing}")
         for arg, source in call.why.items():
             lines.append(f"       {arg} <- {source}")
-    for turn in turns[k:]:
-        lines.append(f"  [cyan]agent ({turn.act}):[/] {turn.say}")
     lines.append(f"[bold]closing:[/] {spec.golden_reply}")
     checks = [f"sql:{c.name}" for c in spec.checks.sql] + [f"dialogue:{c.name}" for c in spec.checks.dialogue]
     checks += [f"rubric:{c.name} ({c.question})" for c in spec.checks.rubric]

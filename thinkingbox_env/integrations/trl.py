@@ -32,7 +32,7 @@ from ..domain import load_domain
 from ..env import ThinkingboxEnv
 from ..protocol import END_TOOL_NAME, EPISODE_OVER, REPLY_TOOL, customer_tool_prompt, reply_to_customer, tool_function
 from ..registry import generate_variant
-from ..spec import TaskSpec
+from ..spec import GoldenTurn, TaskSpec, interleave
 from ..tools import Tool
 from ..users import ScriptedUser
 from ..wrappers import CheckRewardWrapper, CustomerToolWrapper
@@ -372,13 +372,11 @@ def oracle_conversation(spec: TaskSpec, include_policy: bool = True, tools: list
         question = _ask_for_facts(spec)
         if question:
             tool_turn(REPLY_TOOL, {"message": question}, env._reply(question))
-    for i, call in enumerate(spec.golden):
-        while turns and turns[0].before <= i:  # the task's written turns: questions, proposals, notices
-            said = turns.pop(0).say
-            tool_turn(REPLY_TOOL, {"message": said}, env._reply(said))
-        tool_turn(call.name, dict(call.arguments), env._step_tool(call.name, dict(call.arguments)))
-    for turn in turns:
-        tool_turn(REPLY_TOOL, {"message": turn.say}, env._reply(turn.say))
+    for step in interleave(turns, list(spec.golden)):  # the task's written turns where the task puts them
+        if isinstance(step, GoldenTurn):
+            tool_turn(REPLY_TOOL, {"message": step.say}, env._reply(step.say))
+        else:
+            tool_turn(step.name, dict(step.arguments), env._step_tool(step.name, dict(step.arguments)))
     messages.append({"role": "assistant", "content": spec.golden_reply})
     env._record_final_message(spec.golden_reply)
     info = env._finish()
