@@ -126,3 +126,26 @@ def test_a_bad_config_is_refused_by_key_before_anything_runs(shaping, tmp_path, 
         shaping.main(["--config", str(CPU_CONFIG), "--out", str(tmp_path / "o"), "--arms", "nope"])
     assert "no arms named ['nope']" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.timeout(600)
+def test_a_shared_warm_start_is_trained_once_and_every_seed_starts_from_it(tmp_path):
+    script = ROOT / "training" / "experiments" / "shaping.py"
+    tiny = [item for item in TINY if not item.startswith("seeds=")]
+    args = ["--set", *tiny, "seeds=[0, 1]", "warm_start.shared=true", "grpo.max_steps=1", "eval.every=1"]
+    proc = subprocess.run([sys.executable, str(script), "--config", str(CPU_CONFIG), "--out", str(tmp_path),
+                           "--arms", "verdict", *args], capture_output=True, text=True, cwd=ROOT, timeout=540)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert sorted(p.name for p in (tmp_path / "warm").iterdir()) == ["seed0"]
+    warm = saved["warm_start"]
+    assert warm["0"]["warm_seed"] == warm["1"]["warm_seed"] == 0 and warm["0"]["metrics"] == warm["1"]["metrics"]
+    for seed in ("0", "1"):
+        run = saved["arms"]["verdict"]["seeds"][seed]
+        assert [h["step"] for h in run["train"]] == [1] and [e["step"] for e in run["evals"]] == [0, 1]
+    # a rerun with the same settings reuses the model, whether or not it is shared
+    again = subprocess.run([sys.executable, str(script), "--config", str(CPU_CONFIG), "--out", str(tmp_path),
+                            "--arms", "verdict", "--set", *tiny, "seeds=[0]", "grpo.max_steps=1", "eval.every=1"],
+                           capture_output=True, text=True, cwd=ROOT, timeout=540)
+    assert again.returncode == 0, again.stderr[-4000:]
+    assert json.loads((tmp_path / "results.json").read_text())["warm_start"]["0"]["reused"] is True

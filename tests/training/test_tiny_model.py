@@ -23,3 +23,25 @@ def test_a_bad_config_is_refused_by_name_before_anything_is_built(tmp_path, caps
     with pytest.raises(ValueError, match="vocab >= 300"):
         save_tiny_checkpoint(tmp_path / "m", vocab=10)
     assert not (tmp_path / "m").exists()
+
+
+def test_split_values_makes_an_unseen_value_the_same_kind_of_sequence_as_a_seen_one():
+    pytest.importorskip("trl")
+    from thinkingbox_env.integrations.tiny_qwen import train_tokenizer
+
+    seen = ["My email is mirela.asante11@example.com and my order is ORD-414346. " * 20,
+            "Ticket 414346 for ORD-414346 is open; write to mirela.asante11@example.com. " * 20]
+    unseen = "harutobyrne68@example.com ORD-471364"
+    whole = train_tokenizer(seen, vocab_size=400)
+    split = train_tokenizer(seen, vocab_size=400, split_values=True)
+    # fitted without splitting, a value seen in training is one token and an unseen one is broken into pieces
+    assert whole.tokenize("ORD-414346") == ["ORD-414346"]
+    assert len(whole.tokenize("ORD-471364")) > 1
+    # split: every character up to the value's last digit is a token, seen or not; text round-trips
+    for value, chars in (("ORD-414346", "ORD-414346"), ("ORD-471364", "ORD-471364")):
+        assert split.tokenize(value) == list(chars)
+    assert split.tokenize("harutobyrne68@example.com") == [*"harutobyrne68", "@example.com"]
+    ids = split(unseen).input_ids
+    assert split.decode(ids) == unseen
+    # words without a digit still merge
+    assert len(split.tokenize("My email is ")) < len("My email is ")

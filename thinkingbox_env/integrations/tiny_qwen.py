@@ -42,16 +42,25 @@ def qwen3_chat_templates() -> tuple[str, str]:
 _VALUE = r"(?=[A-Za-z0-9._@+-]*[0-9])[A-Za-z0-9_@+-]+(?:\.[A-Za-z0-9_@+-]+)*"
 
 
-def _byte_level_bpe() -> Any:
+# split_values: every character of a value up to its last digit is a piece of its own (digits
+# anywhere too), so a value never seen in training is the same kind of sequence of well-trained
+# tokens as every value that was ("@example.net" after the digits stays whole).
+_VALUE_CHARACTER = r"[A-Za-z0-9._@+-](?=[A-Za-z0-9._@+-]*[0-9])|[0-9]"
+
+
+def _byte_level_bpe(split_values: bool = False) -> Any:
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 
     tok = Tokenizer(models.BPE())
     # apart from values, no word splitting: merges may span spaces and punctuation, so the repeated
-    # JSON of tool schemas and results compresses into few tokens and a tiny model trains on short sequences
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(_VALUE), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
+    # JSON of tool schemas and results compresses into few tokens and a tiny model trains on short sequences.
+    # With split_values, copying an unseen value is copying a short sequence of trained tokens, not
+    # emitting a token merged from the training values that the new value does not contain.
+    steps = [pre_tokenizers.Split(Regex(_VALUE), behavior="isolated")]
+    if split_values:
+        steps.append(pre_tokenizers.Split(Regex(_VALUE_CHARACTER), behavior="isolated"))
+    steps.append(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False))
+    tok.pre_tokenizer = pre_tokenizers.Sequence(steps)
     tok.decoder = decoders.ByteLevel()
     return tok
 
@@ -79,11 +88,11 @@ def render_conversations(rows: list[dict[str, Any]]) -> list[str]:
     return texts
 
 
-def train_tokenizer(texts: list[str], vocab_size: int = 2000) -> Any:
+def train_tokenizer(texts: list[str], vocab_size: int = 2000, split_values: bool = False) -> Any:
     """A byte-level BPE tokenizer with Qwen3's special tokens and chat template, trained on ``texts``."""
     from tokenizers import pre_tokenizers, trainers
 
-    bpe = _byte_level_bpe()
+    bpe = _byte_level_bpe(split_values)
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     bpe.train_from_iterator(texts, trainer)

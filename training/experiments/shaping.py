@@ -78,6 +78,9 @@ class ModelConfig:
     heads: int = 4
     kv_heads: int = 2
     vocab: int = 4000
+    # every character of a value a token of its own (tiny_qwen.train_tokenizer): an unseen email or id
+    # is then a sequence of trained tokens rather than pieces the fitted vocabulary happened to merge
+    split_values: bool = False
 
 
 @dataclass
@@ -89,6 +92,10 @@ class WarmStartConfig:
     max_steps: int = 200
     learning_rate: float = 5e-3
     batch_size: int = 4
+    # one warm start (with the first seed) shared by every seed: the seeds then vary only GRPO (its
+    # sampling and data order), which is what the arms are compared on, and a warm start that costs
+    # more than all the arm runs together is paid once
+    shared: bool = False
 
 
 @dataclass
@@ -304,7 +311,8 @@ def build_base_model(cfg: ExperimentConfig, folder: Path) -> Path:
 
     corpus = build_sft_dataset([cfg.domain], cfg.warm_start.variants_per_family, cfg.warm_start.seed,
                                {cfg.domain: list(cfg.families)}, cfg.include_policy, cfg.tools or None)
-    tokenizer = train_tokenizer(render_conversations(list(corpus)), vocab_size=cfg.model.vocab)
+    tokenizer = train_tokenizer(render_conversations(list(corpus)), vocab_size=cfg.model.vocab,
+                                split_values=cfg.model.split_values)
     model = tiny_qwen3(tokenizer, hidden_size=cfg.model.hidden, num_layers=cfg.model.layers, num_heads=cfg.model.heads,
                        num_kv_heads=cfg.model.kv_heads)
     model.save_pretrained(folder)
@@ -517,21 +525,16 @@ def _run(cfg: ExperimentConfig, out: Path, config_path: str | None = None) -> di
         "splits": splits, "torch_threads": torch.get_num_threads(), "device": "cuda" if _cuda() else "cpu",
         "arms": {arm.name: {"seeds": {}} for arm in cfg.arms}, "warm_start": {},
     }
+    done: dict[int, tuple[dict[str, Any], float, bool]] = {}
     for seed in cfg.seeds:
-        warm_dir = out / "warm" / f"seed{seed}"
-        step0, warm_seconds, reused = _reuse_warm_start(cfg, warm_dir, seed)
-        if not reused:
-            t0 = time.perf_counter()
-            warm_start(cfg, base, warm_dir, seed)
-            warm_seconds = time.perf_counter() - t0
-        if step0 is None:
-            shutil.rmtree(warm_dir / "eval", ignore_errors=True)
-            step0 = evaluate_checkpoint(cfg, warm_dir, warm_dir / "eval", seed, splits)
-        (warm_dir / "warm_start.json").write_text(json.dumps(
-            {"key": _warm_key(cfg, seed), "seconds": warm_seconds, "eval_key": _eval_key(cfg), "metrics": step0},
-            default=str), encoding="utf-8")
+        warm_seed = cfg.seeds[0] if cfg.warm_start.shared else seed
+        warm_dir = out / "warm" / f"seed{warm_seed}"
+        if warm_seed not in done:
+            done[warm_seed] = _warm_start_once(cfg, base, warm_dir, warm_seed, splits)
+        step0, warm_seconds, reused = done[warm_seed]
         warm = warm_dir
-        results["warm_start"][str(seed)] = {"seconds": warm_seconds, "metrics": step0, "reused": reused}
+        results["warm_start"][str(seed)] = {"seconds": warm_seconds, "metrics": step0, "reused": reused,
+                                            "warm_seed": warm_seed}
         log.info("seed %d: warm start %.0fs%s; held-out pass@1 %s", seed, warm_seconds, " (reused)" if reused else "",
                  step0.get("heldout", {}).get("pass1", {}).get("value"))
         for arm in cfg.arms:
@@ -547,11 +550,29 @@ def _run(cfg: ExperimentConfig, out: Path, config_path: str | None = None) -> di
     return results
 
 
+def _warm_start_once(cfg: ExperimentConfig, base: Path, warm_dir: Path, seed: int,
+                     splits: dict[str, list[str]]) -> tuple[dict[str, Any], float, bool]:
+    """The warm start of ``seed`` (reused when the folder holds one of the same settings) and its step-0 metrics."""
+    step0, warm_seconds, reused = _reuse_warm_start(cfg, warm_dir, seed)
+    if not reused:
+        t0 = time.perf_counter()
+        warm_start(cfg, base, warm_dir, seed)
+        warm_seconds = time.perf_counter() - t0
+    if step0 is None:
+        shutil.rmtree(warm_dir / "eval", ignore_errors=True)
+        step0 = evaluate_checkpoint(cfg, warm_dir, warm_dir / "eval", seed, splits)
+    (warm_dir / "warm_start.json").write_text(json.dumps(
+        {"key": _warm_key(cfg, seed), "seconds": warm_seconds, "eval_key": _eval_key(cfg), "metrics": step0},
+        default=str), encoding="utf-8")
+    return step0, warm_seconds, reused
+
+
 def _warm_key(cfg: ExperimentConfig, seed: int) -> dict[str, Any]:
-    """Everything a warm-started model depends on."""
+    """Everything a warm-started model depends on (sharing it across seeds does not change it)."""
+    settings = {k: v for k, v in asdict(cfg.warm_start).items() if k != "shared"}
     return json.loads(json.dumps({"seed": seed, "domain": cfg.domain, "families": cfg.families, "tools": cfg.tools,
                                   "include_policy": cfg.include_policy, "model": asdict(cfg.model),
-                                  "warm_start": asdict(cfg.warm_start)}))
+                                  "warm_start": settings}))
 
 
 def _eval_key(cfg: ExperimentConfig) -> dict[str, Any]:
