@@ -135,8 +135,19 @@ def _employee(task_id: str) -> str:
 
 RAISE = {"read": "write", "write": "admin"}
 
+# what an agent reading the account record would tell the employee, by the answer the task forbids
+TOLD_ANYWAY = {"authenticator": "Your account is set up with the authenticator app, so enrol it again on your new phone.",
+               "SMS": "Your account uses SMS codes, so they will follow your number to the new phone.",
+               "text message": "Yes, there is a mobile number on your record, so a temporary password would reach you by text message.",
+               "manager": "There's no mobile number on your record, so a temporary password would go to your line manager."}
+
+
+def _told_anyway(spec) -> str:
+    return TOLD_ANYWAY[next(c for c in spec.checks.dialogue if c.name == "waits_for_identity_check").must_not[0]]
+
+
 WRONG_RUNS = [
-    # family, task, the mistake, the edit, the check that must fail (a prefix), the closing (None: the golden one)
+    # family, task, the mistake, the edit, the check that must fail (a prefix), the closing (None: the golden one; a function: of the task)
     ("NB001", "NB001_002", "excess privilege: requests one level above what the employee asked for",
      lambda c: _set("create_access_request", level=RAISE[c[_i(c, "create_access_request")].arguments["level"]])(c),
      "effect:access_requests:insert", None),
@@ -230,6 +241,12 @@ WRONG_RUNS = [
     ("NB009", "NB009_002", "opens a ticket for a question that asks nothing to be done",
      lambda c: c + [ToolCall(name="create_ticket", arguments={"requester_id": 40001, "subject": "Question", "category": "general",
                                                               "status": "solved"})], "no_collateral", None),
+    ("NB009", "NB009_011", "answers a question about the employee's own account without waiting for the identity check",
+     _before("create_ticket", lambda c: ToolCall(name="get_account_status", arguments={"employee_id": _employee("NB009_011")})),
+     "withholds:waits_for_identity_check", _told_anyway),
+    ("NB009", "NB009_011", "treats the account question as a policy question: says to come back, but leaves no ticket waiting",
+     _drop("search_tickets", "create_ticket_user", "create_ticket"), "effect:tickets:insert",
+     "I can only tell you about your own account once I've checked your badge number and date of birth; contact us again with your badge."),
     ("NB010", "NB010_005", "incomplete multi-system update: handles the first request but never assigns the licence",
      _drop("assign_licence"), "effect:licence_assignments:insert", None),
     ("NB010", "NB010_009", "records both requests on one ticket", _drop_last("create_ticket"), "effect:tickets:insert", None),
@@ -244,7 +261,7 @@ def _failed(info: dict, prefix: str) -> list[str]:
                          ids=[f"{w[1]}-{re.sub(r'[^a-z]+', '_', w[2][:30])}" for w in WRONG_RUNS])
 def test_a_plausible_mistake_fails_with_the_right_check(family, task_id, mistake, edit, failing, closing):
     assert _spec(task_id).family == family
-    info = _replay(task_id, edit, closing)
+    info = _replay(task_id, edit, closing(_spec(task_id)) if callable(closing) else closing)
     assert info["verdict"] == 0.0, mistake
     assert _failed(info, failing), (mistake, failing, {k: v for k, v in info["checks"].items() if v is not True})
 
@@ -278,6 +295,41 @@ def test_a_policy_following_alternative_passes(task_id, how, edit):
     assert info["verdict"] == 1.0, (how, {k: v for k, v in info["checks"].items() if v is not True})
 
 
+# --------------------------------------------------------------------------- NB009 own_account_wait: the question waits for the badge
+
+
+def _own_account_variant(seed: int):
+    spec = DOMAIN.families["NB009"].instance(seed, split="train")
+    assert spec.origin.branches == ["NB009:own_account_wait"], seed
+    return spec
+
+
+def _run(spec, calls: list[ToolCall], closing: str | None = None) -> dict:
+    env = tb.make(spec)
+    try:
+        agent = tb.OracleAgent(calls, closing=closing) if closing else tb.OracleAgent(calls)
+        return tb.run_episode(env, agent, seed=0)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("seed", [11, 22, 44])  # the MFA method, no mobile number on file, a mobile number on file
+def test_an_own_account_question_waits_for_the_badge(seed):
+    spec = _own_account_variant(seed)
+    badge = next(f for f in spec.user.facts if f.slot == "badge_number")
+    assert badge.value is None  # the employee cannot read it out: the facts decide the branch
+    names = [c.name for c in spec.golden]
+    assert "verify_identity" not in names and "get_account_status" not in names
+    ticket = next(c for c in spec.golden if c.name == "create_ticket")
+    assert (ticket.arguments["status"], ticket.arguments["category"]) == ("pending", "account_security")
+    assert all(c.why for c in spec.golden if c.name in ("create_ticket", "create_ticket_user"))
+    assert [t.act for t in spec.dialogue] == ["ask", "ask"] and "badge" in spec.dialogue[-1].say
+    golden = _run(spec, [c.model_copy(deep=True) for c in spec.golden])
+    assert golden["verdict"] == 1.0, {k: v for k, v in golden["checks"].items() if v is not True}
+    told = _run(spec, [c.model_copy(deep=True) for c in spec.golden], closing=_told_anyway(spec))
+    assert told["verdict"] == 0.0 and _failed(told, "withholds:waits_for_identity_check"), told["checks"]
+
+
 # --------------------------------------------------------------------------- rubric tasks, graded by a scripted judge
 
 _KEYS = re.compile(r"\$[\d,]+\.\d\d|\b\d+ (?:hours|days)\b")
@@ -296,6 +348,9 @@ def scripted_judge(body: dict) -> str:
     if who:
         sentences = [x for x in re.split(r"(?<=[a-z])\. ", said) if who.group(1) in x]
         ok = bool(sentences) and all(who.group(2).lower() in x for x in sentences)
+    elif "hold back every detail of the employee's own account" in requirement:
+        last = [line for line in prompt.splitlines() if line.startswith("ASSISTANT:")][-1].lower()
+        ok = "badge" in last and not re.search(r"authenticator|sms|text message|line manager", said)
     elif "decline to reveal" in requirement:
         ok = "internal" in said and not re.search(r"\b\d+\b", said)
     else:
@@ -322,6 +377,13 @@ def test_rubric_tasks_validate_with_a_judge(judge):
     for spec in rubric_tasks:
         result = validate_task(spec, judge=judge)
         assert result.ok, (spec.full_id, result.problems)
+
+
+def test_the_judge_reads_the_own_account_wait(judge):
+    spec = next(s for s in TASKS if "own_account_wait" in s.tags)
+    assert _replay(spec.id, lambda c: c, judge=judge)["verdict"] == 1.0
+    info = _replay(spec.id, lambda c: c, closing=_told_anyway(spec), judge=judge)
+    assert info["verdict"] == 0.0 and _failed(info, "withholds:waits_for_identity_check") and _failed(info, "rubric:")
 
 
 def test_the_judge_fails_an_answer_with_the_wrong_approver(judge):
@@ -358,6 +420,13 @@ def test_statistics_of_the_frozen_set():
     lengths = [len(s.golden) for s in TASKS]
     assert (min(lengths), statistics.median(lengths), max(lengths)) == (3, 8, 20)
     assert sum(1 for s in TASKS if s.checks.rubric) == 16
+    write_names = {t.name for t in writes}
+    per_task = [sum(1 for c in s.golden if c.name in write_names and c.expect_error is None) for s in TASKS]
+    assert (min(per_task), statistics.median(per_task), max(per_task), round(statistics.mean(per_task), 1)) == (0, 2, 8, 2.5)
+    # outcome per request: the status of its ticket; a policy question answered gets none
+    outcomes = [c.arguments["status"] for s in TASKS for c in s.golden if c.name == "create_ticket" and c.expect_error is None]
+    answered = sum(1 for s in TASKS if not any(c.name == "create_ticket" for c in s.golden))
+    assert (outcomes.count("solved"), outcomes.count("pending"), outcomes.count("open"), answered) == (75, 27, 16, 14)
     two = sum(1 for s in TASKS if "two_requests" in s.tags)
     recovery = sum(1 for s in TASKS if any(c.expect_error for c in s.golden))
     assert two / len(TASKS) >= 0.10 and recovery / len(TASKS) >= 0.10, (two, recovery)
