@@ -182,16 +182,66 @@ _BARE_ID_RE = re.compile(r"(?<![\w.,$/-])#?(?P<n>\d{5,})(?![\w.,/-]\d|\w)")
 _EMAIL_RE = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"
 
 
+def _with_separator(pattern: str, sep: str) -> str | None:
+    r"""``pattern`` with each hyphen that separates an id's parts (``-`` or ``\-`` outside ``[...]``) written as ``sep``.
+
+    A hyphen inside a character class is a range or a literal of that class and is kept;
+    None when the pattern has no separating hyphen.
+    """
+    out: list[str] = []
+    found = False
+    in_class = False
+    first_member = -1  # where the open class's members start: a "]" there is a member, not the end
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            pair = pattern[i : i + 2]
+            if pair == "\\-" and not in_class:
+                out.append(sep)
+                found = True
+            else:
+                out.append(pair)
+            i += 2
+            continue
+        if in_class:
+            if c == "]" and i != first_member:
+                in_class = False
+            out.append(c)
+        elif c == "[":
+            in_class = True
+            first_member = i + 2 if pattern[i + 1 : i + 2] == "^" else i + 1
+            out.append(c)
+        elif c == "-":
+            out.append(sep)
+            found = True
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out) if found else None
+
+
 @lru_cache(maxsize=64)
 def _loose_id_patterns(patterns: tuple[str, ...]) -> list[re.Pattern[str]]:
-    r"""Domain id patterns made case- and separator-insensitive (``CUS-\\d+`` also finds ``cus 1004``)."""
+    r"""Domain id patterns as an agent may write them: ``ord-100001``, ``ORD_100001``, ``ORD 100001``, ``ORD100001``.
+
+    With a hyphen or underscore between its parts an id is found in any case; written with a
+    space or with nothing between them it must keep the case the domain declares, or an English
+    word that happens to be a prefix would swallow the number after it ("5 pm 12 March" is a time
+    and a date, not the payment method PM-12).
+    """
     out = []
     for p in patterns:
         if "@" in p:
             out.append(re.compile(rf"(?<![\w.+-]){p}", re.IGNORECASE))
             continue
-        loose = p.replace(r"\-", "-").replace("-", r"[-\s_]?")
-        out.append(re.compile(rf"(?<![\w-])(?:{loose})(?![\w])", re.IGNORECASE))
+        any_case = _with_separator(p, "[-_]")
+        if any_case is None:
+            out.append(re.compile(rf"(?<![\w-])(?:{p})(?![\w])", re.IGNORECASE))
+            continue
+        as_declared = _with_separator(p, r"\s?")
+        out.append(re.compile(rf"(?<![\w-])(?:{any_case})(?![\w])", re.IGNORECASE))
+        out.append(re.compile(rf"(?<![\w-])(?:{as_declared})(?![\w])"))
     return out
 
 

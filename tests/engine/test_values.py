@@ -4,7 +4,7 @@ from datetime import date
 
 import pytest
 
-from thinkingbox_env.values import extract_values, parse_value, same_value, words_to_number
+from thinkingbox_env.values import _with_separator, extract_values, parse_value, same_value, words_to_number
 
 CLOCK = date(2026, 3, 2)
 IDS = (r"ORD-\d+", r"CUS-\d+")
@@ -34,6 +34,27 @@ def test_durations_and_number_words() -> None:
 
 def test_ids_ignore_case_and_separators() -> None:
     assert keys("ord-100001, ORD 100001 and ORD100001") == [("id", "ORD100001")] * 3
+
+
+def test_an_english_word_that_is_an_id_prefix_does_not_swallow_the_number_after_it() -> None:
+    # a travel-style payment-method id: "5 pm 12 March" is a time and a date
+    ids = (r"PM-\d+", r"INC-\d+")
+    found = [v.key for v in extract_values("It leaves at 5 pm 12 March; Acme inc 2024.", CLOCK, ids)]
+    assert ("date", "2026-03-12") in found and ("number", "2024") in found
+    assert not any(k == "id" for k, _ in found)
+    # the id itself is still found however the agent separates it
+    written = "PM-12, pm-12, pm_12, PM 12 and PM12"
+    assert [v.key for v in extract_values(written, CLOCK, ids)] == [("id", "PM12")] * 5
+
+
+def test_an_id_pattern_with_a_character_class_keeps_its_ranges() -> None:
+    ids = (r"[A-Z]{2}-\d{4}", r"ORD-\d+")
+    assert [v.key for v in extract_values("AB-1234, ab-1234, AB1234, ZZ 0001", CLOCK, ids)] == [
+        ("id", "AB1234"), ("id", "AB1234"), ("id", "AB1234"), ("id", "ZZ0001")]
+    # a hyphen that is a member of the class stays one, and is not a separator
+    assert _with_separator(r"[-X]-\d", "_") == r"[-X]_\d"
+    assert _with_separator(r"[^]-]\-\d", "_") == r"[^]-]_\d"
+    assert _with_separator(r"T[0-9]+", "_") is None
 
 
 def test_a_number_is_never_found_inside_a_date_or_another_number() -> None:

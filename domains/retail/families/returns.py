@@ -85,11 +85,15 @@ class ReturnWithFees(CareFamily):
             golden.append({"name": "create_return", "arguments": args})
             idempotent[len(golden) - 1] = "a second return of the same lines is refused"
             golden.append(self.ticket(ids, f"Return request {ids['order']}", "order", "solved", ids["order"]))
-            fee_text = ", ".join(f"{label} {dollars(v)}" for label, v in (("restocking fee", restocking), ("return shipping", shipping), ("removal fee", removal)) if v)
-            reply = (f"I've opened the return for {' and '.join(names)}. Item total {dollars(item_total)}; "
-                     + (f"fees: {fee_text}. " if fee_text else "no fees apply. ")
+            fees = [(label, v) for label, v in (("restocking fee", restocking), ("return shipping", shipping), ("removal fee", removal)) if v]
+            fee_text = ", ".join(f"{label} {dollars(v)}" for label, v in fees)
+            # the closing states the fees and the refund, and the task checks each: a wrong figure fails
+            reply = (f"I've opened the return for {' and '.join(names)}. "
+                     + (f"Fees: {fee_text}. " if fee_text else "No fees apply. ")
                      + f"Your refund of {dollars(refund)} goes back to your card.")
             dialogue = [{"name": "states_refund_amount", "must": [rx(money(refund))]}]
+            if fees:
+                dialogue.append({"name": "states_fees", "must": list(dict.fromkeys(rx(money(v)) for _, v in fees))})
         reason_text = "It stopped working properly, it's faulty." if reason == "defective" else "I simply changed my mind."
         opened_names = [CATALOG[products[n - 1]][0] for n in returned if n in opened]
         sealed = [CATALOG[products[n - 1]][0] for n in returned if n not in opened]
@@ -154,7 +158,10 @@ class Exchange(CareFamily):
             golden.append({"name": "create_exchange", "arguments": {"order_id": ids["order"], "line_no": 1, "new_sku": new}})
             idempotent[len(golden) - 1] = "a line that was already exchanged cannot be exchanged again"
             reply = f"Done: I've set up the exchange and the {new_name} ships to you free of charge."
-            dialogue = [{"name": "confirms_exchange", "must": [r"exchange"], "must_not": [r"can't|cannot"]}]
+            # the refusals of this family, not any "can't": an earlier turn may say "I can't find an account ..."
+            dialogue = [{"name": "confirms_exchange", "must": [r"exchange"],
+                         "must_not": [r"can't exchange|cannot exchange|can't be exchanged|cannot be exchanged|no longer be exchanged"
+                                      r"|can't be an exchange|cannot be an exchange"]}]
         elif branch == "variant_out_of_stock":
             reply = f"The {new_name} is out of stock until {restock.isoformat()}, so I can't exchange it today; nothing has been changed on your order."
             dialogue = [{"name": "gives_restock_date", "must": [restock.isoformat()]}]
