@@ -51,6 +51,10 @@ class ThinkingboxArguments:
                 "Equal to dataset_seed with equal counts, the warm start sees GRPO's own variants (smoke tests)."})
     sft_lr_scheduler_type: str = field(default="constant", metadata={"help": "Learning-rate schedule of the warm start."})
     sft_batch_size: int = field(default=4, metadata={"help": "Conversations per device and step in the warm start."})
+    sft_assistant_only_loss: bool = field(default=True, metadata={
+        "help": "Train the warm start on the assistant's tokens only. False trains on every token: the customer's "
+                "answers and the tool results repeat values said earlier, which teaches a model built from scratch "
+                "to copy values from its context."})
     judge_model: str | None = field(default=None, metadata={
         "help": "Rubric judge model (any OpenAI-compatible endpoint, e.g. a local vLLM server). Without a judge, "
                 "variants whose tasks carry rubric questions are left out with a warning."})
@@ -156,7 +160,8 @@ def warm_start(args: ThinkingboxArguments, grpo_args: Any, model: Any, tokenizer
     sft_args = SFTConfig(output_dir=str(Path(grpo_args.output_dir) / "sft"), max_steps=args.sft_max_steps,
                          learning_rate=args.sft_learning_rate, per_device_train_batch_size=args.sft_batch_size,
                          lr_scheduler_type=args.sft_lr_scheduler_type,
-                         assistant_only_loss=True, max_length=None, save_strategy="no", logging_steps=grpo_args.logging_steps,
+                         assistant_only_loss=args.sft_assistant_only_loss, max_length=None, save_strategy="no",
+                         logging_steps=grpo_args.logging_steps,
                          **shared)
     template = tokenizer.chat_template
     tokenizer.chat_template = _training_template(tokenizer) or template

@@ -92,6 +92,10 @@ class WarmStartConfig:
     max_steps: int = 200
     learning_rate: float = 5e-3
     batch_size: int = 4
+    lr_scheduler_type: str = "constant"
+    # False: the loss is on every token, the customer's answers and tool results included; they repeat values
+    # said earlier in the conversation, which is what teaches a model built from scratch to copy a value
+    assistant_only_loss: bool = True
     # one warm start (with the first seed) shared by every seed: the seeds then vary only GRPO (its
     # sampling and data order), which is what the arms are compared on, and a warm start that costs
     # more than all the arm runs together is paid once
@@ -251,7 +255,8 @@ def tb_arguments(cfg: ExperimentConfig) -> Any:
         variants_per_family=cfg.grpo.variants_per_family, dataset_seed=cfg.grpo.dataset_seed,
         include_policy=cfg.include_policy, sft_variants_per_family=cfg.warm_start.variants_per_family,
         sft_max_steps=cfg.warm_start.max_steps, sft_learning_rate=cfg.warm_start.learning_rate,
-        sft_dataset_seed=cfg.warm_start.seed, sft_batch_size=cfg.warm_start.batch_size)
+        sft_dataset_seed=cfg.warm_start.seed, sft_batch_size=cfg.warm_start.batch_size,
+        sft_lr_scheduler_type=cfg.warm_start.lr_scheduler_type, sft_assistant_only_loss=cfg.warm_start.assistant_only_loss)
 
 
 def heldout_ids(cfg: ExperimentConfig) -> list[str]:
