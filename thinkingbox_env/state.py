@@ -29,7 +29,9 @@ full scan at grading, which is what every table got before.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import functools
 import itertools
 import logging
 import re
@@ -61,6 +63,37 @@ _VOLATILE_RE = re.compile(
     r"transaction_timestamp|nextval|currval|setseed|getvariable)\b",
     re.IGNORECASE,
 )
+
+
+# a read of one row by a one-column primary key: answered from the rows kept in Python (see EpisodeState._by_key)
+_IDENT = r'"?([A-Za-z_][A-Za-z0-9_]*)"?'
+_POINT_READ_RE = re.compile(
+    rf"^\s*SELECT\s+(\*|1\s+AS\s+{_IDENT}|{_IDENT}(?:\s*,\s*{_IDENT})*)\s+FROM\s+{_IDENT}\s+WHERE\s+{_IDENT}\s*=\s*\?\s*;?\s*$",
+    re.IGNORECASE,
+)
+_INT_TYPES = {"TINYINT": 2**7, "SMALLINT": 2**15, "INTEGER": 2**31, "BIGINT": 2**63}
+
+
+@functools.lru_cache(maxsize=4096)
+def _point_read(sql: str) -> tuple[str, str, tuple[str, ...] | None, str | None] | None:
+    """(table, key column, result columns, constant) of a read of one row by key, or None for any other statement.
+
+    The shapes are ``SELECT * | <columns> | 1 AS <name> FROM <table> WHERE <column> = ?``:
+    result columns None stands for ``*``, and the constant names the column of ``1 AS <name>``.
+    Identifiers must be written exactly as declared (quoted or not): DuckDB names result
+    columns as they are written.
+    """
+    m = _POINT_READ_RE.match(sql)
+    if m is None:
+        return None
+    select = m.group(1).strip()
+    table, column = m.group(m.lastindex - 1), m.group(m.lastindex)
+    if select == "*":
+        return table, column, None, None
+    one = re.fullmatch(rf"1\s+AS\s+{_IDENT}", select, re.IGNORECASE)
+    if one:
+        return table, column, (), one.group(1)
+    return table, column, tuple(n.strip().strip('"') for n in select.split(",")), None
 
 
 class StateError(RuntimeError):
@@ -425,7 +458,8 @@ class DomainDatabase:
             cur.execute("COMMIT")
         except (duckdb.Error, StateError) as exc:
             try:
-                cur.execute("ROLLBACK")
+                with contextlib.suppress(duckdb.Error):  # the failure may have come before the transaction began
+                    cur.execute("ROLLBACK")
                 cur.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
             finally:
                 cur.close()
@@ -589,14 +623,18 @@ class TaskTemplate:
     def base_schema(self, table: str) -> str:
         return self.schema if table in self.tables else self.domain.schema
 
-    def base_rows(self, table: str, cursor: duckdb.DuckDBPyConnection) -> dict[tuple, dict[str, Any]]:
+    def base_rows(self, table: str, cursor: duckdb.DuckDBPyConnection | None = None) -> dict[tuple, dict[str, Any]]:
         """The table's initial rows by primary key, in key order; read once per template.
 
         Templates never change once built, so every episode of the task diffs its
         writes against the same dictionary instead of reading the table again.
         """
         index = self._base_rows.get(table)
+        if index is None and cursor is None:  # no episode cursor needed: the rows are read on the process's own
+            with _Process._lock:
+                return self.base_rows(table, _Process.parser())
         if index is None:
+            assert cursor is not None
             if table in self.tables:  # built with the template; read back only if that was lost
                 info = self.domain.tables[table]
                 order = ", ".join(_quote(c) for c in info.primary_key)
@@ -757,6 +795,10 @@ class EpisodeState:
         if not _READ_RE.match(sql):
             raise StateError("query() only runs SELECT statements; use execute() to write")
         cache = self.template.domain.read_cache
+        if cache.enabled:
+            found = self._by_key(sql, params, cache.template_only)
+            if found is not None:
+                return found
         tables = cache.tables_of(sql, self.tables)
         key = self._memo_key("r", sql, params, tables) if tables is not None else None
         if key is not None:
@@ -773,6 +815,46 @@ class EpisodeState:
         if key is not None:
             cache.put(key, (names, rows))
         return [dict(zip(names, row)) for row in rows]
+
+    def _by_key(self, sql: str, params: Sequence[Any], template_only: bool) -> list[dict[str, Any]] | None:
+        """A read of one row by its primary key, answered from the template's rows and the overlay; None: ask DuckDB.
+
+        Only where the answer is certain to be DuckDB's: a one-column key compared with a
+        parameter of the key's own Python type (str for VARCHAR, int within range for an
+        integer column), a table whose overlay is complete, and result columns written as
+        declared. The rows kept in Python are the very values DuckDB returned.
+        """
+        shape = _point_read(sql)
+        if shape is None or len(params) != 1:
+            return None
+        table, column, projection, constant = shape
+        info = self.tables.get(table)
+        if info is None or info.primary_key != (column,) or table in self.untracked:
+            return None
+        if template_only and table in self.materialized:
+            return None  # the earlier engine's memo: reads of written tables go to DuckDB
+        if projection is not None and not all(c in info.columns for c in projection):
+            return None
+        value = params[0]
+        kind = info.types[info.columns.index(column)]
+        if value is None:
+            return []  # key = NULL is never true
+        if kind == "VARCHAR":
+            if type(value) is not str:
+                return None
+        elif kind in _INT_TYPES:
+            if type(value) is not int or not -_INT_TYPES[kind] <= value < _INT_TYPES[kind]:
+                return None
+        else:
+            return None
+        key = (value,)
+        overlay = self.overlay.get(table) if table in self.materialized else None
+        row = overlay[key] if overlay is not None and key in overlay else self.base_index(table).get(key)
+        if row is None:
+            return []
+        if constant is not None:
+            return [{constant: 1}]
+        return [{c: row[c] for c in (info.columns if projection is None else projection)}]
 
     def query_one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
         rows = self.query(sql, params)
@@ -862,7 +944,7 @@ class EpisodeState:
         overlay = self.overlay.setdefault(table, {})
         base = self.template._base_rows.get(table)
         if base is None:
-            base = self.template.base_rows(table, self._cur())
+            base = self.template.base_rows(table)
         for row in rows:
             key = tuple(row[c] for c in pk)
             if kind == "DELETE":
@@ -954,7 +1036,7 @@ class EpisodeState:
     def base_index(self, table: str) -> dict[tuple, dict[str, Any]]:
         """The table's initial rows by primary key (shared with every episode of the task: read only)."""
         index = self.template._base_rows.get(table)
-        return index if index is not None else self.template.base_rows(table, self._cur())
+        return index if index is not None else self.template.base_rows(table)
 
     def final_rows(self, table: str) -> list[dict[str, Any]] | None:
         """The table's rows now, in key order, from the template and the overlay; None if it must be scanned."""
