@@ -87,7 +87,8 @@ def _point_read(sql: str) -> tuple[str, str, tuple[str, ...] | None, str | None]
     if m is None:
         return None
     select = m.group(1).strip()
-    table, column = m.group(m.lastindex - 1), m.group(m.lastindex)
+    last = m.lastindex or 0  # the table and the key column are the pattern's last two groups
+    table, column = m.group(last - 1), m.group(last)
     if select == "*":
         return table, column, None, None
     one = re.fullmatch(rf"1\s+AS\s+{_IDENT}", select, re.IGNORECASE)
@@ -377,11 +378,13 @@ class DomainDatabase:
 
         The template is built in one transaction: each patched table is created as a plain
         copy of the domain table (``CREATE TABLE ... AS SELECT``, about a third of what a
-        table declared with its constraints and then filled costs), the patch runs on it
-        with every default the domain declares written out, and one query then checks the
-        patched tables against the NOT NULL and CHECK constraints an episode's copy of the
-        table carries (``_CopyRules``): DuckDB evaluates every constraint on the same values
-        as when the tables carried them. The primary keys are checked against the rows in hand.
+        table declared with its constraints and then filled costs) and the patch runs on it
+        with every default the domain declares written out. The rows the patch wrote are
+        held to the constraints an episode's copy of the table declares (``_CopyRules``):
+        NOT NULL on the returned rows, CHECK by DuckDB itself, each expression returned as
+        an extra column of the statement that wrote the row; the rows it did not write are
+        the domain template's, which declares the same constraints. The primary keys are
+        checked against the rows in hand.
 
         Every statement returns the rows it wrote, so the template's initial rows (what
         episodes are diffed against) and its sequence starts follow from the domain
@@ -417,11 +420,11 @@ class DomainDatabase:
                     marks = "(" + ", ".join(["?" for _ in names] + [defaults[c] for c in omitted]) + ")"
                     out = cur.execute(
                         f"INSERT INTO {_quote(table)} ({', '.join(_quote(n) for n in (*names, *omitted))}) "
-                        f"VALUES {', '.join(marks for _ in group)} RETURNING *",
+                        f"VALUES {', '.join(marks for _ in group)} RETURNING *{rules[table].returning()}",
                         [r[n] for r in group for n in names],
                     )
                     before = len(rows[table])
-                    n = self._fold(info, rows[table], out)
+                    n = self._fold(info, rows[table], out, rules[table], task_label)
                     if len(rows[table]) != before + n:
                         raise StateError(f"task '{task_label}': patch.insert.{table}: a row's primary key "
                                          f"{', '.join(info.primary_key)} is already taken (duplicate key)")
@@ -430,17 +433,18 @@ class DomainDatabase:
                 info = infos[upd.table]
                 where, wparams = _where(info, upd.key, task_label)
                 sets = ", ".join(f"{_quote(c)} = ?" for c in upd.set)
-                out = cur.execute(f"UPDATE {_quote(upd.table)} SET {sets} WHERE {where} RETURNING *", [*upd.set.values(), *wparams])
+                out = cur.execute(f"UPDATE {_quote(upd.table)} SET {sets} WHERE {where} RETURNING *{rules[upd.table].returning()}",
+                                  [*upd.set.values(), *wparams])
                 if set(upd.set) & set(info.primary_key):
                     reread.add(upd.table)  # the key moved: the returned row cannot say which one it replaced
-                n = self._fold(info, rows[upd.table], out)
+                n = self._fold(info, rows[upd.table], out, rules[upd.table], task_label)
                 if n != 1:
                     raise StateError(f"task '{task_label}': patch.update on {upd.table} {upd.key} matched {n} rows")
             for dele in patch.delete:
                 info = infos[dele.table]
                 where, wparams = _where(info, dele.key, task_label)
                 out = cur.execute(f"DELETE FROM {_quote(dele.table)} WHERE {where} RETURNING *", wparams)
-                n = self._fold(info, rows[dele.table], out, deletes=True)
+                n = self._fold(info, rows[dele.table], out, None, task_label, deletes=True)
                 if n != 1:
                     raise StateError(f"task '{task_label}': patch.delete on {dele.table} {dele.key} matched {n} rows")
             for table in sorted(reread):
@@ -454,7 +458,6 @@ class DomainDatabase:
                     rows[table][tuple(row[c] for c in info.primary_key)] = row
                 if len(rows[table]) != len(fetched):
                     raise StateError(f"task '{task_label}': patch.update on {table} gives two rows the same primary key")
-            self._check_constraints(cur, schema, touched, rules, task_label)
             cur.execute("COMMIT")
         except (duckdb.Error, StateError) as exc:
             try:
@@ -509,25 +512,6 @@ class DomainDatabase:
                 self._rules = {t: _CopyRules(tuple(not_null[t]), tuple(checks[t]), defaults[t]) for t in self.tables}
             return self._rules
 
-    @staticmethod
-    def _check_constraints(cur: duckdb.DuckDBPyConnection, schema: str, tables: list[str],
-                           rules: dict[str, _CopyRules], task_label: str) -> None:
-        """Refuse a patch that leaves a row breaking a NOT NULL or CHECK constraint, naming the table and the constraint."""
-        parts = []
-        for i, table in enumerate(tables):
-            broken = rules[table].violations()
-            if broken:
-                parts.append(f"SELECT {i} AS t, count(*) AS n FROM {schema}.{_quote(table)} WHERE {' OR '.join(broken)}")
-        if not parts:
-            return
-        bad = [tables[i] for i, n in cur.execute(" UNION ALL ".join(parts)).fetchall() if n]
-        for table in bad:
-            for label, condition in zip(rules[table].labels(), rules[table].violations()):
-                found = cur.execute(f"SELECT count(*) FROM {schema}.{_quote(table)} WHERE {condition}").fetchone()
-                if found and found[0]:
-                    raise StateError(f"task '{task_label}': patch cannot be applied: table '{table}': "
-                                     f"{found[0]} row(s) break {label}")
-
     def _domain_rows(self, table: str, cur: duckdb.DuckDBPyConnection) -> dict[tuple, dict[str, Any]]:
         """The domain template's rows of a table by key, in key order; read once per process (read only)."""
         index = self.base_rows.get(table)
@@ -544,17 +528,32 @@ class DomainDatabase:
         return index
 
     @staticmethod
-    def _fold(info: TableInfo, rows: dict[tuple, dict[str, Any]], cur: duckdb.DuckDBPyConnection, deletes: bool = False) -> int:
-        """Apply a patch statement's returned rows to the table's rows by key; the number of rows it wrote."""
-        names = tuple(d[0] for d in cur.description)
+    def _fold(info: TableInfo, rows: dict[tuple, dict[str, Any]], cur: duckdb.DuckDBPyConnection, rules: _CopyRules | None,
+              task_label: str, deletes: bool = False) -> int:
+        """Apply a patch statement's returned rows to the table's rows by key; the number of rows it wrote.
+
+        A row it wrote must hold the table's NOT NULL constraints (seen in the row itself)
+        and its CHECK constraints (evaluated by DuckDB on the row, as extra returned columns).
+        """
+        width = len(info.columns)
+        names = tuple(d[0] for d in cur.description)[:width]
         returned = cur.fetchall()
         for values in returned:
-            row = dict(zip(names, values))
+            row = dict(zip(names, values[:width]))
             key = tuple(row[c] for c in info.primary_key)
             if deletes:
                 rows.pop(key, None)
-            else:
-                rows[key] = row
+                continue
+            if rules is not None:
+                for column in rules.not_null:
+                    if row[column] is None:
+                        raise StateError(f"task '{task_label}': patch cannot be applied: table '{info.name}': "
+                                         f"a row breaks NOT NULL on column '{column}'")
+                for check, broken in zip(rules.checks, values[width:]):
+                    if broken:
+                        raise StateError(f"task '{task_label}': patch cannot be applied: table '{info.name}': "
+                                         f"a row breaks CHECK {check}")
+            rows[key] = row
         return len(returned)
 
     def _table(self, table: str, task_label: str) -> TableInfo:
@@ -602,12 +601,9 @@ class _CopyRules:
     checks: tuple[str, ...]  # CHECK expressions, as DuckDB's catalog prints them
     defaults: dict[str, str]  # column -> DEFAULT expression
 
-    def violations(self) -> list[str]:
-        """One SQL condition per constraint, true for a row that breaks it (a CHECK that is NULL holds, as in DuckDB)."""
-        return [f"{_quote(c)} IS NULL" for c in self.not_null] + [f"NOT ({c})" for c in self.checks]
-
-    def labels(self) -> list[str]:
-        return [f"NOT NULL on column '{c}'" for c in self.not_null] + [f"CHECK {c}" for c in self.checks]
+    def returning(self) -> str:
+        """Extra RETURNING columns, one per CHECK, true for a row that breaks it (NULL holds, as in DuckDB)."""
+        return "".join(f", NOT ({c}) AS \"__check_{i}\"" for i, c in enumerate(self.checks))
 
 
 @dataclass
