@@ -34,11 +34,13 @@ import csv
 import functools
 import itertools
 import logging
+import operator
 import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
+from decimal import Decimal
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -65,36 +67,91 @@ _VOLATILE_RE = re.compile(
 )
 
 
-# a read of one row by a one-column primary key: answered from the rows kept in Python (see EpisodeState._by_key)
-_IDENT = r'"?([A-Za-z_][A-Za-z0-9_]*)"?'
-_POINT_READ_RE = re.compile(
-    rf"^\s*SELECT\s+(\*|1\s+AS\s+{_IDENT}|{_IDENT}(?:\s*,\s*{_IDENT})*)\s+FROM\s+{_IDENT}\s+WHERE\s+{_IDENT}\s*=\s*\?\s*;?\s*$",
+# reads that pick rows by equality on columns: answered from the rows kept in Python where that is certain
+# (see EpisodeState._by_equality)
+_TOKEN = r'(?:"[A-Za-z_][A-Za-z0-9_]*"|[A-Za-z_][A-Za-z0-9_]*)'
+_TERM = rf"(?:{_TOKEN}\s*=\s*\?|lower\(\s*{_TOKEN}\s*\)\s*=\s*lower\(\s*\?\s*\))"  # column = ?, lower(column) = lower(?)
+_EQUALITY_READ_RE = re.compile(
+    rf"^\s*SELECT\s+(?P<select>\*|1\s+AS\s+{_TOKEN}|{_TOKEN}(?:\s*,\s*{_TOKEN})*)\s+FROM\s+(?P<table>{_TOKEN})"
+    rf"\s+WHERE\s+(?P<where>{_TERM}(?:\s+AND\s+{_TERM})*)"
+    rf"(?:\s+ORDER\s+BY\s+(?P<order>{_TOKEN}(?:\s+(?:ASC|DESC))?(?:\s*,\s*{_TOKEN}(?:\s+(?:ASC|DESC))?)*))?\s*;?\s*$",
     re.IGNORECASE,
 )
 _INT_TYPES = {"TINYINT": 2**7, "SMALLINT": 2**15, "INTEGER": 2**31, "BIGINT": 2**63}
 
 
-@functools.lru_cache(maxsize=4096)
-def _point_read(sql: str) -> tuple[str, str, tuple[str, ...] | None, str | None] | None:
-    """(table, key column, result columns, constant) of a read of one row by key, or None for any other statement.
+@dataclass(frozen=True)
+class _EqualityRead:
+    """``SELECT * | <columns> | 1 AS <name> FROM <table> WHERE <column> = ? [AND ...] [ORDER BY <column> [ASC|DESC], ...]``."""
+    table: str
+    where: tuple[str, ...]  # one column per parameter, in order
+    folded: tuple[bool, ...]  # per column: compared as lower(column) = lower(?)
+    columns: tuple[str, ...] | None  # None: every column (``*``)
+    constant: str | None  # the column name of ``1 AS <name>``
+    order: tuple[tuple[str, bool], ...]  # (column, descending)
 
-    The shapes are ``SELECT * | <columns> | 1 AS <name> FROM <table> WHERE <column> = ?``:
-    result columns None stands for ``*``, and the constant names the column of ``1 AS <name>``.
-    Identifiers must be written exactly as declared (quoted or not): DuckDB names result
-    columns as they are written.
+
+def _identifier(token: str, reserved: frozenset[str]) -> str | None:
+    """A token as DuckDB names it, or None when only DuckDB can tell (an unquoted reserved word)."""
+    if token.startswith('"'):
+        return token[1:-1]
+    return None if token.lower() in reserved else token
+
+
+@functools.lru_cache(maxsize=4096)
+def _equality_read(sql: str) -> _EqualityRead | None:
+    """The shape of a read that picks rows by equality, or None for any other statement.
+
+    Identifiers must be written exactly as declared (quoted or not) and no unquoted one may
+    be a reserved word: DuckDB names result columns as written, and refuses such a word.
     """
-    m = _POINT_READ_RE.match(sql)
+    m = _EQUALITY_READ_RE.match(sql)
     if m is None:
         return None
-    select = m.group(1).strip()
-    last = m.lastindex or 0  # the table and the key column are the pattern's last two groups
-    table, column = m.group(last - 1), m.group(last)
+    reserved = _reserved_words()
+    tokens = re.compile(_TOKEN)
+    table = _identifier(m.group("table"), reserved)
+    terms = re.split(r"(?i)\s+AND\s+", m.group("where").strip())
+    where = tuple(_identifier(tokens.findall(re.sub(r"(?i)\blower\b", " ", t))[0], reserved) for t in terms)
+    folded = tuple(t.lower().startswith("lower") for t in terms)
+    order: list[tuple[str, bool]] = []
+    for part in (m.group("order") or "").split(",") if m.group("order") else []:
+        words = part.split()
+        name = _identifier(words[0], reserved)
+        if name is None:
+            return None
+        order.append((name, len(words) > 1 and words[1].upper() == "DESC"))
+    select = m.group("select").strip()
+    columns: tuple[str, ...] | None = None
+    constant = None
     if select == "*":
-        return table, column, None, None
-    one = re.fullmatch(rf"1\s+AS\s+{_IDENT}", select, re.IGNORECASE)
-    if one:
-        return table, column, (), one.group(1)
-    return table, column, tuple(n.strip().strip('"') for n in select.split(",")), None
+        pass
+    elif re.match(r"(?i)1\s", select):
+        constant = _identifier(select.split()[-1], reserved)
+        if constant is None:
+            return None
+        columns = ()
+    else:
+        named = tuple(_identifier(t.strip(), reserved) for t in select.split(","))
+        if any(n is None for n in named):
+            return None
+        columns = tuple(n for n in named if n is not None)
+    if table is None or any(w is None for w in where):
+        return None
+    return _EqualityRead(table, tuple(w for w in where if w is not None), folded, columns, constant, tuple(order))
+
+
+_RESERVED: list[frozenset[str]] = []
+
+
+def _reserved_words() -> frozenset[str]:
+    """DuckDB's reserved keywords, read from the database once."""
+    if not _RESERVED:
+        with _Process._lock:
+            words = _Process.parser().execute(
+                "SELECT keyword_name FROM duckdb_keywords() WHERE keyword_category = 'reserved'").fetchall()
+        _RESERVED.append(frozenset(w[0].lower() for w in words))
+    return _RESERVED[0]
 
 
 class StateError(RuntimeError):
@@ -792,7 +849,7 @@ class EpisodeState:
             raise StateError("query() only runs SELECT statements; use execute() to write")
         cache = self.template.domain.read_cache
         if cache.enabled:
-            found = self._by_key(sql, params, cache.template_only)
+            found = self._by_equality(sql, params, cache.template_only)
             if found is not None:
                 return found
         tables = cache.tables_of(sql, self.tables)
@@ -812,45 +869,86 @@ class EpisodeState:
             cache.put(key, (names, rows))
         return [dict(zip(names, row)) for row in rows]
 
-    def _by_key(self, sql: str, params: Sequence[Any], template_only: bool) -> list[dict[str, Any]] | None:
-        """A read of one row by its primary key, answered from the template's rows and the overlay; None: ask DuckDB.
+    def _by_equality(self, sql: str, params: Sequence[Any], template_only: bool) -> list[dict[str, Any]] | None:
+        """A read that picks rows by equality, answered from the template's rows and the overlay; None: ask DuckDB.
 
-        Only where the answer is certain to be DuckDB's: a one-column key compared with a
-        parameter of the key's own Python type (str for VARCHAR, int within range for an
-        integer column), a table whose overlay is complete, and result columns written as
-        declared. The rows kept in Python are the very values DuckDB returned.
+        Only where the answer is certain to be DuckDB's: every parameter of its column's own
+        Python type (str for VARCHAR, an int in range for an integer column), a table whose
+        overlay is complete, and an order that leaves nothing to the way rows are stored:
+        at most one row, or an ORDER BY whose values are all present, of one comparable
+        kind, and never tied. The rows kept in Python are the very values DuckDB returned.
         """
-        shape = _point_read(sql)
-        if shape is None or len(params) != 1:
+        shape = _equality_read(sql)
+        if shape is None or len(params) != len(shape.where):
             return None
-        table, column, projection, constant = shape
-        info = self.tables.get(table)
-        if info is None or info.primary_key != (column,) or table in self.untracked:
+        info = self.tables.get(shape.table)
+        if info is None or shape.table in self.untracked:
             return None
-        if template_only and table in self.materialized:
+        if template_only and shape.table in self.materialized:
             return None  # the earlier engine's memo: reads of written tables go to DuckDB
-        if projection is not None and not all(c in info.columns for c in projection):
+        named = shape.where + tuple(c for c, _ in shape.order) + (shape.columns or ())
+        if not all(c in info.columns for c in named):
             return None
-        value = params[0]
-        kind = info.types[info.columns.index(column)]
-        if value is None:
-            return []  # key = NULL is never true
-        if kind == "VARCHAR":
-            if type(value) is not str:
+        for column, fold, value in zip(shape.where, shape.folded, params):
+            kind = info.types[info.columns.index(column)]
+            if value is None:
+                continue  # column = NULL is never true
+            if fold:  # lower() on both sides: only where Python's and DuckDB's lower() are certain to agree (ASCII)
+                if kind != "VARCHAR" or type(value) is not str or not value.isascii():
+                    return None
+            elif kind == "VARCHAR":
+                if type(value) is not str:
+                    return None
+            elif kind in _INT_TYPES:
+                if type(value) is not int or not -_INT_TYPES[kind] <= value < _INT_TYPES[kind]:
+                    return None
+            else:
                 return None
-        elif kind in _INT_TYPES:
-            if type(value) is not int or not -_INT_TYPES[kind] <= value < _INT_TYPES[kind]:
-                return None
-        else:
-            return None
-        key = (value,)
-        overlay = self.overlay.get(table) if table in self.materialized else None
-        row = overlay[key] if overlay is not None and key in overlay else self.base_index(table).get(key)
-        if row is None:
+        if any(value is None for value in params):
             return []
-        if constant is not None:
-            return [{constant: 1}]
-        return [{c: row[c] for c in (info.columns if projection is None else projection)}]
+        if any(shape.folded):
+            rows = self.final_rows(shape.table) if shape.table in self.materialized else self.base_index(shape.table).values()
+            if rows is None:
+                return None
+            wanted = [v.lower() if fold else v for fold, v in zip(shape.folded, params)]
+            found = []
+            for r in rows:
+                for column, fold, value in zip(shape.where, shape.folded, wanted):
+                    have = r[column]
+                    if fold and have is not None:
+                        if not have.isascii():
+                            return None  # a value whose lower() only DuckDB can say
+                        have = have.lower()
+                    if have != value:
+                        break
+                else:
+                    found.append(r)
+        elif shape.where == info.primary_key:
+            key = tuple(params)
+            overlay = self.overlay.get(shape.table) if shape.table in self.materialized else None
+            row = overlay[key] if overlay is not None and key in overlay else self.base_index(shape.table).get(key)
+            found = [] if row is None else [row]
+        else:
+            rows = self.final_rows(shape.table) if shape.table in self.materialized else self.base_index(shape.table).values()
+            if rows is None:
+                return None
+            found = [r for r in rows if all(r[c] == v for c, v in zip(shape.where, params))]
+        if len(found) > 1:
+            if not shape.order:
+                return None  # the stored order decides: only DuckDB knows it
+            keys = [tuple(r[c] for c, _ in shape.order) for r in found]
+            if len(set(keys)) != len(keys):
+                return None  # ties: the stored order decides
+            for i in range(len(shape.order)):
+                kinds = {type(k[i]) for k in keys}
+                if len(kinds) != 1 or kinds.pop() not in (str, int, Decimal, date, datetime):
+                    return None  # NULLs, or values whose order Python and DuckDB might not share
+            for column, descending in reversed(shape.order):  # stable sorts, last key first
+                found.sort(key=operator.itemgetter(column), reverse=descending)
+        if shape.constant is not None:
+            return [{shape.constant: 1} for _ in found]
+        columns = info.columns if shape.columns is None else shape.columns
+        return [{c: r[c] for c in columns} for r in found]
 
     def query_one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
         rows = self.query(sql, params)
