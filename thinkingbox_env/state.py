@@ -848,10 +848,6 @@ class EpisodeState:
         if not _READ_RE.match(sql):
             raise StateError("query() only runs SELECT statements; use execute() to write")
         cache = self.template.domain.read_cache
-        if cache.enabled:
-            found = self._by_equality(sql, params, cache.template_only)
-            if found is not None:
-                return found
         tables = cache.tables_of(sql, self.tables)
         key = self._memo_key("r", sql, params, tables) if tables is not None else None
         if key is not None:
@@ -859,6 +855,10 @@ class EpisodeState:
             if hit is not None:
                 names, rows = hit
                 return [dict(zip(names, row)) for row in rows]
+        if cache.enabled:
+            found = self._by_equality(sql, params, cache.template_only)
+            if found is not None:
+                return found
         if tables is None or self.materialized.intersection(tables):
             self._sync()
         self.misses += 1
