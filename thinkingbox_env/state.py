@@ -5,7 +5,8 @@ DDL, so all episodes of a process share one in-memory database and are kept apar
 by schemas:
 
 * ``d_<domain>``: the domain template (schema + seed rows), built once per process;
-* ``t_<n>``: a task template, holding only the tables the task's patch touches;
+* ``t_<n>``: a task template, holding only the tables the task's patch touches (plain copies
+  of the domain's tables, patched, with the domain's constraints checked on the patched rows);
 * ``e_<n>``: one per episode, created only when the episode first needs DuckDB.
 
 An episode's state is the task template plus a per-table overlay kept in Python:
@@ -17,7 +18,9 @@ tables and the canonical hash follow from it without reading a table back.
 Statements are memoised process-wide, keyed by the statement, its parameters and the
 exact content of every table it names (template schema plus overlay, interned to a
 number). A read or a write whose key was seen before is answered from the memo, with
-no DuckDB round trip; the write's returned rows still go into the overlay. Every
+no DuckDB round trip; the write's returned rows still go into the overlay. A read that
+picks rows by equality on columns (a lookup by key, by a foreign key) is answered from
+the template's rows and the overlay when the answer is certain to be DuckDB's. Every
 successful write is also logged, and the episode's tables exist in DuckDB only once
 a statement misses the memo: the log is then replayed into ``e_<n>`` (copying each
 written table from the template, as a copy-on-write) before the statement runs, so
@@ -460,7 +463,7 @@ class DomainDatabase:
             rows = {table: dict(self._domain_rows(table, cur)) for table in touched}
             cur.execute("; ".join(
                 ["BEGIN TRANSACTION", f"CREATE SCHEMA {schema}", f"SET search_path = '{schema},{self.schema}'"]
-                + [f"CREATE TABLE {schema}.{_quote(t)} AS SELECT * FROM {self.schema}.{_quote(t)}" for t in touched]
+                + [rules[t].copy_sql(infos[t], schema, self.schema) for t in touched]
             ))
             for table, new_rows in patch.insert.items():
                 info = infos[table]
@@ -548,6 +551,7 @@ class DomainDatabase:
                 try:
                     not_null: dict[str, list[str]] = {t: [] for t in self.tables}
                     checks: dict[str, list[str]] = {t: [] for t in self.tables}
+                    declared: set[str] = set()  # tables with constraints of another kind: copied with their DDL
                     for table, kind, expression, columns in cur.execute(
                         "SELECT table_name, constraint_type, expression, constraint_column_names FROM duckdb_constraints() "
                         "WHERE schema_name = ? ORDER BY table_name, constraint_index", [scratch]
@@ -557,7 +561,7 @@ class DomainDatabase:
                         elif kind == "CHECK":
                             checks[table].append(expression)
                         else:
-                            raise StateError(f"domain '{self.spec.name}': table '{table}': {kind} constraints are not supported")
+                            declared.add(table)
                     defaults: dict[str, dict[str, str]] = {t: {} for t in self.tables}
                     for table, column, default in cur.execute(
                         "SELECT table_name, column_name, column_default FROM duckdb_columns() "
@@ -566,7 +570,8 @@ class DomainDatabase:
                         defaults[table][column] = default
                 finally:
                     cur.execute(f"DROP SCHEMA {scratch} CASCADE")
-                self._rules = {t: _CopyRules(tuple(not_null[t]), tuple(checks[t]), defaults[t]) for t in self.tables}
+                self._rules = {t: _CopyRules((), (), {}, declared=True) if t in declared
+                               else _CopyRules(tuple(not_null[t]), tuple(checks[t]), defaults[t]) for t in self.tables}
             return self._rules
 
     def _domain_rows(self, table: str, cur: duckdb.DuckDBPyConnection) -> dict[tuple, dict[str, Any]]:
@@ -657,6 +662,14 @@ class _CopyRules:
     not_null: tuple[str, ...]
     checks: tuple[str, ...]  # CHECK expressions, as DuckDB's catalog prints them
     defaults: dict[str, str]  # column -> DEFAULT expression
+    declared: bool = False  # a constraint of another kind (UNIQUE, FOREIGN KEY): the copy declares them all
+
+    def copy_sql(self, info: TableInfo, schema: str, source: str) -> str:
+        """The statement(s) that copy the domain table into a template schema."""
+        target = f"{schema}.{_quote(info.name)}"
+        if self.declared:  # DuckDB itself then holds the patch to every constraint, as for an episode's copy
+            return f"{info.create_episode_copy_in(schema).rstrip(';')}; INSERT INTO {target} SELECT * FROM {source}.{_quote(info.name)}"
+        return f"CREATE TABLE {target} AS SELECT * FROM {source}.{_quote(info.name)}"
 
     def returning(self) -> str:
         """Extra RETURNING columns, one per CHECK, true for a row that breaks it (NULL holds, as in DuckDB)."""
