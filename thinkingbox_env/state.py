@@ -5,7 +5,8 @@ DDL, so all episodes of a process share one in-memory database and are kept apar
 by schemas:
 
 * ``d_<domain>``: the domain template (schema + seed rows), built once per process;
-* ``t_<n>``: a task template, holding only the tables the task's patch touches;
+* ``t_<n>``: a task template, holding only the tables the task's patch touches (plain copies
+  of the domain's tables, patched, with the domain's constraints checked on the patched rows);
 * ``e_<n>``: one per episode, created only when the episode first needs DuckDB.
 
 An episode's state is the task template plus a per-table overlay kept in Python:
@@ -17,7 +18,9 @@ tables and the canonical hash follow from it without reading a table back.
 Statements are memoised process-wide, keyed by the statement, its parameters and the
 exact content of every table it names (template schema plus overlay, interned to a
 number). A read or a write whose key was seen before is answered from the memo, with
-no DuckDB round trip; the write's returned rows still go into the overlay. Every
+no DuckDB round trip; the write's returned rows still go into the overlay. A read that
+picks rows by equality on columns (a lookup by key, by a foreign key) is answered from
+the template's rows and the overlay when the answer is certain to be DuckDB's. Every
 successful write is also logged, and the episode's tables exist in DuckDB only once
 a statement misses the memo: the log is then replayed into ``e_<n>`` (copying each
 written table from the template, as a copy-on-write) before the statement runs, so
@@ -29,14 +32,18 @@ full scan at grading, which is what every table got before.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import functools
 import itertools
 import logging
+import operator
 import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
+from decimal import Decimal
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -61,6 +68,93 @@ _VOLATILE_RE = re.compile(
     r"transaction_timestamp|nextval|currval|setseed|getvariable)\b",
     re.IGNORECASE,
 )
+
+
+# reads that pick rows by equality on columns: answered from the rows kept in Python where that is certain
+# (see EpisodeState._by_equality)
+_TOKEN = r'(?:"[A-Za-z_][A-Za-z0-9_]*"|[A-Za-z_][A-Za-z0-9_]*)'
+_TERM = rf"(?:{_TOKEN}\s*=\s*\?|lower\(\s*{_TOKEN}\s*\)\s*=\s*lower\(\s*\?\s*\))"  # column = ?, lower(column) = lower(?)
+_EQUALITY_READ_RE = re.compile(
+    rf"^\s*SELECT\s+(?P<select>\*|1\s+AS\s+{_TOKEN}|{_TOKEN}(?:\s*,\s*{_TOKEN})*)\s+FROM\s+(?P<table>{_TOKEN})"
+    rf"\s+WHERE\s+(?P<where>{_TERM}(?:\s+AND\s+{_TERM})*)"
+    rf"(?:\s+ORDER\s+BY\s+(?P<order>{_TOKEN}(?:\s+(?:ASC|DESC))?(?:\s*,\s*{_TOKEN}(?:\s+(?:ASC|DESC))?)*))?\s*;?\s*$",
+    re.IGNORECASE,
+)
+_INT_TYPES = {"TINYINT": 2**7, "SMALLINT": 2**15, "INTEGER": 2**31, "BIGINT": 2**63}
+
+
+@dataclass(frozen=True)
+class _EqualityRead:
+    """``SELECT * | <columns> | 1 AS <name> FROM <table> WHERE <column> = ? [AND ...] [ORDER BY <column> [ASC|DESC], ...]``."""
+    table: str
+    where: tuple[str, ...]  # one column per parameter, in order
+    folded: tuple[bool, ...]  # per column: compared as lower(column) = lower(?)
+    columns: tuple[str, ...] | None  # None: every column (``*``)
+    constant: str | None  # the column name of ``1 AS <name>``
+    order: tuple[tuple[str, bool], ...]  # (column, descending)
+
+
+def _identifier(token: str, reserved: frozenset[str]) -> str | None:
+    """A token as DuckDB names it, or None when only DuckDB can tell (an unquoted reserved word)."""
+    if token.startswith('"'):
+        return token[1:-1]
+    return None if token.lower() in reserved else token
+
+
+@functools.lru_cache(maxsize=4096)
+def _equality_read(sql: str) -> _EqualityRead | None:
+    """The shape of a read that picks rows by equality, or None for any other statement.
+
+    Identifiers must be written exactly as declared (quoted or not) and no unquoted one may
+    be a reserved word: DuckDB names result columns as written, and refuses such a word.
+    """
+    m = _EQUALITY_READ_RE.match(sql)
+    if m is None:
+        return None
+    reserved = _reserved_words()
+    tokens = re.compile(_TOKEN)
+    table = _identifier(m.group("table"), reserved)
+    terms = re.split(r"(?i)\s+AND\s+", m.group("where").strip())
+    where = tuple(_identifier(tokens.findall(re.sub(r"(?i)\blower\b", " ", t))[0], reserved) for t in terms)
+    folded = tuple(t.lower().startswith("lower") for t in terms)
+    order: list[tuple[str, bool]] = []
+    for part in (m.group("order") or "").split(",") if m.group("order") else []:
+        words = part.split()
+        name = _identifier(words[0], reserved)
+        if name is None:
+            return None
+        order.append((name, len(words) > 1 and words[1].upper() == "DESC"))
+    select = m.group("select").strip()
+    columns: tuple[str, ...] | None = None
+    constant = None
+    if select == "*":
+        pass
+    elif re.match(r"(?i)1\s", select):
+        constant = _identifier(select.split()[-1], reserved)
+        if constant is None:
+            return None
+        columns = ()
+    else:
+        named = tuple(_identifier(t.strip(), reserved) for t in select.split(","))
+        if any(n is None for n in named):
+            return None
+        columns = tuple(n for n in named if n is not None)
+    if table is None or any(w is None for w in where):
+        return None
+    return _EqualityRead(table, tuple(w for w in where if w is not None), folded, columns, constant, tuple(order))
+
+
+_RESERVED: list[frozenset[str]] = []
+
+
+def _reserved_words() -> frozenset[str]:
+    """DuckDB's reserved keywords, read from the database once."""
+    if not _RESERVED:
+        with _Process._lock:
+            words = _Process.parser().execute(
+                "SELECT keyword_name FROM duckdb_keywords() WHERE keyword_category = 'reserved'").fetchall()
+        _RESERVED.append(frozenset(w[0].lower() for w in words))
+    return _RESERVED[0]
 
 
 class StateError(RuntimeError):
@@ -113,6 +207,26 @@ SANDBOX_CONFIG: dict[str, Any] = {
     "lock_configuration": True,
 }
 
+# Optimizer passes kept on: those that choose a join's order and sides or a top-n, the ones
+# that decide in which order rows without an ORDER BY come out. Every other pass is turned
+# off: on tables of tens of rows they cost more than half of a statement's planning (about
+# 0.3 ms a statement on a 2-core machine) and can save nothing; no pass changes a result.
+KEPT_OPTIMIZERS = frozenset({
+    "join_order", "build_side_probe_side", "top_n", "late_materialization", "statistics_propagation", "filter_pushdown",
+})
+
+
+def _open_database() -> duckdb.DuckDBPyConnection:
+    """The sandboxed in-memory database, with the optimizer passes that only cost time on small tables off."""
+    unlocked = {k: v for k, v in SANDBOX_CONFIG.items() if k != "lock_configuration"}
+    con = duckdb.connect(":memory:", config=unlocked)
+    names = [r[0] for r in con.execute("SELECT name FROM duckdb_optimizers() ORDER BY name").fetchall()]
+    off = ",".join(n for n in names if n not in KEPT_OPTIMIZERS)
+    con.execute(f"SET disabled_optimizers = '{off}'")
+    if SANDBOX_CONFIG.get("lock_configuration"):
+        con.execute("SET lock_configuration = true")
+    return con
+
 
 def read_seed_csv(path: Path) -> tuple[list[str], list[list[str | None]]]:
     """Header and rows of a seed file, read in Python because the database may not open files."""
@@ -134,7 +248,7 @@ class _Process:
     def connection(cls) -> duckdb.DuckDBPyConnection:
         with cls._lock:
             if cls._con is None:
-                cls._con = duckdb.connect(":memory:", config=SANDBOX_CONFIG)
+                cls._con = _open_database()
             return cls._con
 
     @classmethod
@@ -279,6 +393,7 @@ class DomainDatabase:
         self.base_rows: dict[str, dict[tuple, dict[str, Any]]] = {}  # domain template rows by key, read once
         self.row_lines: dict[tuple[str, str], dict[tuple, str]] = {}  # canonical lines of template rows (diff.py)
         self._domain_starts: dict[str, int] | None = None
+        self._rules: dict[str, _CopyRules] | None = None
 
     def _introspect(self, cur: duckdb.DuckDBPyConnection) -> dict[str, TableInfo]:
         rows = cur.execute(
@@ -321,6 +436,16 @@ class DomainDatabase:
     def build_task_template(self, task_label: str, patch: Patch) -> TaskTemplate:
         """Materialise the tables a task's patch touches, once per task per process.
 
+        The template is built in one transaction: each patched table is created as a plain
+        copy of the domain table (``CREATE TABLE ... AS SELECT``, about a third of what a
+        table declared with its constraints and then filled costs) and the patch runs on it
+        with every default the domain declares written out. The rows the patch wrote are
+        held to the constraints an episode's copy of the table declares (``_CopyRules``):
+        NOT NULL on the returned rows, CHECK by DuckDB itself, each expression returned as
+        an extra column of the statement that wrote the row; the rows it did not write are
+        the domain template's, which declares the same constraints. The primary keys are
+        checked against the rows in hand.
+
         Every statement returns the rows it wrote, so the template's initial rows (what
         episodes are diffed against) and its sequence starts follow from the domain
         template's rows and the patch without reading the new tables back. Rows a patch
@@ -334,12 +459,11 @@ class DomainDatabase:
             cur = con.cursor()
         try:
             infos = {table: self._table(table, task_label) for table in touched}
+            rules = self._copy_rules(cur)
             rows = {table: dict(self._domain_rows(table, cur)) for table in touched}
             cur.execute("; ".join(
-                [f"CREATE SCHEMA {schema}", f"SET search_path = '{schema},{self.schema}'"]
-                # no primary-key index (building it is most of a small table's copy): the patch's keys are checked below
-                + [f"{infos[t].create_episode_copy_in(schema).rstrip(';')}; INSERT INTO {schema}.{_quote(t)} SELECT * FROM {self.schema}.{_quote(t)}"
-                   for t in touched]
+                ["BEGIN TRANSACTION", f"CREATE SCHEMA {schema}", f"SET search_path = '{schema},{self.schema}'"]
+                + [rules[t].copy_sql(infos[t], schema, self.schema) for t in touched]
             ))
             for table, new_rows in patch.insert.items():
                 info = infos[table]
@@ -349,15 +473,18 @@ class DomainDatabase:
                     if unknown:
                         raise StateError(f"task '{task_label}': patch.insert.{table}: unknown columns {sorted(unknown)}")
                     groups.setdefault(tuple(row), []).append(row)
+                defaults = rules[table].defaults
                 for names, group in groups.items():
-                    marks = "(" + ", ".join("?" for _ in names) + ")"
+                    # the plain copy has no defaults: a column the patch leaves out gets the domain's, written out
+                    omitted = [c for c in info.columns if c not in names and c in defaults]
+                    marks = "(" + ", ".join(["?" for _ in names] + [defaults[c] for c in omitted]) + ")"
                     out = cur.execute(
-                        f"INSERT INTO {_quote(table)} ({', '.join(_quote(n) for n in names)}) "
-                        f"VALUES {', '.join(marks for _ in group)} RETURNING *",
+                        f"INSERT INTO {_quote(table)} ({', '.join(_quote(n) for n in (*names, *omitted))}) "
+                        f"VALUES {', '.join(marks for _ in group)} RETURNING *{rules[table].returning()}",
                         [r[n] for r in group for n in names],
                     )
                     before = len(rows[table])
-                    n = self._fold(info, rows[table], out)
+                    n = self._fold(info, rows[table], out, rules[table], task_label)
                     if len(rows[table]) != before + n:
                         raise StateError(f"task '{task_label}': patch.insert.{table}: a row's primary key "
                                          f"{', '.join(info.primary_key)} is already taken (duplicate key)")
@@ -366,17 +493,18 @@ class DomainDatabase:
                 info = infos[upd.table]
                 where, wparams = _where(info, upd.key, task_label)
                 sets = ", ".join(f"{_quote(c)} = ?" for c in upd.set)
-                out = cur.execute(f"UPDATE {_quote(upd.table)} SET {sets} WHERE {where} RETURNING *", [*upd.set.values(), *wparams])
+                out = cur.execute(f"UPDATE {_quote(upd.table)} SET {sets} WHERE {where} RETURNING *{rules[upd.table].returning()}",
+                                  [*upd.set.values(), *wparams])
                 if set(upd.set) & set(info.primary_key):
                     reread.add(upd.table)  # the key moved: the returned row cannot say which one it replaced
-                n = self._fold(info, rows[upd.table], out)
+                n = self._fold(info, rows[upd.table], out, rules[upd.table], task_label)
                 if n != 1:
                     raise StateError(f"task '{task_label}': patch.update on {upd.table} {upd.key} matched {n} rows")
             for dele in patch.delete:
                 info = infos[dele.table]
                 where, wparams = _where(info, dele.key, task_label)
                 out = cur.execute(f"DELETE FROM {_quote(dele.table)} WHERE {where} RETURNING *", wparams)
-                n = self._fold(info, rows[dele.table], out, deletes=True)
+                n = self._fold(info, rows[dele.table], out, None, task_label, deletes=True)
                 if n != 1:
                     raise StateError(f"task '{task_label}': patch.delete on {dele.table} {dele.key} matched {n} rows")
             for table in sorted(reread):
@@ -390,8 +518,11 @@ class DomainDatabase:
                     rows[table][tuple(row[c] for c in info.primary_key)] = row
                 if len(rows[table]) != len(fetched):
                     raise StateError(f"task '{task_label}': patch.update on {table} gives two rows the same primary key")
+            cur.execute("COMMIT")
         except (duckdb.Error, StateError) as exc:
             try:
+                with contextlib.suppress(duckdb.Error):  # the failure may have come before the transaction began
+                    cur.execute("ROLLBACK")
                 cur.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
             finally:
                 cur.close()
@@ -404,6 +535,44 @@ class DomainDatabase:
         template = TaskTemplate(self, schema, frozenset(touched), sequences)
         template._base_rows.update(base)
         return template
+
+    def _copy_rules(self, cur: duckdb.DuckDBPyConnection) -> dict[str, _CopyRules]:
+        """The NOT NULL columns, CHECK expressions and defaults of every table as an episode copies it; read once.
+
+        Read from DuckDB's own catalog for tables declared exactly as episode copies are
+        (``TableInfo.create_episode_copy_in``) in a scratch schema, so a task template holds
+        its patched rows to the very constraints the tables it replaces declared.
+        """
+        with self._lock:
+            if self._rules is None:
+                scratch = _Process.next_name("c_")
+                cur.execute("; ".join([f"CREATE SCHEMA {scratch}"]
+                                      + [info.create_episode_copy_in(scratch).rstrip(";") for info in self.tables.values()]))
+                try:
+                    not_null: dict[str, list[str]] = {t: [] for t in self.tables}
+                    checks: dict[str, list[str]] = {t: [] for t in self.tables}
+                    declared: set[str] = set()  # tables with constraints of another kind: copied with their DDL
+                    for table, kind, expression, columns in cur.execute(
+                        "SELECT table_name, constraint_type, expression, constraint_column_names FROM duckdb_constraints() "
+                        "WHERE schema_name = ? ORDER BY table_name, constraint_index", [scratch]
+                    ).fetchall():
+                        if kind == "NOT NULL":
+                            not_null[table] += columns
+                        elif kind == "CHECK":
+                            checks[table].append(expression)
+                        else:
+                            declared.add(table)
+                    defaults: dict[str, dict[str, str]] = {t: {} for t in self.tables}
+                    for table, column, default in cur.execute(
+                        "SELECT table_name, column_name, column_default FROM duckdb_columns() "
+                        "WHERE schema_name = ? AND column_default IS NOT NULL", [scratch]
+                    ).fetchall():
+                        defaults[table][column] = default
+                finally:
+                    cur.execute(f"DROP SCHEMA {scratch} CASCADE")
+                self._rules = {t: _CopyRules((), (), {}, declared=True) if t in declared
+                               else _CopyRules(tuple(not_null[t]), tuple(checks[t]), defaults[t]) for t in self.tables}
+            return self._rules
 
     def _domain_rows(self, table: str, cur: duckdb.DuckDBPyConnection) -> dict[tuple, dict[str, Any]]:
         """The domain template's rows of a table by key, in key order; read once per process (read only)."""
@@ -421,17 +590,32 @@ class DomainDatabase:
         return index
 
     @staticmethod
-    def _fold(info: TableInfo, rows: dict[tuple, dict[str, Any]], cur: duckdb.DuckDBPyConnection, deletes: bool = False) -> int:
-        """Apply a patch statement's returned rows to the table's rows by key; the number of rows it wrote."""
-        names = tuple(d[0] for d in cur.description)
+    def _fold(info: TableInfo, rows: dict[tuple, dict[str, Any]], cur: duckdb.DuckDBPyConnection, rules: _CopyRules | None,
+              task_label: str, deletes: bool = False) -> int:
+        """Apply a patch statement's returned rows to the table's rows by key; the number of rows it wrote.
+
+        A row it wrote must hold the table's NOT NULL constraints (seen in the row itself)
+        and its CHECK constraints (evaluated by DuckDB on the row, as extra returned columns).
+        """
+        width = len(info.columns)
+        names = tuple(d[0] for d in cur.description)[:width]
         returned = cur.fetchall()
         for values in returned:
-            row = dict(zip(names, values))
+            row = dict(zip(names, values[:width]))
             key = tuple(row[c] for c in info.primary_key)
             if deletes:
                 rows.pop(key, None)
-            else:
-                rows[key] = row
+                continue
+            if rules is not None:
+                for column in rules.not_null:
+                    if row[column] is None:
+                        raise StateError(f"task '{task_label}': patch cannot be applied: table '{info.name}': "
+                                         f"a row breaks NOT NULL on column '{column}'")
+                for check, broken in zip(rules.checks, values[width:]):
+                    if broken:
+                        raise StateError(f"task '{task_label}': patch cannot be applied: table '{info.name}': "
+                                         f"a row breaks CHECK {check}")
+            rows[key] = row
         return len(returned)
 
     def _table(self, table: str, task_label: str) -> TableInfo:
@@ -472,6 +656,26 @@ def _where(info: TableInfo, key: dict[str, Any], task_label: str) -> tuple[str, 
     return " AND ".join(f"{_quote(c)} = ?" for c in key), list(key.values())
 
 
+@dataclass(frozen=True)
+class _CopyRules:
+    """The constraints and defaults of a table as an episode's copy of it declares them (no primary-key index)."""
+    not_null: tuple[str, ...]
+    checks: tuple[str, ...]  # CHECK expressions, as DuckDB's catalog prints them
+    defaults: dict[str, str]  # column -> DEFAULT expression
+    declared: bool = False  # a constraint of another kind (UNIQUE, FOREIGN KEY): the copy declares them all
+
+    def copy_sql(self, info: TableInfo, schema: str, source: str) -> str:
+        """The statement(s) that copy the domain table into a template schema."""
+        target = f"{schema}.{_quote(info.name)}"
+        if self.declared:  # DuckDB itself then holds the patch to every constraint, as for an episode's copy
+            return f"{info.create_episode_copy_in(schema).rstrip(';')}; INSERT INTO {target} SELECT * FROM {source}.{_quote(info.name)}"
+        return f"CREATE TABLE {target} AS SELECT * FROM {source}.{_quote(info.name)}"
+
+    def returning(self) -> str:
+        """Extra RETURNING columns, one per CHECK, true for a row that breaks it (NULL holds, as in DuckDB)."""
+        return "".join(f", NOT ({c}) AS \"__check_{i}\"" for i, c in enumerate(self.checks))
+
+
 @dataclass
 class TaskTemplate:
     """A task's initial state as a schema in the shared database; episodes copy only the tables they write, so a reset is cheap."""
@@ -485,14 +689,18 @@ class TaskTemplate:
     def base_schema(self, table: str) -> str:
         return self.schema if table in self.tables else self.domain.schema
 
-    def base_rows(self, table: str, cursor: duckdb.DuckDBPyConnection) -> dict[tuple, dict[str, Any]]:
+    def base_rows(self, table: str, cursor: duckdb.DuckDBPyConnection | None = None) -> dict[tuple, dict[str, Any]]:
         """The table's initial rows by primary key, in key order; read once per template.
 
         Templates never change once built, so every episode of the task diffs its
         writes against the same dictionary instead of reading the table again.
         """
         index = self._base_rows.get(table)
+        if index is None and cursor is None:  # no episode cursor needed: the rows are read on the process's own
+            with _Process._lock:
+                return self.base_rows(table, _Process.parser())
         if index is None:
+            assert cursor is not None
             if table in self.tables:  # built with the template; read back only if that was lost
                 info = self.domain.tables[table]
                 order = ", ".join(_quote(c) for c in info.primary_key)
@@ -660,6 +868,10 @@ class EpisodeState:
             if hit is not None:
                 names, rows = hit
                 return [dict(zip(names, row)) for row in rows]
+        if cache.enabled:
+            found = self._by_equality(sql, params, cache.template_only)
+            if found is not None:
+                return found
         if tables is None or self.materialized.intersection(tables):
             self._sync()
         self.misses += 1
@@ -669,6 +881,87 @@ class EpisodeState:
         if key is not None:
             cache.put(key, (names, rows))
         return [dict(zip(names, row)) for row in rows]
+
+    def _by_equality(self, sql: str, params: Sequence[Any], template_only: bool) -> list[dict[str, Any]] | None:
+        """A read that picks rows by equality, answered from the template's rows and the overlay; None: ask DuckDB.
+
+        Only where the answer is certain to be DuckDB's: every parameter of its column's own
+        Python type (str for VARCHAR, an int in range for an integer column), a table whose
+        overlay is complete, and an order that leaves nothing to the way rows are stored:
+        at most one row, or an ORDER BY whose values are all present, of one comparable
+        kind, and never tied. The rows kept in Python are the very values DuckDB returned.
+        """
+        shape = _equality_read(sql)
+        if shape is None or len(params) != len(shape.where):
+            return None
+        info = self.tables.get(shape.table)
+        if info is None or shape.table in self.untracked:
+            return None
+        if template_only and shape.table in self.materialized:
+            return None  # the earlier engine's memo: reads of written tables go to DuckDB
+        named = shape.where + tuple(c for c, _ in shape.order) + (shape.columns or ())
+        if not all(c in info.columns for c in named):
+            return None
+        for column, fold, value in zip(shape.where, shape.folded, params):
+            kind = info.types[info.columns.index(column)]
+            if value is None:
+                continue  # column = NULL is never true
+            if fold:  # lower() on both sides: only where Python's and DuckDB's lower() are certain to agree (ASCII)
+                if kind != "VARCHAR" or type(value) is not str or not value.isascii():
+                    return None
+            elif kind == "VARCHAR":
+                if type(value) is not str:
+                    return None
+            elif kind in _INT_TYPES:
+                if type(value) is not int or not -_INT_TYPES[kind] <= value < _INT_TYPES[kind]:
+                    return None
+            else:
+                return None
+        if any(value is None for value in params):
+            return []
+        if any(shape.folded):
+            rows = self.final_rows(shape.table) if shape.table in self.materialized else self.base_index(shape.table).values()
+            if rows is None:
+                return None
+            wanted = [v.lower() if fold else v for fold, v in zip(shape.folded, params)]
+            found = []
+            for r in rows:
+                for column, fold, value in zip(shape.where, shape.folded, wanted):
+                    have = r[column]
+                    if fold and have is not None:
+                        if not have.isascii():
+                            return None  # a value whose lower() only DuckDB can say
+                        have = have.lower()
+                    if have != value:
+                        break
+                else:
+                    found.append(r)
+        elif shape.where == info.primary_key:
+            key = tuple(params)
+            overlay = self.overlay.get(shape.table) if shape.table in self.materialized else None
+            row = overlay[key] if overlay is not None and key in overlay else self.base_index(shape.table).get(key)
+            found = [] if row is None else [row]
+        else:
+            rows = self.final_rows(shape.table) if shape.table in self.materialized else self.base_index(shape.table).values()
+            if rows is None:
+                return None
+            found = [r for r in rows if all(r[c] == v for c, v in zip(shape.where, params))]
+        if len(found) > 1:
+            if not shape.order:
+                return None  # the stored order decides: only DuckDB knows it
+            keys = [tuple(r[c] for c, _ in shape.order) for r in found]
+            if len(set(keys)) != len(keys):
+                return None  # ties: the stored order decides
+            for i in range(len(shape.order)):
+                kinds = {type(k[i]) for k in keys}
+                if len(kinds) != 1 or kinds.pop() not in (str, int, Decimal, date, datetime):
+                    return None  # NULLs, or values whose order Python and DuckDB might not share
+            for column, descending in reversed(shape.order):  # stable sorts, last key first
+                found.sort(key=operator.itemgetter(column), reverse=descending)
+        if shape.constant is not None:
+            return [{shape.constant: 1} for _ in found]
+        columns = info.columns if shape.columns is None else shape.columns
+        return [{c: r[c] for c in columns} for r in found]
 
     def query_one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
         rows = self.query(sql, params)
@@ -758,7 +1051,7 @@ class EpisodeState:
         overlay = self.overlay.setdefault(table, {})
         base = self.template._base_rows.get(table)
         if base is None:
-            base = self.template.base_rows(table, self._cur())
+            base = self.template.base_rows(table)
         for row in rows:
             key = tuple(row[c] for c in pk)
             if kind == "DELETE":
@@ -850,7 +1143,7 @@ class EpisodeState:
     def base_index(self, table: str) -> dict[tuple, dict[str, Any]]:
         """The table's initial rows by primary key (shared with every episode of the task: read only)."""
         index = self.template._base_rows.get(table)
-        return index if index is not None else self.template.base_rows(table, self._cur())
+        return index if index is not None else self.template.base_rows(table)
 
     def final_rows(self, table: str) -> list[dict[str, Any]] | None:
         """The table's rows now, in key order, from the template and the overlay; None if it must be scanned."""

@@ -95,22 +95,26 @@ def parse_number(text: str) -> Decimal | None:
     return Decimal(n) if n is not None else None
 
 
+_CENT = Decimal("0.01")
+_ONE = Decimal(1)
+
+
 def money_norm(amount: Decimal | float | int | str) -> str:
     """Two decimals; a value beyond the decimal context (an agent may say anything) is kept as written."""
-    d = Decimal(str(amount))
+    d = amount if type(amount) is Decimal else Decimal(str(amount))  # grading calls this thousands of times
     try:
-        return f"{d.quantize(Decimal('0.01'))}"
+        return str(d.quantize(_CENT))
     except InvalidOperation:
         return str(d)
 
 
 def number_norm(amount: Decimal | int | float | str) -> str:
     """No trailing zeros; infinities and values beyond the decimal context are kept as written."""
-    d = Decimal(str(amount))
+    d = amount if type(amount) is Decimal else Decimal(str(amount))
     if not d.is_finite():
         return str(d)
     try:
-        return str(d.quantize(Decimal(1))) if d == d.to_integral_value() else str(d.normalize())
+        return str(d.quantize(_ONE)) if d == d.to_integral_value() else str(d.normalize())
     except InvalidOperation:
         return str(d)
 
@@ -383,6 +387,13 @@ def _tagged(value: object) -> str:
     return f"\x00{type(value).__name__}:{value!r}"
 
 
+_NUMERIC_RE = re.compile(r"-?\d+(\.\d+)?")
+_LONG_DIGITS_RE = re.compile(r"\d{5,}")
+_ISO_DATE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})([ T]\d{2}:\d{2}(:\d{2})?)?$")
+_TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+_DIGIT_RE = re.compile(r"\d")
+
+
 def _values_of(obj: object, clock: date | None, id_patterns: tuple[str, ...]) -> set[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
 
@@ -396,7 +407,7 @@ def _values_of(obj: object, clock: date | None, id_patterns: tuple[str, ...]) ->
         elif isinstance(x, bool) or x is None:
             return
         elif isinstance(x, (int, float, Decimal)):
-            d = Decimal(str(x))
+            d = x if type(x) is Decimal else Decimal(str(x))
             out.add(("number", number_norm(d)))
             out.add(("money", money_norm(d)))
             if isinstance(x, int) and abs(x) >= 10000:
@@ -405,17 +416,17 @@ def _values_of(obj: object, clock: date | None, id_patterns: tuple[str, ...]) ->
             out.add(("date", (x.date() if isinstance(x, datetime) else x).isoformat()))
         else:
             s = str(x)
-            if re.fullmatch(r"-?\d+(\.\d+)?", s):
+            if _NUMERIC_RE.fullmatch(s):
                 walk(Decimal(s), key)
-                if re.fullmatch(r"\d{5,}", s):
+                if _LONG_DIGITS_RE.fullmatch(s):
                     out.add(("id", s))
                 return
-            m = re.match(r"^(\d{4}-\d{2}-\d{2})([ T]\d{2}:\d{2}(:\d{2})?)?$", s)
+            m = _ISO_DATE_RE.match(s)
             if m:
                 out.add(("date", m.group(1)))
                 return
             out.update(v.key for v in extract_values(s, clock, id_patterns))
-            if len(s) <= 40 and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", s) and re.search(r"\d", s):
+            if len(s) <= 40 and _TOKEN_RE.fullmatch(s) and _DIGIT_RE.search(s):
                 out.add(("id", id_norm(s)))
 
     walk(obj)
