@@ -104,6 +104,14 @@ def percentile(values: list[float], q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
+def oracle_failed(info: dict[str, Any]) -> bool:
+    """Whether an oracle episode failed a check it could grade; rubric questions left unjudged (no judge here) do not count."""
+    if info.get("verdict") == 1.0:
+        return False
+    failed = {name for name, passed in (info.get("checks") or {}).items() if not passed}
+    return not failed or bool(failed - set(info.get("unevaluated") or ()))
+
+
 def summarize(samples_s: list[float]) -> dict[str, float]:
     ms = [s * 1000.0 for s in samples_s]
     return {
@@ -218,7 +226,7 @@ def warm_up(tasks: list[Task]) -> dict[str, Any]:
     for task in tasks:
         env = thinkingbox_env.make(task.task_id)
         info = thinkingbox_env.run_episode(env, thinkingbox_env.OracleAgent(), seed=0)
-        if info.get("verdict") != 1.0:
+        if oracle_failed(info):
             failed.append(task.task_id)
         envs[task.task_id] = env
     return {"envs": envs, "seconds": time.perf_counter() - t0, "oracle_failures": failed}
@@ -289,7 +297,7 @@ def bench_throughput(tasks: list[Task], envs: dict[str, Any], episodes: int) -> 
     w0, c0 = time.perf_counter(), time.process_time()
     for i, task in enumerate(order):
         info = thinkingbox_env.run_episode(envs[task.task_id], thinkingbox_env.OracleAgent(), seed=i)
-        if info.get("verdict") != 1.0:
+        if oracle_failed(info):
             failures += 1
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     return {
@@ -430,7 +438,7 @@ def bench_episode_cpu(task_ids: list[str], rounds: int, phases_too: bool = True)
             dt = clock() - c0
             episodes.append(dt)
             per_task[task.task_id].append(dt)
-            failures += info.get("verdict") != 1.0
+            failures += oracle_failed(info)
             if not phases_too:
                 continue
             # the same episode again, phase by phase (golden calls and the closing message)
@@ -500,7 +508,7 @@ def bench_fresh_variants(n: int) -> dict[str, Any]:
         c2 = clock()
         gen.append(c1 - c0)
         first.append(c2 - c1)
-        failures += info.get("verdict") != 1.0
+        failures += oracle_failed(info)
     return {"variants": n, "generate": summarize(gen), "first_episode": summarize(first), "oracle_failures": failures}
 
 
@@ -519,7 +527,7 @@ def bench_grpo(groups: int) -> dict[str, Any]:
         envs = [thinkingbox_env.make(spec) for _ in range(GRPO_GROUP)]
         for k, env in enumerate(envs):
             info = thinkingbox_env.run_episode(env, thinkingbox_env.OracleAgent(), seed=k)
-            failures += info.get("verdict") != 1.0
+            failures += oracle_failed(info)
         for env in envs:
             env.close()
         per_group.append(clock() - g0)
