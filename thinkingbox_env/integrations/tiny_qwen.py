@@ -56,7 +56,7 @@ def _byte_level_bpe(split_values: bool = False) -> Any:
     # JSON of tool schemas and results compresses into few tokens and a tiny model trains on short sequences.
     # With split_values, copying an unseen value is copying a short sequence of trained tokens, not
     # emitting a token merged from the training values that the new value does not contain.
-    steps = [pre_tokenizers.Split(Regex(_VALUE), behavior="isolated")]
+    steps: list[Any] = [pre_tokenizers.Split(Regex(_VALUE), behavior="isolated")]
     if split_values:
         steps.append(pre_tokenizers.Split(Regex(_VALUE_CHARACTER), behavior="isolated"))
     steps.append(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False))
