@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
@@ -392,6 +393,22 @@ _LONG_DIGITS_RE = re.compile(r"\d{5,}")
 _ISO_DATE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})([ T]\d{2}:\d{2}(:\d{2})?)?$")
 _TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 _DIGIT_RE = re.compile(r"\d")
+
+
+def keyed_leaves(x: object, key: str = "") -> Iterator[tuple[str, object]]:
+    """Every scalar of a JSON-like value with the name of the field that holds it (list items keep their list's name).
+
+    Checks that read tool results by meaning (amount columns, short record texts) need the
+    field a value sits in, not only the value.
+    """
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield from keyed_leaves(v, str(k))
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            yield from keyed_leaves(v, key)
+    else:
+        yield key, x
 
 
 def _values_of(obj: object, clock: date | None, id_patterns: tuple[str, ...]) -> set[tuple[str, str]]:

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..records import CheckResult
-from ..values import extract_values, money_norm, values_of
+from ..values import extract_values, keyed_leaves, money_norm, values_of
 from ..verdict_rules import DialogueContext, dialogue_context
 from .base import CheckKind, GradingContext
 
@@ -110,21 +110,11 @@ def _add_months(start: date, months: int) -> date:
 def _written_amounts(records: list[Any]) -> set[tuple[str, str]]:
     """Money keys of the amount columns of what the episode wrote (created rows, changed values, write results)."""
     out: set[tuple[str, str]] = set()
-
-    def walk(x: Any, key: str = "") -> None:
-        if isinstance(x, dict):
-            for k, v in x.items():
-                walk(v, str(k))
-        elif isinstance(x, (list, tuple)):
-            for v in x:
-                walk(v, key)
-        elif not _MONEY_KEY.search(key) or isinstance(x, bool):
-            return
-        elif isinstance(x, (int, float, Decimal)) or (isinstance(x, str) and re.fullmatch(r"-?\d+(\.\d+)?", x)):
+    for key, x in keyed_leaves(records):
+        if not _MONEY_KEY.search(key) or isinstance(x, bool):
+            continue
+        if isinstance(x, (int, float, Decimal)) or (isinstance(x, str) and re.fullmatch(r"-?\d+(\.\d+)?", x)):
             out.add(("money", money_norm(Decimal(str(x)))))
-
-    for rec in records:
-        walk(rec)
     return out
 
 

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from ..records import CheckResult
-from ..values import Value, parse_value, same_value
+from ..values import Value, keyed_leaves, parse_value, same_value
 from ..verdict_rules import DialogueContext, Withhold, dialogue_context, phrase_polarity, typed_dialogue
 from .base import CheckKind, GradingContext
 
@@ -60,20 +60,11 @@ class _Said:
         """Short text leaves of the tool results and records (names, addresses), lower-cased; the ``skip`` columns left out."""
         if self._texts is None:
             out: list[str] = []
-
-            def walk(x: Any, key: str = "") -> None:
-                if isinstance(x, dict):
-                    for k, v in x.items():
-                        walk(v, str(k))
-                elif isinstance(x, (list, tuple)):
-                    for v in x:
-                        walk(v, key)
-                elif isinstance(x, str) and key not in self.skip and re.search(r"[^\W\d_]", x) and re.search(r"\d", x):
+            for key, x in keyed_leaves([self.ctx.tool_results, self.ctx.state_records]):
+                if isinstance(x, str) and key not in self.skip and re.search(r"[^\W\d_]", x) and re.search(r"\d", x):
                     text = " ".join(x.lower().split())
                     if len(text) <= _NAME_LENGTH:
                         out.append(text)
-
-            walk([self.ctx.tool_results, self.ctx.state_records])
             self._texts = out
         return self._texts
 
