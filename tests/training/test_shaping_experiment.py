@@ -122,6 +122,10 @@ def test_a_bad_config_is_refused_by_key_before_anything_runs(shaping, tmp_path, 
     ramp = {**data, "arms": [{"name": "c", "shaping": "checks", "verdict_share": [0.2, 1.5]}]}
     with pytest.raises(shaping.ConfigError, match="verdict_share must be a number in"):
         shaping.parse_config(ramp)
+    with pytest.raises(shaping.ConfigError, match="warm_start.shared must be true or false, got 'maybe'"):
+        shaping.parse_config(shaping.apply_overrides(data, ["warm_start.shared=maybe"]))
+    with pytest.raises(shaping.ConfigError, match="warm_start.lr_scheduler_type must be one of .*'cosine'.*got 'wavy'"):
+        shaping.parse_config(shaping.apply_overrides(data, ["warm_start.lr_scheduler_type=wavy"]))
     with pytest.raises(SystemExit):
         shaping.main(["--config", str(CPU_CONFIG), "--out", str(tmp_path / "o"), "--arms", "nope"])
     assert "no arms named ['nope']" in capsys.readouterr().err

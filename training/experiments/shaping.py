@@ -210,6 +210,13 @@ def _validate(cfg: ExperimentConfig) -> None:
                if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0}
         if bad:
             raise ConfigError(f"arm '{arm.name}': check weights must be non-negative numbers, got {bad}")
+    for key, value in (("model.split_values", cfg.model.split_values), ("warm_start.shared", cfg.warm_start.shared),
+                       ("warm_start.assistant_only_loss", cfg.warm_start.assistant_only_loss)):
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key} must be true or false, got {value!r}")
+    schedules = _lr_schedules()
+    if cfg.warm_start.lr_scheduler_type not in schedules:
+        raise ConfigError(f"warm_start.lr_scheduler_type must be one of {schedules}, got {cfg.warm_start.lr_scheduler_type!r}")
     if not cfg.seeds or len(set(cfg.seeds)) != len(cfg.seeds):
         raise ConfigError(f"seeds: give distinct seeds, got {cfg.seeds}")
     if cfg.grpo.per_device_train_batch_size % cfg.grpo.num_generations:
@@ -218,6 +225,13 @@ def _validate(cfg: ExperimentConfig) -> None:
         raise ConfigError("eval.every and grpo.max_steps must be >= 1")
     if cfg.eval.heldout_variants_per_family < 1 and not cfg.eval.test_tasks:
         raise ConfigError("eval: nothing to evaluate (no held-out variants, no test tasks)")
+
+
+def _lr_schedules() -> list[str]:
+    """The learning-rate schedules transformers knows (the warm start's SFTConfig takes one by name)."""
+    from transformers import SchedulerType
+
+    return [t.value for t in SchedulerType]
 
 
 def load_config(path: str | Path) -> ExperimentConfig:
