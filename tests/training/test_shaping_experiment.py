@@ -124,6 +124,10 @@ def test_a_bad_config_is_refused_by_key_before_anything_runs(shaping, tmp_path, 
         shaping.parse_config(ramp)
     with pytest.raises(shaping.ConfigError, match="warm_start.shared must be true or false, got 'maybe'"):
         shaping.parse_config(shaping.apply_overrides(data, ["warm_start.shared=maybe"]))
+    with pytest.raises(shaping.ConfigError, match=r"model.value_pieces must be one of \['whole', 'characters', 'chunks'\], got 'bytes'"):
+        shaping.parse_config(shaping.apply_overrides(data, ["model.value_pieces=bytes"]))
+    with pytest.raises(shaping.ConfigError, match="warm_start.induction_steps must be a whole number >= 0, got -3"):
+        shaping.parse_config(shaping.apply_overrides(data, ["warm_start.induction_steps=-3"]))
     with pytest.raises(shaping.ConfigError, match="warm_start.lr_scheduler_type must be one of .*'cosine'.*got 'wavy'"):
         shaping.parse_config(shaping.apply_overrides(data, ["warm_start.lr_scheduler_type=wavy"]))
     with pytest.raises(SystemExit):
@@ -136,7 +140,8 @@ def test_a_bad_config_is_refused_by_key_before_anything_runs(shaping, tmp_path, 
 def test_a_shared_warm_start_is_trained_once_and_every_seed_starts_from_it(tmp_path):
     script = ROOT / "training" / "experiments" / "shaping.py"
     tiny = [item for item in TINY if not item.startswith("seeds=")]
-    args = ["--set", *tiny, "seeds=[0, 1]", "warm_start.shared=true", "grpo.max_steps=1", "eval.every=1"]
+    args = ["--set", *tiny, "seeds=[0, 1]", "warm_start.shared=true", "grpo.max_steps=1", "eval.every=1",
+            "warm_start.induction_steps=2", "warm_start.induction_batch_size=2"]
     proc = subprocess.run([sys.executable, str(script), "--config", str(CPU_CONFIG), "--out", str(tmp_path),
                            "--arms", "verdict", *args], capture_output=True, text=True, cwd=ROOT, timeout=540)
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -144,12 +149,16 @@ def test_a_shared_warm_start_is_trained_once_and_every_seed_starts_from_it(tmp_p
     assert sorted(p.name for p in (tmp_path / "warm").iterdir()) == ["seed0"]
     warm = saved["warm_start"]
     assert warm["0"]["warm_seed"] == warm["1"]["warm_seed"] == 0 and warm["0"]["metrics"] == warm["1"]["metrics"]
+    # the induction stage ran once, before the conversations, and its copy accuracy is kept
+    assert [r["step"] for r in warm["0"]["induction"]] == [1, 2] == [r["step"] for r in warm["1"]["induction"]]
+    assert all(0 <= r["copy"]["tokens"] <= 1 for r in warm["0"]["induction"])
     for seed in ("0", "1"):
         run = saved["arms"]["verdict"]["seeds"][seed]
         assert [h["step"] for h in run["train"]] == [1] and [e["step"] for e in run["evals"]] == [0, 1]
     # a rerun with the same settings reuses the model, whether or not it is shared
     again = subprocess.run([sys.executable, str(script), "--config", str(CPU_CONFIG), "--out", str(tmp_path),
-                            "--arms", "verdict", "--set", *tiny, "seeds=[0]", "grpo.max_steps=1", "eval.every=1"],
+                            "--arms", "verdict", "--set", *tiny, "seeds=[0]", "grpo.max_steps=1", "eval.every=1",
+                             "warm_start.induction_steps=2", "warm_start.induction_batch_size=2"],
                            capture_output=True, text=True, cwd=ROOT, timeout=540)
     assert again.returncode == 0, again.stderr[-4000:]
     assert json.loads((tmp_path / "results.json").read_text())["warm_start"]["0"]["reused"] is True

@@ -42,23 +42,34 @@ def qwen3_chat_templates() -> tuple[str, str]:
 _VALUE = r"(?=[A-Za-z0-9._@+-]*[0-9])[A-Za-z0-9_@+-]+(?:\.[A-Za-z0-9_@+-]+)*"
 
 
-# split_values: every character of a value up to its last digit is a piece of its own (digits
-# anywhere too), so a value never seen in training is the same kind of sequence of well-trained
-# tokens as every value that was ("@example.net" after the digits stays whole).
-_VALUE_CHARACTER = r"[A-Za-z0-9._@+-](?=[A-Za-z0-9._@+-]*[0-9])|[0-9]"
+# How the characters of a value are cut into pieces before BPE merges them (train_tokenizer):
+# - "whole": the value is one piece; merges fitted to the warm start can make a seen value one token,
+#   so an unseen value is a string of pieces the model has rarely seen.
+# - "characters": every character up to the value's last digit is a piece; unseen values are made of
+#   trained tokens, but a digit token recurs all over a conversation, so copying a value by matching
+#   the token before it (what an induction head does) is ambiguous at every step.
+# - "chunks": letter runs, digit groups of up to three and single punctuation marks, as the
+#   tokenizers of pretrained models cut numbers; pieces are trained, sequences are a third shorter
+#   than with characters, and a chunk rarely recurs in one conversation outside the value it is part of.
+VALUE_PIECES = ("whole", "characters", "chunks")
+_IN_VALUE = r"(?=[A-Za-z0-9._@+-]*[0-9])"  # followed, within the value, by a digit
+_PIECE_OF_VALUE = {
+    "characters": rf"[A-Za-z0-9._@+-]{_IN_VALUE}|[0-9]",
+    "chunks": rf"[A-Za-z]+{_IN_VALUE}|[0-9]{{1,3}}|[._@+-]{_IN_VALUE}",
+}
 
 
-def _byte_level_bpe(split_values: bool = False) -> Any:
+def _byte_level_bpe(value_pieces: str = "whole") -> Any:
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 
+    if value_pieces not in VALUE_PIECES:
+        raise ValueError(f"value_pieces must be one of {VALUE_PIECES}, got {value_pieces!r}")
     tok = Tokenizer(models.BPE())
     # apart from values, no word splitting: merges may span spaces and punctuation, so the repeated
     # JSON of tool schemas and results compresses into few tokens and a tiny model trains on short sequences.
-    # With split_values, copying an unseen value is copying a short sequence of trained tokens, not
-    # emitting a token merged from the training values that the new value does not contain.
     steps: list[Any] = [pre_tokenizers.Split(Regex(_VALUE), behavior="isolated")]
-    if split_values:
-        steps.append(pre_tokenizers.Split(Regex(_VALUE_CHARACTER), behavior="isolated"))
+    if value_pieces in _PIECE_OF_VALUE:
+        steps.append(pre_tokenizers.Split(Regex(_PIECE_OF_VALUE[value_pieces]), behavior="isolated"))
     steps.append(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False))
     tok.pre_tokenizer = pre_tokenizers.Sequence(steps)
     tok.decoder = decoders.ByteLevel()
@@ -88,11 +99,14 @@ def render_conversations(rows: list[dict[str, Any]]) -> list[str]:
     return texts
 
 
-def train_tokenizer(texts: list[str], vocab_size: int = 2000, split_values: bool = False) -> Any:
-    """A byte-level BPE tokenizer with Qwen3's special tokens and chat template, trained on ``texts``."""
+def train_tokenizer(texts: list[str], vocab_size: int = 2000, value_pieces: str = "whole") -> Any:
+    """A byte-level BPE tokenizer with Qwen3's special tokens and chat template, trained on ``texts``.
+
+    ``value_pieces`` (one of ``VALUE_PIECES``) says how values (runs holding a digit) are cut.
+    """
     from tokenizers import pre_tokenizers, trainers
 
-    bpe = _byte_level_bpe(split_values)
+    bpe = _byte_level_bpe(value_pieces)
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     bpe.train_from_iterator(texts, trainer)

@@ -78,9 +78,10 @@ class ModelConfig:
     heads: int = 4
     kv_heads: int = 2
     vocab: int = 4000
-    # every character of a value a token of its own (tiny_qwen.train_tokenizer): an unseen email or id
-    # is then a sequence of trained tokens rather than pieces the fitted vocabulary happened to merge
-    split_values: bool = False
+    # how values are cut into tokens (tiny_qwen.VALUE_PIECES): "whole" lets the fitted vocabulary merge
+    # values it saw, so an unseen email or id is made of rarely trained pieces; "characters" and
+    # "chunks" make every value a sequence of trained tokens
+    value_pieces: str = "whole"
 
 
 @dataclass
@@ -100,6 +101,13 @@ class WarmStartConfig:
     # sampling and data order), which is what the arms are compared on, and a warm start that costs
     # more than all the arm runs together is paid once
     shared: bool = False
+    # steps on random token sequences with a repeated stretch before the conversations (copy_probe.py):
+    # a model built from scratch has no induction circuit, the part of a pretrained model that copies
+    # what came before, and conversations alone hold too few copies to grow one in a short run
+    induction_steps: int = 0
+    induction_batch_size: int = 32
+    induction_learning_rate: float = 1e-3
+    induction_vocab: int = 500  # drawn from this many of the lowest token ids (0: all)
 
 
 @dataclass
@@ -210,10 +218,21 @@ def _validate(cfg: ExperimentConfig) -> None:
                if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0}
         if bad:
             raise ConfigError(f"arm '{arm.name}': check weights must be non-negative numbers, got {bad}")
-    for key, value in (("model.split_values", cfg.model.split_values), ("warm_start.shared", cfg.warm_start.shared),
+    from thinkingbox_env.integrations.tiny_qwen import VALUE_PIECES
+
+    if cfg.model.value_pieces not in VALUE_PIECES:
+        raise ConfigError(f"model.value_pieces must be one of {list(VALUE_PIECES)}, got {cfg.model.value_pieces!r}")
+    for key, value in (("warm_start.shared", cfg.warm_start.shared),
                        ("warm_start.assistant_only_loss", cfg.warm_start.assistant_only_loss)):
         if not isinstance(value, bool):
             raise ConfigError(f"{key} must be true or false, got {value!r}")
+    ws = cfg.warm_start
+    for key, value in (("induction_steps", ws.induction_steps), ("induction_batch_size", ws.induction_batch_size),
+                       ("induction_vocab", ws.induction_vocab)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ConfigError(f"warm_start.{key} must be a whole number >= 0, got {value!r}")
+    if ws.induction_steps and ws.induction_batch_size < 1:
+        raise ConfigError("warm_start.induction_batch_size must be >= 1 when induction_steps is set")
     schedules = _lr_schedules()
     if cfg.warm_start.lr_scheduler_type not in schedules:
         raise ConfigError(f"warm_start.lr_scheduler_type must be one of {schedules}, got {cfg.warm_start.lr_scheduler_type!r}")
@@ -331,7 +350,7 @@ def build_base_model(cfg: ExperimentConfig, folder: Path) -> Path:
     corpus = build_sft_dataset([cfg.domain], cfg.warm_start.variants_per_family, cfg.warm_start.seed,
                                {cfg.domain: list(cfg.families)}, cfg.include_policy, cfg.tools or None)
     tokenizer = train_tokenizer(render_conversations(list(corpus)), vocab_size=cfg.model.vocab,
-                                split_values=cfg.model.split_values)
+                                value_pieces=cfg.model.value_pieces)
     model = tiny_qwen3(tokenizer, hidden_size=cfg.model.hidden, num_layers=cfg.model.layers, num_heads=cfg.model.heads,
                        num_kv_heads=cfg.model.kv_heads)
     model.save_pretrained(folder)
@@ -360,6 +379,17 @@ def warm_start(cfg: ExperimentConfig, base: Path, out: Path, seed: int) -> Path:
     model = AutoModelForCausalLM.from_pretrained(base)
     tokenizer = AutoTokenizer.from_pretrained(base)
     args = GRPOConfig(**_trl_common(out / "trainer", seed))
+    ws = cfg.warm_start
+    if ws.induction_steps:
+        import copy_probe
+
+        if _cuda():
+            model.to("cuda")
+        records = copy_probe.induction_stage(model, tokenizer, ws.induction_steps, ws.induction_batch_size,
+                                             ws.induction_learning_rate, ws.induction_vocab, seed,
+                                             every=max(1, ws.induction_steps // 10))
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "induction.json").write_text(json.dumps(records, indent=1), encoding="utf-8")
     model = grpo.warm_start(tb_arguments(cfg), args, model, tokenizer, None)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
@@ -553,7 +583,7 @@ def _run(cfg: ExperimentConfig, out: Path, config_path: str | None = None) -> di
         step0, warm_seconds, reused = done[warm_seed]
         warm = warm_dir
         results["warm_start"][str(seed)] = {"seconds": warm_seconds, "metrics": step0, "reused": reused,
-                                            "warm_seed": warm_seed}
+                                            "warm_seed": warm_seed, "induction": _induction_records(warm_dir)}
         log.info("seed %d: warm start %.0fs%s; held-out pass@1 %s", seed, warm_seconds, " (reused)" if reused else "",
                  step0.get("heldout", {}).get("pass1", {}).get("value"))
         for arm in cfg.arms:
@@ -584,6 +614,12 @@ def _warm_start_once(cfg: ExperimentConfig, base: Path, warm_dir: Path, seed: in
         {"key": _warm_key(cfg, seed), "seconds": warm_seconds, "eval_key": _eval_key(cfg), "metrics": step0},
         default=str), encoding="utf-8")
     return step0, warm_seconds, reused
+
+
+def _induction_records(warm_dir: Path) -> list[dict[str, Any]]:
+    """The induction stage's copy accuracy as it trained (empty without one)."""
+    path = warm_dir / "induction.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
 
 
 def _warm_key(cfg: ExperimentConfig, seed: int) -> dict[str, Any]:
