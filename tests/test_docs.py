@@ -58,6 +58,9 @@ NEEDS = {
                     "through training/grpo.py on the same tiny model",
     "experiment": "the shaping experiment takes up to an hour on CPU (a GPU for its GPU config); "
                   "tests/training/test_shaping_experiment.py runs its machinery for two steps per arm on a tiny model",
+    "experiment_folder": "reads the folder a finished shaping run wrote; the shaping tests run shaping_report on the "
+                         "folder of their two-step run",
+    "probe": "the copy probe trains for minutes; tests/training/test_copy_probe.py runs both of its modes on tiny models",
     "tbbench": "needs the Thinkingbox-bench data repository and its tool servers (docs/tbbench.md)",
 }
 # first match wins: (pattern, why it is skipped) or (pattern, None) for a command that runs
@@ -71,6 +74,8 @@ RULES: list[tuple[str, str | None]] = [
     (r"^python training/grpo\.py --config training/configs/tiny_cpu\.yaml", NEEDS["cpu_training"]),
     (r"^python training/grpo\.py", NEEDS["training"]),
     (r"^python training/experiments/shaping\.py", NEEDS["experiment"]),
+    (r"^python training/experiments/shaping_report\.py", NEEDS["experiment_folder"]),
+    (r"^python training/experiments/copy_probe\.py", NEEDS["probe"]),
     (r"^python -m thinkingbox_env\.integrations\.tiny_qwen ", None),
     (r"^(thinkingbox serve|curl )", NEEDS["server"]),
     (r"^thinkingbox (list|run|validate|freeze|eval|agg|compare|report|show)\b", None),

@@ -41,9 +41,14 @@ def test_an_induction_sequence_marks_exactly_the_predictable_part_of_its_repeat(
 
 
 def test_the_induction_measurement_trains_and_records_copy_accuracy(probe, tmp_path):
+    import torch
+
     out = tmp_path / "induction.json"
+    threads, state = torch.get_num_threads(), torch.random.get_rng_state()
     assert probe.main(["induction", "--hidden", "32", "--layers", "1", "--vocab", "40", "--steps", "2", "--every", "1",
                        "--batch", "4", "--out", str(out)]) == 0
+    # the process keeps its thread count and random state (later training in the same process depends on them)
+    assert torch.get_num_threads() == threads and torch.equal(torch.random.get_rng_state(), state)
     records = json.loads(out.read_text())["records"]
     assert [r["step"] for r in records] == [1, 2]
     for r in records:

@@ -26,17 +26,20 @@ ROOT = Path(__file__).resolve().parents[2]
 CPU_CONFIG = ROOT / "training" / "experiments" / "shaping_cpu.yaml"
 
 
-@pytest.fixture(scope="module")
-def shaping():
+def _load(name: str):
     import importlib.util
-    import sys
 
-    path = ROOT / "training" / "experiments" / "shaping.py"
-    spec = importlib.util.spec_from_file_location("thinkingbox_training_shaping", path)
+    path = ROOT / "training" / "experiments" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"thinkingbox_training_{name}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def shaping():
+    return _load("shaping")
 
 
 def _tiny(shaping):
@@ -109,6 +112,18 @@ def test_every_arm_trains_two_steps_logs_its_components_and_the_run_writes_json_
     assert plots == {"pass1.png", "checks_heldout.png", "checks_test.png", "checks_seen.png", "training.png"}
     for name in plots:
         assert (tmp_path / "plots" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # each check's difference to the verdict arm, per task; the report rebuilds the same from the kept rows
+    per_check = saved["summary"]["final"]["checks"]["heldout"]["checks_minus_verdict"]
+    assert "effect:tickets:update" in per_check and per_check["effect:tickets:update"]["tasks"] == 1
+    assert all(set(v) == {"mean", "ci95", "tasks"} and -1 <= v["mean"] <= 1 for v in per_check.values())
+    report = _load("shaping_report")
+    for ev in saved["arms"]["checks"]["seeds"]["0"]["evals"]:
+        for split in ("heldout", "test", "seen"):
+            del ev[split]["per_task_checks"]  # as a run written before the field existed
+    (tmp_path / "results.json").write_text(json.dumps(saved))
+    assert report.main([str(tmp_path), "--rows"]) == 0
+    rebuilt = json.loads((tmp_path / "results.json").read_text())["summary"]["final"]["checks"]["heldout"]
+    assert rebuilt["checks_minus_verdict"] == per_check
 
 
 def test_a_bad_config_is_refused_by_key_before_anything_runs(shaping, tmp_path, capsys):

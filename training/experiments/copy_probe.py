@@ -147,7 +147,6 @@ def run_induction(args: argparse.Namespace) -> list[dict[str, Any]]:
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
-    torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     config = Qwen3Config(vocab_size=args.vocab + 1, hidden_size=args.hidden, intermediate_size=2 * args.hidden,
                          num_hidden_layers=args.layers, num_attention_heads=args.heads, num_key_value_heads=args.kv_heads,
@@ -174,7 +173,7 @@ def run_conversations(args: argparse.Namespace) -> list[dict[str, Any]]:
     from thinkingbox_env.integrations.trl import build_sft_dataset
 
     cfg = shaping.load_config(args.config)
-    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
     with tempfile.TemporaryDirectory() as folder:
         base = shaping.build_base_model(cfg, Path(folder))
         model = AutoModelForCausalLM.from_pretrained(base)
@@ -236,13 +235,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=int, default=100, help="measure every N steps")
     parser.add_argument("--heldout", type=int, default=32, help="conversations: held-out (and seen) conversations measured")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: as the process has them)")
     parser.add_argument("--out", help="write the measurements to this JSON file")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.mode == "induction" and args.steps < 1:
         parser.error("induction: give --steps")
-    records = run_induction(args) if args.mode == "induction" else run_conversations(args)
+    import torch
+
+    # the thread count and the random state are the process's: a caller (a test run, a notebook) gets them back.
+    # torch's thread pool is touched only when asked: even setting the count it already has changes the
+    # numerics of later work in the process
+    previous = torch.get_num_threads()
+    with torch.random.fork_rng(devices=[]):
+        if args.threads and args.threads != previous:
+            torch.set_num_threads(args.threads)
+        try:
+            records = run_induction(args) if args.mode == "induction" else run_conversations(args)
+        finally:
+            if torch.get_num_threads() != previous:
+                torch.set_num_threads(previous)
     if args.out:
         Path(args.out).write_text(json.dumps({"args": vars(args), "records": records}, indent=1), encoding="utf-8")
     return 0

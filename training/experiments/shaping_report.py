@@ -131,12 +131,16 @@ def split_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
     outcomes = task_outcomes(rows)
     checks: dict[str, list[bool]] = {}
     kinds: dict[str, list[bool]] = {}
+    per_task_checks: dict[str, dict[str, list[int]]] = {}  # task -> check -> [passed, graded]
     for row in ok:
         for d in row.get("check_details") or []:
             if d.get("passed") is None:
                 continue
             checks.setdefault(check_family(d["name"]), []).append(bool(d["passed"]))
             kinds.setdefault(d["kind"], []).append(bool(d["passed"]))
+            tally = per_task_checks.setdefault(row["task_id"], {}).setdefault(check_family(d["name"]), [0, 0])
+            tally[0] += bool(d["passed"])
+            tally[1] += 1
     closings = [final_agent_text(r) for r in ok]
     golden = [len(words(golden_reply(r["task_id"]))) for r in ok]
     long = [len(words(c)) > LONG_CLOSING_FACTOR * max(1, g) for c, g in zip(closings, golden)]
@@ -151,6 +155,7 @@ def split_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "pass1": pass_at_1(outcomes.values()),
         "per_task": {t: [o.c, o.n] for t, o in outcomes.items()},
+        "per_task_checks": per_task_checks,
         "checks": {k: float(np.mean(v)) for k, v in sorted(checks.items())},
         "check_kinds": {k: float(np.mean(v)) for k, v in sorted(kinds.items())},
         "tokens_per_episode": float(np.mean(tokens)) if tokens else 0.0,
@@ -235,6 +240,8 @@ def aggregate(results: dict[str, Any]) -> dict[str, Any]:
             for split in splits:
                 final[name][split]["minus_verdict"] = _paired(results["arms"][baseline]["seeds"],
                                                               results["arms"][name]["seeds"], split)
+                final[name][split]["checks_minus_verdict"] = _paired_checks(results["arms"][baseline]["seeds"],
+                                                                            results["arms"][name]["seeds"], split)
     return {"curves": curves, "final": final}
 
 
@@ -250,6 +257,41 @@ def _paired(base: dict[str, Any], other: dict[str, Any], split: str) -> dict[str
     diffs = np.array([b[t][0] / b[t][1] - a[t][0] / a[t][1] for t in tasks])
     lo, hi = bootstrap_mean_interval(diffs)
     return {"mean": float(diffs.mean()), "ci95": [lo, hi], "tasks": len(tasks)}
+
+
+def _last_step(seeds: dict[str, Any]) -> int:
+    return min(max(int(e["step"]) for e in run["evals"]) for run in seeds.values())
+
+
+def _pooled_checks(seeds: dict[str, Any], split: str, step: int) -> dict[str, dict[str, list[int]]]:
+    """Per check and task, passes and graded runs pooled over the seeds' evaluations at ``step``."""
+    pooled: dict[str, dict[str, list[int]]] = {}
+    for run in seeds.values():
+        for ev in run["evals"]:
+            if int(ev["step"]) == step and split in ev:
+                for task, checks in (ev[split].get("per_task_checks") or {}).items():
+                    for check, (passed, graded) in checks.items():
+                        acc = pooled.setdefault(check, {}).setdefault(task, [0, 0])
+                        acc[0] += passed
+                        acc[1] += graded
+    return pooled
+
+
+def _paired_checks(base: dict[str, Any], other: dict[str, Any], split: str) -> dict[str, Any]:
+    """Each check's pass-rate difference at the last step, per task pooled over seeds, with a bootstrap interval over tasks.
+
+    Only tasks graded on the check in both arms count: a check a run never reached says nothing.
+    """
+    a, b = _pooled_checks(base, split, _last_step(base)), _pooled_checks(other, split, _last_step(other))
+    out: dict[str, Any] = {}
+    for check in sorted(set(a) & set(b)):
+        tasks = sorted(set(a[check]) & set(b[check]))
+        if not tasks:
+            continue
+        diffs = np.array([b[check][t][0] / b[check][t][1] - a[check][t][0] / a[check][t][1] for t in tasks])
+        lo, hi = bootstrap_mean_interval(diffs)
+        out[check] = {"mean": float(diffs.mean()), "ci95": [lo, hi], "tasks": len(tasks)}
+    return out
 
 
 def _train_curves(seeds: dict[str, Any]) -> dict[str, Any]:
@@ -356,6 +398,24 @@ def _save(fig: Any, path: Path) -> str:
     return str(path)
 
 
+def remeasure(results: dict[str, Any], out: Path) -> None:
+    """Recompute each evaluation's split metrics from the rows the run kept (step 0: the warm start's)."""
+    from thinkingbox_env.eval.runner import read_rows
+
+    for name, arm in results["arms"].items():
+        for seed, run in arm["seeds"].items():
+            warm_seed = (results.get("warm_start", {}).get(seed) or {}).get("warm_seed", seed)
+            for ev in run["evals"]:
+                step = int(ev["step"])
+                folder = out / "warm" / f"seed{warm_seed}" / "eval" if step == 0 else \
+                    out / "arms" / name / f"seed{seed}" / f"eval_step{step}"
+                for split in [k for k in ev if k != "step"]:
+                    path = folder / f"{split}.jsonl"
+                    if not path.is_file():
+                        raise FileNotFoundError(f"arm {name} seed {seed} step {step}: no evaluation rows at {path}")
+                    ev[split] = split_metrics(list(read_rows(path)))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Recompute the summary and redraw the plots of a finished (or partly finished) run folder."""
     import argparse
@@ -363,11 +423,16 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description="Recompute summary and plots of a shaping run from its results.json.")
     parser.add_argument("out", help="the run folder (holds results.json)")
+    parser.add_argument("--rows", action="store_true",
+                        help="recompute every evaluation's metrics from its evaluation rows in the folder first "
+                             "(a run written by an older version of this script gains the newer metrics)")
     args = parser.parse_args(argv)
     path = Path(args.out) / "results.json"
     if not path.is_file():
         parser.error(f"no results.json in {args.out}")
     results = json.loads(path.read_text(encoding="utf-8"))
+    if args.rows:
+        remeasure(results, Path(args.out))
     done = {name: {"seeds": arm["seeds"]} for name, arm in results["arms"].items() if arm["seeds"]}
     results["arms"] = done
     results["summary"] = aggregate(results)
