@@ -55,6 +55,8 @@ def test_the_induction_measurement_trains_and_records_copy_accuracy(probe, tmp_p
         assert r["stage"] == "induction" and 0 <= r["copy"]["tokens"] <= 1 and r["loss"] > 0
     with pytest.raises(SystemExit):
         probe.main(["induction"])
+    with pytest.raises(SystemExit):
+        probe.main(["induction", "--steps", "2", "--every", "0"])
 
 
 @pytest.mark.timeout(300)

@@ -174,15 +174,14 @@ def run_conversations(args: argparse.Namespace) -> list[dict[str, Any]]:
 
     cfg = shaping.load_config(args.config)
     torch.manual_seed(args.seed)
+    conversations = shaping.warm_start_conversations(cfg)
     with tempfile.TemporaryDirectory() as folder:
-        base = shaping.build_base_model(cfg, Path(folder))
+        base = shaping.build_base_model(cfg, Path(folder), conversations)
         model = AutoModelForCausalLM.from_pretrained(base)
         tokenizer = AutoTokenizer.from_pretrained(base)
     tokenizer.chat_template = shaping._grpo_module()._training_template(tokenizer) or tokenizer.chat_template
-    families = {cfg.domain: list(cfg.families)}
 
-    def encode(seed: int, n: int) -> list[tuple[list[int], list[int]]]:
-        rows = build_sft_dataset([cfg.domain], n, seed, families, cfg.include_policy, cfg.tools or None)
+    def encode(rows: Any) -> list[tuple[list[int], list[int]]]:
         out = []
         for row in rows:
             enc: Any = tokenizer.apply_chat_template(row["messages"], tools=json.loads(row["tools"]), tokenize=True,
@@ -190,9 +189,11 @@ def run_conversations(args: argparse.Namespace) -> list[dict[str, Any]]:
             out.append((list(enc["input_ids"]), list(enc["assistant_masks"])))
         return out
 
-    train = encode(cfg.warm_start.seed, cfg.warm_start.variants_per_family)
+    train = encode(conversations)
     trained = {tuple(ids) for ids, _ in train}
-    heldout = [row for row in encode(cfg.eval.heldout_seed, args.heldout) if tuple(row[0]) not in trained]
+    heldout_rows = build_sft_dataset([cfg.domain], args.heldout, cfg.eval.heldout_seed, {cfg.domain: list(cfg.families)},
+                                     cfg.include_policy, cfg.tools or None)
+    heldout = [row for row in encode(heldout_rows) if tuple(row[0]) not in trained]
     seen = train[:args.heldout]
     digit = torch.tensor([any(ch.isdigit() for ch in tokenizer.decode([i])) for i in range(len(tokenizer))])
     pad = tokenizer.pad_token_id
@@ -241,6 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.mode == "induction" and args.steps < 1:
         parser.error("induction: give --steps")
+    for name in ("every", "batch", "heldout"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1, got {getattr(args, name)}")
     import torch
 
     # the thread count and the random state are the process's: a caller (a test run, a notebook) gets them back.

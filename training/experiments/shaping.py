@@ -342,13 +342,22 @@ def frozen_test_ids(cfg: ExperimentConfig) -> list[str]:
 # --------------------------------------------------------------------------- model
 
 
-def build_base_model(cfg: ExperimentConfig, folder: Path) -> Path:
-    """A random-init Qwen3 and a tokenizer fitted to the warm-start conversations (held-out tasks are not seen)."""
-    from thinkingbox_env.integrations.tiny_qwen import render_conversations, tiny_qwen3, train_tokenizer
+def warm_start_conversations(cfg: ExperimentConfig) -> Any:
+    """The oracle conversations of the warm start's train variants (SFT rows: ``messages`` and JSON ``tools``)."""
     from thinkingbox_env.integrations.trl import build_sft_dataset
 
-    corpus = build_sft_dataset([cfg.domain], cfg.warm_start.variants_per_family, cfg.warm_start.seed,
-                               {cfg.domain: list(cfg.families)}, cfg.include_policy, cfg.tools or None)
+    return build_sft_dataset([cfg.domain], cfg.warm_start.variants_per_family, cfg.warm_start.seed,
+                             {cfg.domain: list(cfg.families)}, cfg.include_policy, cfg.tools or None)
+
+
+def build_base_model(cfg: ExperimentConfig, folder: Path, corpus: Any = None) -> Path:
+    """A random-init Qwen3 and a tokenizer fitted to the warm-start conversations (held-out tasks are not seen).
+
+    ``corpus``: those conversations when the caller already has them.
+    """
+    from thinkingbox_env.integrations.tiny_qwen import render_conversations, tiny_qwen3, train_tokenizer
+
+    corpus = warm_start_conversations(cfg) if corpus is None else corpus
     tokenizer = train_tokenizer(render_conversations(list(corpus)), vocab_size=cfg.model.vocab,
                                 value_pieces=cfg.model.value_pieces)
     model = tiny_qwen3(tokenizer, hidden_size=cfg.model.hidden, num_layers=cfg.model.layers, num_heads=cfg.model.heads,
@@ -380,6 +389,7 @@ def warm_start(cfg: ExperimentConfig, base: Path, out: Path, seed: int) -> Path:
     tokenizer = AutoTokenizer.from_pretrained(base)
     args = GRPOConfig(**_trl_common(out / "trainer", seed))
     ws = cfg.warm_start
+    (out / "induction.json").unlink(missing_ok=True)  # a model trained before in this folder may have had one
     if ws.induction_steps:
         import copy_probe
 

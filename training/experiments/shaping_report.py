@@ -212,7 +212,7 @@ def aggregate(results: dict[str, Any]) -> dict[str, Any]:
             continue
         curves[name] = {}
         final[name] = {}
-        last = min(max(int(e["step"]) for e in run["evals"]) for run in seeds.values())
+        last = _last_step(seeds)
         for split in splits:
             checks = sorted({c for run in seeds.values() for ev in run["evals"] for c in ev.get(split, {}).get("checks", {})})
             curves[name][split] = {
@@ -247,13 +247,15 @@ def aggregate(results: dict[str, Any]) -> dict[str, Any]:
 
 def _paired(base: dict[str, Any], other: dict[str, Any], split: str) -> dict[str, Any]:
     """pass@1 difference at the last step, per task pooled over seeds, with a bootstrap interval over tasks."""
-    def last(seeds: dict[str, Any]) -> int:
-        return min(max(int(e["step"]) for e in run["evals"]) for run in seeds.values())
+    a, b = _pooled(base, split, _last_step(base)), _pooled(other, split, _last_step(other))
+    return _difference(a, b) or {"tasks": 0}
 
-    a, b = _pooled(base, split, last(base)), _pooled(other, split, last(other))
+
+def _difference(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any] | None:
+    """Mean over the tasks both hold of b's rate minus a's ([passed, runs] per task), with a bootstrap interval."""
     tasks = sorted(set(a) & set(b))
     if not tasks:
-        return {"tasks": 0}
+        return None
     diffs = np.array([b[t][0] / b[t][1] - a[t][0] / a[t][1] for t in tasks])
     lo, hi = bootstrap_mean_interval(diffs)
     return {"mean": float(diffs.mean()), "ci95": [lo, hi], "tasks": len(tasks)}
@@ -285,12 +287,9 @@ def _paired_checks(base: dict[str, Any], other: dict[str, Any], split: str) -> d
     a, b = _pooled_checks(base, split, _last_step(base)), _pooled_checks(other, split, _last_step(other))
     out: dict[str, Any] = {}
     for check in sorted(set(a) & set(b)):
-        tasks = sorted(set(a[check]) & set(b[check]))
-        if not tasks:
-            continue
-        diffs = np.array([b[check][t][0] / b[check][t][1] - a[check][t][0] / a[check][t][1] for t in tasks])
-        lo, hi = bootstrap_mean_interval(diffs)
-        out[check] = {"mean": float(diffs.mean()), "ci95": [lo, hi], "tasks": len(tasks)}
+        difference = _difference(a[check], b[check])
+        if difference is not None:
+            out[check] = difference
     return out
 
 
