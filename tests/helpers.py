@@ -19,6 +19,24 @@ def state_hash(env) -> str:
     return canonical_hash(env.unwrapped.state)
 
 
+def template_tables_in_duckdb(template, order_by_key: bool = False) -> dict[str, list[tuple]]:
+    """Each patched table of a task template as an episode's DuckDB copy holds it (stored order unless by key).
+
+    A template built in Python exists in DuckDB only as such copies: this is what every
+    read that reaches DuckDB sees.
+    """
+    state = template.new_episode()
+    try:
+        out = {}
+        for table in sorted(template.tables):
+            state.materialize(table)
+            order = f" ORDER BY {', '.join(template.domain.tables[table].primary_key)}" if order_by_key else ""
+            out[table] = state.cursor.execute(f"SELECT * FROM {state.schema}.{table}{order}").fetchall()
+        return out
+    finally:
+        state.close()
+
+
 ST004_TOOLS = ["get_customer_profile", "search_tickets", "get_shipment", "update_ticket"]
 
 

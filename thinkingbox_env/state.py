@@ -6,7 +6,9 @@ by schemas:
 
 * ``d_<domain>``: the domain template (schema + seed rows), built once per process;
 * ``t_<n>``: a task template, holding only the tables the task's patch touches (plain copies
-  of the domain's tables, patched, with the domain's constraints checked on the patched rows);
+  of the domain's tables, patched, with the domain's constraints checked on the patched rows).
+  Where Python can apply the patch exactly as DuckDB would, the template's rows are computed
+  in Python and the schema is created only when a second episode needs one of its tables;
 * ``e_<n>``: one per episode, created only when the episode first needs DuckDB.
 
 An episode's state is the task template plus a per-table overlay kept in Python:
@@ -20,8 +22,9 @@ exact content of every table it names (template schema plus overlay, interned to
 number). A read or a write whose key was seen before is answered from the memo, with
 no DuckDB round trip; the write's returned rows still go into the overlay. A read that
 picks rows by equality on columns (a lookup by key, by a foreign key) is answered from
-the template's rows and the overlay when the answer is certain to be DuckDB's. Every
-successful write is also logged, and the episode's tables exist in DuckDB only once
+the template's rows and the overlay when the answer is certain to be DuckDB's, and a write
+of one row by values, or of rows picked by equality, is applied in Python when its outcome
+is (``row_rules``). Every successful write is also logged, and the episode's tables exist in DuckDB only once
 a statement misses the memo: the log is then replayed into ``e_<n>`` (copying each
 written table from the template, as a copy-on-write) before the statement runs, so
 DuckDB always computes what the memo does not know, with its constraints. A write
@@ -50,6 +53,7 @@ from typing import Any
 
 import duckdb
 
+from .row_rules import UNSURE, RowRules, coerce
 from .spec import DomainSpec, Patch, SequenceSpec, TableMeta
 
 log = logging.getLogger(__name__)
@@ -73,14 +77,99 @@ _VOLATILE_RE = re.compile(
 # reads that pick rows by equality on columns: answered from the rows kept in Python where that is certain
 # (see EpisodeState._by_equality)
 _TOKEN = r'(?:"[A-Za-z_][A-Za-z0-9_]*"|[A-Za-z_][A-Za-z0-9_]*)'
-_TERM = rf"(?:{_TOKEN}\s*=\s*\?|lower\(\s*{_TOKEN}\s*\)\s*=\s*lower\(\s*\?\s*\))"  # column = ?, lower(column) = lower(?)
+# column = ?, column <> ?, lower(column) = lower(?) or upper(...) = upper(?) (over ASCII the same test),
+# CAST(column AS VARCHAR) = ? or <> ? (on a VARCHAR column: the same comparison)
+_TERM_PARTS = re.compile(
+    rf"(?:(?P<plain>{_TOKEN})\s*(?P<op>=|<>)\s*\?|lower\(\s*(?P<folded>{_TOKEN})\s*\)\s*=\s*lower\(\s*\?\s*\)"
+    rf"|upper\(\s*(?P<upper>{_TOKEN})\s*\)\s*=\s*upper\(\s*\?\s*\)"
+    rf"|CAST\(\s*(?P<cast>{_TOKEN})\s+AS\s+VARCHAR\s*\)\s*(?P<castop>=|<>)\s*\?)",
+    re.IGNORECASE,
+)
+_TERM = re.sub(r"\(\?P<\w+>", "(?:", _TERM_PARTS.pattern)  # the same, without group names, to repeat
+_TERMS = rf"{_TERM}(?:\s+AND\s+{_TERM})*"
+_ITEM = rf"{_TOKEN}(?:\s+IS\s+(?:NOT\s+)?NULL\s+AS\s+{_TOKEN})?"  # a column, or whether it is (not) NULL
 _EQUALITY_READ_RE = re.compile(
-    rf"^\s*SELECT\s+(?P<select>\*|1\s+AS\s+{_TOKEN}|{_TOKEN}(?:\s*,\s*{_TOKEN})*)\s+FROM\s+(?P<table>{_TOKEN})"
-    rf"\s+WHERE\s+(?P<where>{_TERM}(?:\s+AND\s+{_TERM})*)"
-    rf"(?:\s+ORDER\s+BY\s+(?P<order>{_TOKEN}(?:\s+(?:ASC|DESC))?(?:\s*,\s*{_TOKEN}(?:\s+(?:ASC|DESC))?)*))?\s*;?\s*$",
+    rf"^\s*SELECT\s+(?P<select>\*|1\s+AS\s+{_TOKEN}|{_ITEM}(?:\s*,\s*{_ITEM})*)\s+FROM\s+(?P<table>{_TOKEN})"
+    rf"\s+WHERE\s+(?P<where>\(\s*{_TERMS}\s*\)|{_TERMS})"
+    rf"(?:\s+ORDER\s+BY\s+(?P<order>{_TOKEN}(?:\s+(?:ASC|DESC))?(?:\s*,\s*{_TOKEN}(?:\s+(?:ASC|DESC))?)*))?"
+    rf"(?P<limit>\s+LIMIT\s+\?(?P<offset>\s+OFFSET\s+\?)?)?\s*;?\s*$",
     re.IGNORECASE,
 )
 _INT_TYPES = {"TINYINT": 2**7, "SMALLINT": 2**15, "INTEGER": 2**31, "BIGINT": 2**63}
+
+# writes Python can apply itself (see EpisodeState._write_in_python): one row by values, or rows picked by equality
+_VALUE = r"(?:\?|'(?:[^']|'')*'|-?\d+|NULL|TRUE|FALSE)"
+_PAIR = rf"{_TOKEN}\s*=\s*{_VALUE}"
+_PYTHON_WRITE_RE = re.compile(
+    rf"^\s*(?:INSERT\s+INTO\s+(?P<itable>{_TOKEN})\s*(?:\((?P<columns>\s*{_TOKEN}(?:\s*,\s*{_TOKEN})*\s*)\))?"
+    rf"\s*VALUES\s*\((?P<values>\s*{_VALUE}(?:\s*,\s*{_VALUE})*\s*)\)"
+    rf"|UPDATE\s+(?P<utable>{_TOKEN})\s+SET\s+(?P<sets>{_PAIR}(?:\s*,\s*{_PAIR})*)"
+    rf"|DELETE\s+FROM\s+(?P<dtable>{_TOKEN}))"
+    rf"(?:\s+WHERE\s+(?P<where>{_PAIR}(?:\s+AND\s+{_PAIR})*))?\s+RETURNING\s+\*\s*;?\s*$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class _PythonWrite:
+    """A write's shape: values are ``("?",)`` for the next parameter or ``("=", value)`` for a literal."""
+    kind: str  # INSERT, UPDATE or DELETE
+    table: str
+    columns: tuple[str, ...] | None  # an INSERT's column list (None: every column, in order)
+    values: tuple[tuple[Any, ...], ...]  # an INSERT's values
+    sets: tuple[tuple[str, tuple[Any, ...]], ...]
+    where: tuple[tuple[str, tuple[Any, ...]], ...]
+
+
+def _literal(token: str) -> tuple[Any, ...]:
+    if token == "?":
+        return ("?",)
+    if token.startswith("'"):
+        return ("=", token[1:-1].replace("''", "'"))
+    upper = token.upper()
+    if upper in ("NULL", "TRUE", "FALSE"):
+        return ("=", None if upper == "NULL" else upper == "TRUE")
+    return ("=", int(token))
+
+
+@functools.lru_cache(maxsize=4096)
+def _python_write(sql: str) -> _PythonWrite | None:
+    """The shape of a write Python can apply, or None (then DuckDB runs it)."""
+    m = _PYTHON_WRITE_RE.match(sql)
+    if m is None:
+        return None
+    reserved = _reserved_words()
+    pair = re.compile(rf"({_TOKEN})\s*=\s*({_VALUE})", re.IGNORECASE)
+
+    def pairs(text: str | None) -> tuple[tuple[str, tuple[Any, ...]], ...] | None:
+        out = []
+        for p in pair.finditer(text or ""):
+            name = _identifier(p.group(1), reserved)
+            if name is None:
+                return None
+            out.append((name, _literal(p.group(2))))
+        return tuple(out)
+
+    if m.group("itable") is not None:
+        kind, table = "INSERT", m.group("itable")
+        if m.group("where") is not None:
+            return None
+    else:
+        kind, table = ("UPDATE", m.group("utable")) if m.group("utable") is not None else ("DELETE", m.group("dtable"))
+        if m.group("where") is None:
+            return None  # every row: left to DuckDB
+    name = _identifier(table, reserved)
+    columns: tuple[str, ...] | None = None
+    if m.group("columns") is not None:
+        named = [_identifier(c.strip(), reserved) for c in m.group("columns").split(",")]
+        if any(n is None for n in named):
+            return None
+        columns = tuple(n for n in named if n is not None)
+    values = tuple(_literal(v) for v in re.findall(_VALUE, m.group("values") or "", re.IGNORECASE))
+    sets, where = pairs(m.group("sets")), pairs(m.group("where"))
+    if name is None or sets is None or where is None:
+        return None
+    return _PythonWrite(kind, name, columns, values, sets, where)
 
 
 @dataclass(frozen=True)
@@ -89,9 +178,13 @@ class _EqualityRead:
     table: str
     where: tuple[str, ...]  # one column per parameter, in order
     folded: tuple[bool, ...]  # per column: compared as lower(column) = lower(?)
-    columns: tuple[str, ...] | None  # None: every column (``*``)
+    cast: tuple[bool, ...]  # per column: written CAST(column AS VARCHAR)
+    unequal: tuple[bool, ...]  # per column: compared with <>
+    columns: tuple[str, ...] | None  # None: every column (``*``); else the columns read
     constant: str | None  # the column name of ``1 AS <name>``
     order: tuple[tuple[str, bool], ...]  # (column, descending)
+    paging: int = 0  # trailing parameters: 1 for LIMIT ?, 2 for LIMIT ? OFFSET ?
+    outputs: tuple[tuple[str, str, bool | None], ...] = ()  # (name, column, None: its value | whether it IS NOT NULL)
 
 
 def _identifier(token: str, reserved: frozenset[str]) -> str | None:
@@ -112,11 +205,17 @@ def _equality_read(sql: str) -> _EqualityRead | None:
     if m is None:
         return None
     reserved = _reserved_words()
-    tokens = re.compile(_TOKEN)
     table = _identifier(m.group("table"), reserved)
-    terms = re.split(r"(?i)\s+AND\s+", m.group("where").strip())
-    where = tuple(_identifier(tokens.findall(re.sub(r"(?i)\blower\b", " ", t))[0], reserved) for t in terms)
-    folded = tuple(t.lower().startswith("lower") for t in terms)
+    text = m.group("where").strip()
+    parts = [_TERM_PARTS.fullmatch(t.strip()) for t in re.split(r"(?i)\s+AND\s+", text[1:-1] if text.startswith("(") else text)]
+    if any(p is None for p in parts):
+        return None
+    terms = [p for p in parts if p is not None]
+    where = tuple(_identifier(p.group("plain") or p.group("folded") or p.group("upper") or p.group("cast"), reserved)
+                  for p in terms)
+    folded = tuple(p.group("folded") is not None or p.group("upper") is not None for p in terms)
+    cast = tuple(p.group("cast") is not None for p in terms)
+    unequal = tuple((p.group("op") or p.group("castop") or "=") == "<>" for p in terms)
     order: list[tuple[str, bool]] = []
     for part in (m.group("order") or "").split(",") if m.group("order") else []:
         words = part.split()
@@ -127,6 +226,7 @@ def _equality_read(sql: str) -> _EqualityRead | None:
     select = m.group("select").strip()
     columns: tuple[str, ...] | None = None
     constant = None
+    outputs: tuple[tuple[str, str, bool | None], ...] = ()
     if select == "*":
         pass
     elif re.match(r"(?i)1\s", select):
@@ -135,13 +235,20 @@ def _equality_read(sql: str) -> _EqualityRead | None:
             return None
         columns = ()
     else:
-        named = tuple(_identifier(t.strip(), reserved) for t in select.split(","))
-        if any(n is None for n in named):
-            return None
-        columns = tuple(n for n in named if n is not None)
+        items = []
+        for item in select.split(","):
+            words = item.split()
+            column, name = _identifier(words[0], reserved), _identifier(words[-1], reserved)
+            if column is None or name is None:
+                return None
+            items.append((name, column, None if len(words) == 1 else words[2].upper() == "NOT"))
+        outputs = tuple(items)
+        columns = tuple(c for _, c, _ in items)
     if table is None or any(w is None for w in where):
         return None
-    return _EqualityRead(table, tuple(w for w in where if w is not None), folded, columns, constant, tuple(order))
+    paging = 0 if m.group("limit") is None else 2 if m.group("offset") is not None else 1
+    return _EqualityRead(table, tuple(w for w in where if w is not None), folded, cast, unequal, columns, constant,
+                         tuple(order), paging, outputs)
 
 
 _RESERVED: list[frozenset[str]] = []
@@ -434,7 +541,111 @@ class DomainDatabase:
         return tables
 
     def build_task_template(self, task_label: str, patch: Patch) -> TaskTemplate:
-        """Materialise the tables a task's patch touches, once per task per process.
+        """A task's initial state: the domain template plus its patch, once per task per process.
+
+        Where Python can apply the patch exactly as DuckDB would (see ``row_rules``), the
+        template's rows are computed in Python and nothing is created in DuckDB: an episode
+        that needs a patched table in DuckDB copies the domain's table and runs the patch on
+        its copy (``TaskTemplate.patch_statements``), with the constraints it declares. A
+        fresh training variant then costs no DuckDB statement until an episode needs one.
+        Otherwise the patched tables are built in DuckDB once, in a schema of their own.
+        """
+        touched = sorted(patch.tables())
+        infos = {table: self._table(table, task_label) for table in touched}
+        with _Process._lock:
+            cur = _Process.connection().cursor()
+        try:
+            rules = self._copy_rules(cur)
+            rows = {table: dict(self._domain_rows(table, cur)) for table in touched}
+            statements = self._patch_in_python(task_label, patch, infos, rules, rows)
+            if statements is None:
+                return self._build_in_duckdb(cur, task_label, patch, touched, infos, rules)
+            base = {t: dict(sorted(rows[t].items())) for t in touched}
+            template = TaskTemplate(self, _Process.next_name("t_"), frozenset(touched), self._sequence_starts(cur, base),
+                                    in_db=False, patch_statements=statements)
+            template._base_rows.update(base)
+            return template
+        finally:
+            cur.close()
+
+    def _patch_in_python(self, task_label: str, patch: Patch, infos: dict[str, TableInfo], rules: dict[str, _CopyRules],
+                         rows: dict[str, dict[tuple, dict[str, Any]]]) -> dict[str, list[tuple[str, list[Any]]]] | None:
+        """Apply the patch to ``rows`` in Python; the statements that patch an episode's copy, or None for DuckDB.
+
+        A patch that certainly breaks a constraint is refused here with the error DuckDB's
+        path gives; one whose outcome only DuckDB can tell returns None (``rows`` is then
+        left half-patched, and the caller discards it).
+        """
+        statements: dict[str, list[tuple[str, list[Any]]]] = {}
+
+        def certain(table: str, row_rules: RowRules, row: dict[str, Any]) -> bool:
+            """True when the row holds every constraint; False when only DuckDB can tell; raises when it breaks one."""
+            broken = row_rules.broken(row)
+            if broken is None or broken is UNSURE:
+                return broken is None
+            what = f"NOT NULL on column '{broken[1]}'" if broken[0] == "NOT NULL" else f"CHECK {broken[1]}"
+            raise StateError(f"task '{task_label}': patch cannot be applied: table '{table}': a row breaks {what}")
+
+        for table, new_rows in patch.insert.items():
+            info, row_rules = infos[table], rules[table].in_python
+            groups = _insert_groups(info, new_rows, task_label)
+            if row_rules is None:
+                return None
+            values: list[Any] = []
+            for group in groups.values():  # DuckDB's path inserts group by group: the same stored order
+                for row in group:
+                    full = row_rules.full_row(row)
+                    if full is UNSURE or not certain(table, row_rules, full):
+                        return None
+                    key = tuple(full[c] for c in info.primary_key)
+                    if key in rows[table]:
+                        raise StateError(f"task '{task_label}': patch.insert.{table}: a row's primary key "
+                                         f"{', '.join(info.primary_key)} is already taken (duplicate key)")
+                    rows[table][key] = full
+                    values += [full[c] for c in info.columns]
+            marks = "(" + ", ".join("?" for _ in info.columns) + ")"
+            statements.setdefault(table, []).append(
+                (f"INSERT INTO {{schema}}.{_quote(table)} VALUES {', '.join(marks for _ in range(len(values) // len(info.columns)))}",
+                 values))
+        for change, deletes in [(u, False) for u in patch.update] + [(d, True) for d in patch.delete]:
+            table = change.table
+            info, row_rules = infos[table], rules[table].in_python
+            _where(info, change.key, task_label)  # names unknown or no columns: refused as DuckDB's path refuses it
+            if row_rules is None:
+                return None
+            wanted = {c: coerce(row_rules.kind(c), v) for c, v in change.key.items()}
+            if any(v is UNSURE for v in wanted.values()):
+                return None
+            matched = [] if any(v is None for v in wanted.values()) else [
+                k for k, r in rows[table].items() if all(r[c] == v for c, v in wanted.items())]
+            verb = "delete" if deletes else "update"
+            if len(matched) != 1:
+                raise StateError(f"task '{task_label}': patch.{verb} on {table} {change.key} matched {len(matched)} rows")
+            key = matched[0]
+            where = " AND ".join(f"{_quote(c)} = ?" for c in info.primary_key)
+            if deletes:
+                del rows[table][key]
+                statements.setdefault(table, []).append((f"DELETE FROM {{schema}}.{_quote(table)} WHERE {where}", list(key)))
+                continue
+            sets = change.set  # type: ignore[union-attr]
+            if not sets or set(sets) - set(info.columns) or set(sets) & set(info.primary_key):
+                return None  # DuckDB's error, or a key that moves
+            new = dict(rows[table][key])
+            for column, value in sets.items():
+                new[column] = coerce(row_rules.kind(column), value)
+                if new[column] is UNSURE:
+                    return None
+            if not certain(table, row_rules, new):
+                return None
+            rows[table][key] = new
+            assignments = ", ".join(f"{_quote(c)} = ?" for c in sets)
+            statements.setdefault(table, []).append(
+                (f"UPDATE {{schema}}.{_quote(table)} SET {assignments} WHERE {where}", [new[c] for c in sets] + list(key)))
+        return statements
+
+    def _build_in_duckdb(self, cur: duckdb.DuckDBPyConnection, task_label: str, patch: Patch, touched: list[str],
+                         infos: dict[str, TableInfo], rules: dict[str, _CopyRules]) -> TaskTemplate:
+        """Materialise the tables a task's patch touches in a schema of their own.
 
         The template is built in one transaction: each patched table is created as a plain
         copy of the domain table (``CREATE TABLE ... AS SELECT``, about a third of what a
@@ -445,36 +656,18 @@ class DomainDatabase:
         an extra column of the statement that wrote the row; the rows it did not write are
         the domain template's, which declares the same constraints. The primary keys are
         checked against the rows in hand.
-
-        Every statement returns the rows it wrote, so the template's initial rows (what
-        episodes are diffed against) and its sequence starts follow from the domain
-        template's rows and the patch without reading the new tables back. Rows a patch
-        inserts with the same columns go in one statement: a fresh training variant pays
-        per patched table, not per patched row.
         """
-        con = _Process.connection()
         schema = _Process.next_name("t_")
-        touched = sorted(patch.tables())
-        with _Process._lock:
-            cur = con.cursor()
+        rows = {table: dict(self._domain_rows(table, cur)) for table in touched}
         try:
-            infos = {table: self._table(table, task_label) for table in touched}
-            rules = self._copy_rules(cur)
-            rows = {table: dict(self._domain_rows(table, cur)) for table in touched}
             cur.execute("; ".join(
                 ["BEGIN TRANSACTION", f"CREATE SCHEMA {schema}", f"SET search_path = '{schema},{self.schema}'"]
                 + [rules[t].copy_sql(infos[t], schema, self.schema) for t in touched]
             ))
             for table, new_rows in patch.insert.items():
                 info = infos[table]
-                groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
-                for row in new_rows:
-                    unknown = set(row) - set(info.columns)
-                    if unknown:
-                        raise StateError(f"task '{task_label}': patch.insert.{table}: unknown columns {sorted(unknown)}")
-                    groups.setdefault(tuple(row), []).append(row)
                 defaults = rules[table].defaults
-                for names, group in groups.items():
+                for names, group in _insert_groups(info, new_rows, task_label).items():
                     # the plain copy has no defaults: a column the patch leaves out gets the domain's, written out
                     omitted = [c for c in info.columns if c not in names and c in defaults]
                     marks = "(" + ", ".join(["?" for _ in names] + [defaults[c] for c in omitted]) + ")"
@@ -520,21 +713,21 @@ class DomainDatabase:
                     raise StateError(f"task '{task_label}': patch.update on {table} gives two rows the same primary key")
             cur.execute("COMMIT")
         except (duckdb.Error, StateError) as exc:
-            try:
-                with contextlib.suppress(duckdb.Error):  # the failure may have come before the transaction began
-                    cur.execute("ROLLBACK")
-                cur.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-            finally:
-                cur.close()
+            with contextlib.suppress(duckdb.Error):  # the failure may have come before the transaction began
+                cur.execute("ROLLBACK")
+            cur.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
             if isinstance(exc, StateError):
                 raise
             raise StateError(f"task '{task_label}': patch cannot be applied: {exc}") from exc
         base = {t: dict(sorted(rows[t].items())) for t in touched}
-        sequences = self._sequence_starts(cur, base)
-        cur.close()
-        template = TaskTemplate(self, schema, frozenset(touched), sequences)
+        template = TaskTemplate(self, schema, frozenset(touched), self._sequence_starts(cur, base))
         template._base_rows.update(base)
         return template
+
+    def python_rules(self, table: str) -> RowRules | None:
+        """The table's rules where Python applies all of them; None before any template was built, or when it cannot."""
+        rules = self._rules
+        return None if rules is None or table not in rules else rules[table].in_python
 
     def _copy_rules(self, cur: duckdb.DuckDBPyConnection) -> dict[str, _CopyRules]:
         """The NOT NULL columns, CHECK expressions and defaults of every table as an episode copies it; read once.
@@ -571,7 +764,10 @@ class DomainDatabase:
                 finally:
                     cur.execute(f"DROP SCHEMA {scratch} CASCADE")
                 self._rules = {t: _CopyRules((), (), {}, declared=True) if t in declared
-                               else _CopyRules(tuple(not_null[t]), tuple(checks[t]), defaults[t]) for t in self.tables}
+                               else _CopyRules(tuple(not_null[t]), tuple(checks[t]), defaults[t],
+                                               row=RowRules.build(info.columns, info.types, not_null[t], checks[t],
+                                                                  defaults[t], declared=False))
+                               for t, info in self.tables.items()}
             return self._rules
 
     def _domain_rows(self, table: str, cur: duckdb.DuckDBPyConnection) -> dict[tuple, dict[str, Any]]:
@@ -649,6 +845,17 @@ class DomainDatabase:
         return max([seq.start - 1, *numbers]) + 1
 
 
+def _insert_groups(info: TableInfo, rows: list[dict[str, Any]], task_label: str) -> dict[tuple[str, ...], list[dict[str, Any]]]:
+    """A patch's inserted rows grouped by the columns they give, in order: one statement per group."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        unknown = set(row) - set(info.columns)
+        if unknown:
+            raise StateError(f"task '{task_label}': patch.insert.{info.name}: unknown columns {sorted(unknown)}")
+        groups.setdefault(tuple(row), []).append(row)
+    return groups
+
+
 def _where(info: TableInfo, key: dict[str, Any], task_label: str) -> tuple[str, list[Any]]:
     unknown = set(key) - set(info.columns)
     if unknown or not key:
@@ -663,6 +870,12 @@ class _CopyRules:
     checks: tuple[str, ...]  # CHECK expressions, as DuckDB's catalog prints them
     defaults: dict[str, str]  # column -> DEFAULT expression
     declared: bool = False  # a constraint of another kind (UNIQUE, FOREIGN KEY): the copy declares them all
+    row: RowRules | None = None  # the same rules as Python applies them; None: every write goes to DuckDB
+
+    @property
+    def in_python(self) -> RowRules | None:
+        """The rules when Python can apply all of them (some rows may still need DuckDB), else None."""
+        return self.row if self.row is not None and self.row.usable else None
 
     def copy_sql(self, info: TableInfo, schema: str, source: str) -> str:
         """The statement(s) that copy the domain table into a template schema."""
@@ -678,16 +891,61 @@ class _CopyRules:
 
 @dataclass
 class TaskTemplate:
-    """A task's initial state as a schema in the shared database; episodes copy only the tables they write, so a reset is cheap."""
+    """A task's initial state; episodes copy only the tables they write, so a reset is cheap.
+
+    ``schema`` names the template's patched tables: in the database when ``in_db``, else
+    only as a name (memo keys, cached digests) while its rows live in Python and each
+    episode patches its own copy of a table with ``patch_statements``. A template built in
+    Python is put into the database when a second episode of it needs DuckDB (``claim``):
+    the first episode of a fresh variant pays for no template, and later ones share it.
+    """
     domain: DomainDatabase
     schema: str
     tables: frozenset[str]
     sequence_starts: dict[str, int]
+    in_db: bool = True
+    patch_statements: dict[str, list[tuple[str, list[Any]]]] = field(default_factory=dict, repr=False)
+    _claims: int = field(default=0, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     _base_rows: dict[str, dict[tuple, dict[str, Any]]] = field(default_factory=dict, repr=False)
 
     def base_schema(self, table: str) -> str:
+        """The name the table's initial content goes by (memo keys, cached digests); a schema only when ``in_db``."""
         return self.schema if table in self.tables else self.domain.schema
+
+    def claim(self) -> bool:
+        """Called as an episode opens its DuckDB cursor, before its first transaction: whether it may use ``schema``.
+
+        An episode decides once, so a schema created later is never one that a transaction
+        it already began cannot see. The second episode to ask puts a Python-built template
+        into the database.
+        """
+        with self._lock:
+            if not self.in_db and self.tables and self._claims >= 1:
+                self._materialize()
+            self._claims += 1
+            return self.in_db
+
+    def _materialize(self) -> None:
+        """The patched tables as plain copies of the domain's, patched by the template's statements, in one transaction."""
+        with _Process._lock:
+            cur = _Process.connection().cursor()
+        try:
+            cur.execute("; ".join(["BEGIN TRANSACTION", f"CREATE SCHEMA {self.schema}"] + [
+                f"CREATE TABLE {self.schema}.{_quote(t)} AS SELECT * FROM {self.domain.schema}.{_quote(t)}"
+                for t in sorted(self.tables)]))
+            for table in sorted(self.tables):
+                for sql, params in self.patch_statements.get(table, ()):
+                    cur.execute(sql.replace("{schema}", self.schema), params)
+            cur.execute("COMMIT")
+            self.in_db = True
+        except duckdb.Error:  # the episodes keep patching their own copies, as before
+            log.warning("could not put task template %s into the database", self.schema, exc_info=True)
+            with contextlib.suppress(duckdb.Error):
+                cur.execute("ROLLBACK")
+        finally:
+            cur.close()
 
     def base_rows(self, table: str, cursor: duckdb.DuckDBPyConnection | None = None) -> dict[tuple, dict[str, Any]]:
         """The table's initial rows by primary key, in key order; read once per template.
@@ -749,6 +1007,8 @@ class EpisodeState:
     _tokens: dict[str, int | None] = field(default_factory=dict, repr=False)  # memo token per written table
     _pending_begin: bool = False
     _in_txn: bool = False
+    _shared: bool | None = None  # reads and copies the template's patched tables from its schema (decided once: _claim)
+    probe: bool = False  # a check at load, not an episode: never asks for the template in DuckDB
 
     def __post_init__(self) -> None:
         # nothing is created in DuckDB yet: an episode whose statements all hit the memo never needs it
@@ -788,15 +1048,43 @@ class EpisodeState:
         if self.cursor is None:
             if self.closed:
                 raise StateError("this episode state is closed")
+            if self.template.in_db:  # built in DuckDB, or put there before this episode's first transaction
+                self._shared = True
+            elif not self.template.tables:  # nothing patched: nothing to share
+                self._shared = False
             con = _Process.connection()
             with _Process._lock:
                 cursor = con.cursor()
-            cursor.execute(
-                f"CREATE SCHEMA {self.schema}; "
-                f"SET search_path = '{self.schema},{self.template.schema},{self.template.domain.schema}'"
-            )
+            cursor.execute(f"CREATE SCHEMA {self.schema}; SET search_path = '{self._search_path()}'")
             self.cursor = cursor
         return self.cursor
+
+    def _search_path(self) -> str:
+        template = self.template
+        bases = f"{template.schema},{template.domain.schema}" if self._shared else template.domain.schema
+        return f"{self.schema},{bases}"
+
+    def _claim(self) -> bool:
+        """Whether this episode uses the template's schema for its patched tables; decided the first time one is needed.
+
+        Only outside a transaction may an episode ask for a Python-built template to be put
+        into the database (``TaskTemplate.claim``): a transaction cannot see a schema
+        created after it began. Inside one, or for a check at load, it patches its own copies.
+        """
+        cur = self._cur()
+        if self._shared is None:
+            if self._in_txn or self.probe:
+                self._shared = False
+            else:
+                self._shared = self.template.claim()
+                if self._shared:
+                    cur.execute(f"SET search_path = '{self._search_path()}'")
+        return self._shared
+
+    def _decide_for(self, tables: Sequence[str]) -> None:
+        """Claim (or not) before a transaction begins, if a patched table is about to be copied in."""
+        if self._shared is None and any(t in self.template.tables and t not in self._in_db for t in tables):
+            self._claim()
 
     def _begin_if_pending(self) -> None:
         if self._pending_begin:
@@ -805,13 +1093,28 @@ class EpisodeState:
 
     def _copy_in(self, table: str) -> None:
         if table not in self._in_db:
-            self._cur().execute(self._copy_sql(table))
+            cur = self._cur()
+            shared = table not in self.template.tables or self._claim()
+            cur.execute(self._copy_sql(table, shared))
+            if not shared:  # the template's patch, run on this copy
+                for sql, params in self.template.patch_statements.get(table, ()):
+                    cur.execute(sql.replace("{schema}", self.schema), params)
             self._in_db.add(table)
+
+    def _copy_patched_in(self, tables: Sequence[str] | None) -> None:
+        """Before a read reaches DuckDB: the patched tables it names, copied in when the template is not in DuckDB."""
+        template = self.template
+        needed = [t for t in (template.tables if tables is None else tables) if t in template.tables and t not in self._in_db]
+        if needed and not self._claim():
+            self._begin_if_pending()  # inside the scope's transaction, so a rollback takes the copies back
+            for table in sorted(needed):
+                self._copy_in(table)
 
     def _sync(self) -> None:
         """Replay the writes DuckDB has not seen, in order, so that it holds exactly this episode's state."""
         if self._synced == len(self._log):
             return
+        self._decide_for([m.group(1) for run, _ in self._log[self._synced:] for m in [_WRITE_RE.match(run)] if m])
         self._begin_if_pending()
         cur = self._cur()
         for run, params in self._log[self._synced:]:
@@ -874,6 +1177,7 @@ class EpisodeState:
                 return found
         if tables is None or self.materialized.intersection(tables):
             self._sync()
+        self._copy_patched_in(tables)
         self.misses += 1
         cur = self._cur().execute(sql, list(params))
         names = tuple(d[0] for d in cur.description)
@@ -889,11 +1193,16 @@ class EpisodeState:
         Python type (str for VARCHAR, an int in range for an integer column), a table whose
         overlay is complete, and an order that leaves nothing to the way rows are stored:
         at most one row, or an ORDER BY whose values are all present, of one comparable
-        kind, and never tied. The rows kept in Python are the very values DuckDB returned.
+        kind, and never tied; LIMIT and OFFSET then cut that order. The rows kept in Python
+        are the very values DuckDB returned.
         """
         shape = _equality_read(sql)
-        if shape is None or len(params) != len(shape.where):
+        if shape is None or len(params) != len(shape.where) + shape.paging:
             return None
+        paging = params[len(shape.where):]
+        if not all(type(n) is int and 0 <= n < 2**63 for n in paging):
+            return None
+        params = params[:len(shape.where)]
         info = self.tables.get(shape.table)
         if info is None or shape.table in self.untracked:
             return None
@@ -902,10 +1211,12 @@ class EpisodeState:
         named = shape.where + tuple(c for c, _ in shape.order) + (shape.columns or ())
         if not all(c in info.columns for c in named):
             return None
-        for column, fold, value in zip(shape.where, shape.folded, params):
+        for column, fold, cast, value in zip(shape.where, shape.folded, shape.cast, params):
             kind = info.types[info.columns.index(column)]
+            if cast and kind != "VARCHAR":
+                return None  # the text of a value of another type: DuckDB's to write
             if value is None:
-                continue  # column = NULL is never true
+                continue  # column = NULL (or <> NULL) is never true
             if fold:  # lower() on both sides: only where Python's and DuckDB's lower() are certain to agree (ASCII)
                 if kind != "VARCHAR" or type(value) is not str or not value.isascii():
                     return None
@@ -920,6 +1231,8 @@ class EpisodeState:
         if any(value is None for value in params):
             return []
         if any(shape.folded):
+            if any(shape.unequal):
+                return None
             rows = self.final_rows(shape.table) if shape.table in self.materialized else self.base_index(shape.table).values()
             if rows is None:
                 return None
@@ -936,7 +1249,7 @@ class EpisodeState:
                         break
                 else:
                     found.append(r)
-        elif shape.where == info.primary_key:
+        elif shape.where == info.primary_key and not any(shape.unequal):
             key = tuple(params)
             overlay = self.overlay.get(shape.table) if shape.table in self.materialized else None
             row = overlay[key] if overlay is not None and key in overlay else self.base_index(shape.table).get(key)
@@ -945,7 +1258,8 @@ class EpisodeState:
             rows = self.final_rows(shape.table) if shape.table in self.materialized else self.base_index(shape.table).values()
             if rows is None:
                 return None
-            found = [r for r in rows if all(r[c] == v for c, v in zip(shape.where, params))]
+            terms = list(zip(shape.where, shape.unequal, params))
+            found = [r for r in rows if all(r[c] != v and r[c] is not None if ne else r[c] == v for c, ne, v in terms)]
         if len(found) > 1:
             if not shape.order:
                 return None  # the stored order decides: only DuckDB knows it
@@ -958,10 +1272,15 @@ class EpisodeState:
                     return None  # NULLs, or values whose order Python and DuckDB might not share
             for column, descending in reversed(shape.order):  # stable sorts, last key first
                 found.sort(key=operator.itemgetter(column), reverse=descending)
+        if paging:
+            start = paging[1] if len(paging) > 1 else 0
+            found = found[start:start + paging[0]]
         if shape.constant is not None:
             return [{shape.constant: 1} for _ in found]
-        columns = info.columns if shape.columns is None else shape.columns
-        return [{c: r[c] for c in columns} for r in found]
+        if shape.columns is None:
+            return [{c: r[c] for c in info.columns} for r in found]
+        return [{name: r[c] if present is None else (r[c] is not None) is present for name, c, present in shape.outputs}
+                for r in found]
 
     def query_one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
         rows = self.query(sql, params)
@@ -1006,7 +1325,12 @@ class EpisodeState:
             key = self._memo_key("w", run, params, (table,))
         cache = self.template.domain.read_cache
         hit = cache.get(key) if key is not None else None
+        if hit is None and tracked and info.memoisable and cache.enabled and not cache.template_only and not self.closed:
+            hit = self._write_in_python(table, run, params)
+            if hit is not None and key is not None:
+                cache.put(key, hit)  # exactly DuckDB's answer, as every memo entry is
         if hit is None:
+            self._decide_for([table])
             self._sync()
             self._begin_if_pending()
             self._copy_in(table)
@@ -1039,6 +1363,89 @@ class EpisodeState:
             return [{c: r[c] for c in project} for r in rows]
         return rows
 
+    def _write_in_python(self, table: str, run: str, params: list[Any]) -> tuple[tuple[str, ...], list[tuple]] | None:
+        """A write's returned rows computed in Python, or None when only DuckDB can say them.
+
+        Only where the outcome is certain to be DuckDB's: a tracked table whose rules Python
+        applies (``row_rules``), every value of a type its column stores as is, every
+        constraint evaluated and holding, an INSERT of a key not yet live, and an UPDATE or
+        DELETE picking at most one row by equality. A write that would fail, or might, goes to
+        DuckDB, which raises its own error. The write is logged like a memo hit, so DuckDB
+        replays it as soon as a statement needs this episode's tables there.
+        """
+        if table in self.untracked:
+            return None
+        rules = self.template.domain.python_rules(table)
+        shape = _python_write(run)
+        if rules is None or shape is None or shape.table != table:
+            return None
+        tokens = shape.values + tuple(v for _, v in shape.sets) + tuple(v for _, v in shape.where)
+        if sum(1 for t in tokens if t[0] == "?") != len(params):
+            return None
+        given = iter(params)
+
+        def value(token: tuple[Any, ...]) -> Any:
+            return next(given) if token[0] == "?" else token[1]
+
+        info = self.tables[table]
+        if shape.kind == "INSERT":
+            columns = shape.columns if shape.columns is not None else info.columns
+            if len(columns) != len(shape.values) or len(set(columns)) != len(columns):
+                return None
+            if not all(c in info.columns for c in columns):
+                return None
+            row = rules.full_row({c: value(t) for c, t in zip(columns, shape.values)})
+            if row is UNSURE or rules.broken(row) is not None:
+                return None
+            if self._live_row(table, tuple(row[c] for c in info.primary_key)) is not None:
+                return None  # a duplicate key: DuckDB's copy takes it and the table goes to a scan
+            return info.columns, [tuple(row[c] for c in info.columns)]
+        sets = [(c, value(t)) for c, t in shape.sets]  # parameters in the order they appear: SET before WHERE
+        where = [(c, value(t)) for c, t in shape.where]
+        named = [c for c, _ in sets] + [c for c, _ in where]
+        if not all(c in info.columns for c in named) or len({c for c, _ in sets}) != len(sets):
+            return None
+        wanted: dict[str, Any] = {}
+        for column, raw in where:
+            v = coerce(rules.kind(column), raw)
+            if v is UNSURE or (column in wanted and wanted[column] != v):
+                return None
+            wanted[column] = v
+        if any(v is None for v in wanted.values()):
+            return info.columns, []  # column = NULL is never true
+        if set(wanted) == set(info.primary_key):
+            key = tuple(wanted[c] for c in info.primary_key)
+            live = self._live_row(table, key)
+            found = [] if live is None else [live]
+        else:
+            rows = self.final_rows(table) if table in self.materialized else self.base_index(table).values()
+            if rows is None:
+                return None
+            found = [r for r in rows if all(r[c] == v for c, v in wanted.items())]
+        if len(found) > 1:
+            return None  # the rows come back in stored order: DuckDB's to tell
+        if not found:
+            return info.columns, []
+        new = dict(found[0])
+        if shape.kind == "UPDATE":
+            if set(info.primary_key) & {c for c, _ in sets}:
+                return None
+            for column, raw in sets:
+                new[column] = coerce(rules.kind(column), raw)
+                if new[column] is UNSURE:
+                    return None
+            if rules.broken(new) is not None:
+                return None
+        return info.columns, [tuple(new[c] for c in info.columns)]
+
+    def _live_row(self, table: str, key: tuple) -> dict[str, Any] | None:
+        """The row with this key in the episode now, or None (absent or deleted); the table must be tracked."""
+        if table in self.materialized:
+            overlay = self.overlay.get(table)
+            if overlay is not None and key in overlay:
+                return overlay[key]
+        return self.base_index(table).get(key)
+
     def _track(self, table: str, kind: str, names: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
         """Fold a write's returned rows into the overlay, or give the table up to a scan."""
         if table in self.untracked:
@@ -1067,15 +1474,16 @@ class EpisodeState:
         """Copy a table into the episode schema (done automatically before a write reaches DuckDB)."""
         if table not in self.tables:
             raise StateError(f"unknown table '{table}'")
+        self._decide_for([table])
         self._sync()
         self._begin_if_pending()
         self._copy_in(table)
         self.materialized.add(table)
         self._tokens.pop(table, None)
 
-    def _copy_sql(self, table: str) -> str:
+    def _copy_sql(self, table: str, shared: bool) -> str:
         info = self.tables[table]
-        base = self.template.base_schema(table)
+        base = self.template.schema if shared and table in self.template.tables else self.template.domain.schema
         return (
             f"{info.create_episode_copy_in(self.schema).rstrip(';')}; "
             f"INSERT INTO {self.schema}.{_quote(table)} SELECT * FROM {base}.{_quote(table)}"
@@ -1123,6 +1531,8 @@ class EpisodeState:
             if kept is not None:
                 return [dict(r) for r in kept]
             self._sync()
+        elif table in self.template.patch_statements:
+            return [dict(r) for r in self.base_index(table).values()]  # built in Python: these rows are the template
         schema = self.schema if live and table in self._in_db else self.template.base_schema(table)
         order = ", ".join(_quote(c) for c in info.primary_key)
         sql = f"SELECT * FROM {schema}.{_quote(table)} ORDER BY {order}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import duckdb
 import pytest
+from helpers import template_tables_in_duckdb
 
 import thinkingbox_env as tb
 from thinkingbox_env.domain import load_domain
@@ -55,11 +56,7 @@ def _reference(db: DomainDatabase, patch: Patch) -> dict[str, list[tuple]]:
 
 
 def _stored(template: TaskTemplate) -> dict[str, list[tuple]]:
-    cur = _Process.connection().cursor()
-    try:
-        return {t: cur.execute(f"SELECT * FROM {template.schema}.{t}").fetchall() for t in sorted(template.tables)}
-    finally:
-        cur.close()
+    return template_tables_in_duckdb(template)
 
 
 def _patches(domain: str) -> list[tuple[str, Patch]]:
@@ -163,3 +160,154 @@ def test_a_table_with_constraints_of_another_kind_is_copied_with_its_declaration
         template.drop()
     with pytest.raises(StateError, match="CHECK constraint failed"):
         db.build_task_template("retail (declared test)", Patch(insert={"tickets": [_ticket_row(status="lost")]}))
+
+
+def _in_template_schema(template: TaskTemplate) -> dict[str, list[tuple]]:
+    cur = _Process.connection().cursor()
+    try:
+        return {t: cur.execute(f"SELECT * FROM {template.schema}.{t}").fetchall() for t in sorted(template.tables)}
+    finally:
+        cur.close()
+
+
+MIXED = Patch(
+    insert={"tickets": [_ticket_row(), _ticket_row(id=59002, description="typed in", created_at="2026-03-01 09:00:00")]},
+    update=[{"table": "tickets", "key": {"id": 50002}, "set": {"status": "hold", "updated_at": "2026-03-02T10:00:00"}},
+            {"table": "tickets", "key": {"id": 50001}, "set": {"priority": "high"}}],
+    delete=[{"table": "tickets", "key": {"id": 50003}}],
+)
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_a_template_built_in_python_goes_into_duckdb_for_its_second_episode_as_duckdb_builds_it(domain):
+    db = load_domain(domain).db
+    checked = 0
+    for label, patch in _patches(domain) + ([("retail (mixed patch)", MIXED)] if domain == "retail" else []):
+        if not patch.tables():
+            continue
+        template = db.build_task_template(f"{label} (claim test)", patch)
+        first, second = template.new_episode(), template.new_episode()
+        try:
+            if template.in_db:  # a patch Python could not be sure of: built in DuckDB at once
+                assert _in_template_schema(template) == _reference(db, patch), label
+                continue
+            reference = _reference(db, patch)
+            assert first._shared is None and not template.in_db
+            for table in sorted(template.tables):  # the first episode to need a patched table: its own copies
+                first.materialize(table)
+                assert first.cursor.execute(f"SELECT * FROM {first.schema}.{table}").fetchall() == reference[table], label
+            assert first._shared is False and not template.in_db
+            second.materialize(sorted(template.tables)[0])  # the second: the template goes into DuckDB
+            assert second._shared and template.in_db
+            assert _in_template_schema(template) == reference, label
+            assert template_tables_in_duckdb(template) == reference, label  # copies of the shared tables
+            checked += 1
+        finally:
+            first.close()
+            second.close()
+            template.drop()
+    assert checked
+
+
+def test_an_episode_that_began_before_the_template_went_into_duckdb_keeps_its_own_copies():
+    db = load_domain("retail").db
+    template = db.build_task_template("retail (visibility test)", MIXED)
+    early, late = template.new_episode(), template.new_episode()
+    read = "SELECT id, status, priority FROM tickets WHERE id >= ? ORDER BY id"
+    cache = db.read_cache
+    try:
+        assert not template.in_db
+        early.begin()
+        early.execute("UPDATE tickets SET status = lower(?) WHERE id = ?", ["Pending", 50004])  # reaches DuckDB
+        assert early._in_txn and not early._shared
+        late.materialize("tickets")
+        assert template.in_db and late._shared
+        cache.enabled = False
+        try:
+            mine, theirs = early.query(read, [50001]), late.query(read, [50001])
+        finally:
+            cache.enabled = True
+        early.commit()
+        assert {r["id"]: r for r in mine}[50004]["status"] == "pending"
+        assert {r["id"]: r for r in theirs}[50004]["status"] != "pending"
+        assert [r for r in mine if r["id"] != 50004] == [r for r in theirs if r["id"] != 50004]
+        assert {r["id"] for r in mine} >= {59001, 59002} and 50003 not in {r["id"] for r in mine}
+    finally:
+        early.close()
+        late.close()
+        template.drop()
+
+
+def test_a_patch_python_cannot_be_sure_of_is_built_by_duckdb():
+    db = load_domain("retail").db
+    patch = Patch(insert={"tickets": [_ticket_row(requester_id="20001")]})  # text into an INTEGER column: DuckDB casts
+    template = db.build_task_template("retail (unsure test)", patch)
+    try:
+        assert template.in_db and not template.patch_statements
+        assert _in_template_schema(template) == _reference(db, patch)
+        assert template.base_rows("tickets")[(59001,)]["requester_id"] == 20001
+    finally:
+        template.drop()
+
+
+def test_a_patch_built_in_python_holds_what_duckdb_would():
+    db = load_domain("retail").db
+    template = db.build_task_template("retail (mixed test)", MIXED)
+    try:
+        assert not template.in_db
+        reference = _reference(db, MIXED)
+        assert template_tables_in_duckdb(template) == reference
+        rows = template.base_rows("tickets")
+        info = db.tables["tickets"]
+        assert [tuple(r.values()) for r in rows.values()] == sorted(reference["tickets"], key=lambda r: r[info.columns.index("id")])
+    finally:
+        template.drop()
+
+
+def test_checking_a_tasks_queries_at_load_does_not_put_its_template_into_duckdb():
+    """The check at load runs the task's SQL checks on the initial state: a probe, which patches its own copies."""
+    from thinkingbox_env.runtime import runtime_for
+
+    spec = tb.generate_variant("insurance", "IN002", 5_200_000)  # its SQL checks read a patched table
+    assert spec.checks.sql and "payment_arrangements" in spec.patch.tables()
+    runtime = runtime_for(spec)
+    assert not runtime.template.in_db and runtime.template._claims == 0
+    state = runtime.new_state()
+    try:
+        state.materialize("payment_arrangements")
+        assert state._shared is False and runtime.template._claims == 1  # the first real episode: its own copies
+    finally:
+        state.close()
+
+
+def test_a_task_with_no_patch_reaches_duckdb_through_the_domain_template_alone():
+    db = load_domain("retail").db
+    template = db.build_task_template("retail (empty patch)", Patch())
+    state = template.new_episode()
+    try:
+        assert not template.in_db and not template.tables
+        assert state.query("SELECT count(*) AS n FROM tickets WHERE status <> ?", ["closed"])[0]["n"] > 0
+        state.execute("UPDATE tickets SET status = lower(?) WHERE id = ?", ["Hold", 50001])
+        assert state._shared is False and state.rows("tickets")[0]["status"] == "hold"
+    finally:
+        state.close()
+        template.drop()
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_the_first_episode_of_a_fresh_variant_builds_no_template_in_duckdb(domain):
+    """What makes a fresh variant cheap: its check at load, oracle episode, golden replay and grading leave the
+    template in Python (only a second episode needing a patched table in DuckDB puts it there)."""
+    from thinkingbox_env.runtime import runtime_for
+
+    for i, family in enumerate(sorted(load_domain(domain).families)):
+        spec = tb.generate_variant(domain, family, 5_300_000 + i)
+        env = tb.make(spec)
+        try:
+            info = tb.run_episode(env, tb.OracleAgent(), seed=0)
+            template = runtime_for(spec).template
+            assert template.patch_statements or not spec.patch.tables(), family  # built in Python
+            assert not template.in_db, family
+            assert info["checks"] and not [n for n, ok in info["checks"].items() if ok is False], family
+        finally:
+            env.close()

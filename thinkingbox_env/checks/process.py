@@ -135,6 +135,7 @@ def _initial_state_owner(context: GradingContext) -> Owner:
             from ..runtime import runtime_for
 
             state = runtime_for(context.task).new_state()
+            state.probe = True  # a lookup in the initial state, not an episode
             try:
                 row = state.query_one(sql, [str(value)])
             finally:
