@@ -77,10 +77,10 @@ _VOLATILE_RE = re.compile(
 # reads that pick rows by equality on columns: answered from the rows kept in Python where that is certain
 # (see EpisodeState._by_equality)
 _TOKEN = r'(?:"[A-Za-z_][A-Za-z0-9_]*"|[A-Za-z_][A-Za-z0-9_]*)'
-# column = ?, column <> ?, lower(column) = lower(?) or upper(...) = upper(?) (over ASCII the same test),
+# column = ? or <> ? (or a text or integer literal), lower(column) = lower(?) or upper(...) = upper(?) (over ASCII the same test),
 # CAST(column AS VARCHAR) = ? or <> ? (on a VARCHAR column: the same comparison)
 _TERM_PARTS = re.compile(
-    rf"(?:(?P<plain>{_TOKEN})\s*(?P<op>=|<>)\s*\?|lower\(\s*(?P<folded>{_TOKEN})\s*\)\s*=\s*lower\(\s*\?\s*\)"
+    rf"(?:(?P<plain>{_TOKEN})\s*(?P<op>=|<>)\s*(?:\?|(?P<literal>'(?:[^']|'')*'|-?\d+))|lower\(\s*(?P<folded>{_TOKEN})\s*\)\s*=\s*lower\(\s*\?\s*\)"
     rf"|upper\(\s*(?P<upper>{_TOKEN})\s*\)\s*=\s*upper\(\s*\?\s*\)"
     rf"|CAST\(\s*(?P<cast>{_TOKEN})\s+AS\s+VARCHAR\s*\)\s*(?P<castop>=|<>)\s*\?)",
     re.IGNORECASE,
@@ -92,7 +92,7 @@ _EQUALITY_READ_RE = re.compile(
     rf"^\s*SELECT\s+(?P<select>\*|1\s+AS\s+{_TOKEN}|{_ITEM}(?:\s*,\s*{_ITEM})*)\s+FROM\s+(?P<table>{_TOKEN})"
     rf"\s+WHERE\s+(?P<where>\(\s*{_TERMS}\s*\)|{_TERMS})"
     rf"(?:\s+ORDER\s+BY\s+(?P<order>{_TOKEN}(?:\s+(?:ASC|DESC))?(?:\s*,\s*{_TOKEN}(?:\s+(?:ASC|DESC))?)*))?"
-    rf"(?P<limit>\s+LIMIT\s+\?(?P<offset>\s+OFFSET\s+\?)?)?\s*;?\s*$",
+    rf"(?P<limit>\s+LIMIT\s+(?:\?|(?P<limitnum>\d{{1,18}}))(?P<offset>\s+OFFSET\s+\?)?)?\s*;?\s*$",
     re.IGNORECASE,
 )
 _INT_TYPES = {"TINYINT": 2**7, "SMALLINT": 2**15, "INTEGER": 2**31, "BIGINT": 2**63}
@@ -183,8 +183,10 @@ class _EqualityRead:
     columns: tuple[str, ...] | None  # None: every column (``*``); else the columns read
     constant: str | None  # the column name of ``1 AS <name>``
     order: tuple[tuple[str, bool], ...]  # (column, descending)
-    paging: int = 0  # trailing parameters: 1 for LIMIT ?, 2 for LIMIT ? OFFSET ?
+    paging: int = 0  # trailing parameters: LIMIT ? and OFFSET ?, as many as are written
+    literals: tuple[tuple[bool, Any], ...] = ()  # per condition: (written as a literal, its value)
     outputs: tuple[tuple[str, str, bool | None], ...] = ()  # (name, column, None: its value | whether it IS NOT NULL)
+    limit: int | None = None  # LIMIT written as a number
 
 
 def _identifier(token: str, reserved: frozenset[str]) -> str | None:
@@ -216,6 +218,9 @@ def _equality_read(sql: str) -> _EqualityRead | None:
     folded = tuple(p.group("folded") is not None or p.group("upper") is not None for p in terms)
     cast = tuple(p.group("cast") is not None for p in terms)
     unequal = tuple((p.group("op") or p.group("castop") or "=") == "<>" for p in terms)
+    literals = tuple((False, None) if p.group("literal") is None else
+                     (True, p.group("literal")[1:-1].replace("''", "'") if p.group("literal").startswith("'")
+                      else int(p.group("literal"))) for p in terms)
     order: list[tuple[str, bool]] = []
     for part in (m.group("order") or "").split(",") if m.group("order") else []:
         words = part.split()
@@ -246,9 +251,10 @@ def _equality_read(sql: str) -> _EqualityRead | None:
         columns = tuple(c for _, c, _ in items)
     if table is None or any(w is None for w in where):
         return None
-    paging = 0 if m.group("limit") is None else 2 if m.group("offset") is not None else 1
+    limit = None if m.group("limitnum") is None else int(m.group("limitnum"))
+    paging = (m.group("limit") is not None and limit is None) + (m.group("offset") is not None)
     return _EqualityRead(table, tuple(w for w in where if w is not None), folded, cast, unequal, columns, constant,
-                         tuple(order), paging, outputs)
+                         tuple(order), paging, literals, outputs, limit)
 
 
 _RESERVED: list[frozenset[str]] = []
@@ -1197,12 +1203,16 @@ class EpisodeState:
         are the very values DuckDB returned.
         """
         shape = _equality_read(sql)
-        if shape is None or len(params) != len(shape.where) + shape.paging:
+        if shape is None:
             return None
-        paging = params[len(shape.where):]
+        asked = sum(1 for written, _ in shape.literals if not written)
+        if len(params) != asked + shape.paging:
+            return None
+        paging = params[asked:]
         if not all(type(n) is int and 0 <= n < 2**63 for n in paging):
             return None
-        params = params[:len(shape.where)]
+        given = iter(params[:asked])
+        params = [value if written else next(given) for written, value in shape.literals]
         info = self.tables.get(shape.table)
         if info is None or shape.table in self.untracked:
             return None
@@ -1211,23 +1221,23 @@ class EpisodeState:
         named = shape.where + tuple(c for c, _ in shape.order) + (shape.columns or ())
         if not all(c in info.columns for c in named):
             return None
+        wanted: list[Any] = []
         for column, fold, cast, value in zip(shape.where, shape.folded, shape.cast, params):
             kind = info.types[info.columns.index(column)]
             if cast and kind != "VARCHAR":
                 return None  # the text of a value of another type: DuckDB's to write
-            if value is None:
-                continue  # column = NULL (or <> NULL) is never true
-            if fold:  # lower() on both sides: only where Python's and DuckDB's lower() are certain to agree (ASCII)
+            if value is None:  # column = NULL (or <> NULL) is never true
+                wanted.append(None)
+            elif fold:  # lower() on both sides: only where Python's and DuckDB's lower() are certain to agree (ASCII)
                 if kind != "VARCHAR" or type(value) is not str or not value.isascii():
                     return None
-            elif kind == "VARCHAR":
-                if type(value) is not str:
+                wanted.append(value)
+            else:  # DuckDB casts the value to the column's type to compare: only where that cast is certain
+                value = coerce(kind, value)
+                if value is UNSURE:
                     return None
-            elif kind in _INT_TYPES:
-                if type(value) is not int or not -_INT_TYPES[kind] <= value < _INT_TYPES[kind]:
-                    return None
-            else:
-                return None
+                wanted.append(value)
+        params = wanted
         if any(value is None for value in params):
             return []
         if any(shape.folded):
@@ -1272,9 +1282,10 @@ class EpisodeState:
                     return None  # NULLs, or values whose order Python and DuckDB might not share
             for column, descending in reversed(shape.order):  # stable sorts, last key first
                 found.sort(key=operator.itemgetter(column), reverse=descending)
-        if paging:
-            start = paging[1] if len(paging) > 1 else 0
-            found = found[start:start + paging[0]]
+        if shape.limit is not None or paging:
+            count = shape.limit if shape.limit is not None else paging[0]
+            start = paging[-1] if len(paging) + (shape.limit is not None) == 2 else 0
+            found = found[start:start + count]
         if shape.constant is not None:
             return [{shape.constant: 1} for _ in found]
         if shape.columns is None:

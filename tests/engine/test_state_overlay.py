@@ -213,6 +213,11 @@ _OPS = st.lists(
                   st.sampled_from([(20, 0), (1, 0), (1, 1), (2, 3), (0, 0)])),
         st.tuples(st.just("unequal"), st.sampled_from([10001, 20001, 20002, None]),
                   st.sampled_from([("solved", 0), ("open", 1), (None, 0)])),
+        st.tuples(st.just("literal_read"), st.sampled_from([10001, 20001, 20002, None]),
+                  st.sampled_from(["open", "solved", None])),
+        st.tuples(st.just("typed_read"), st.sampled_from([STAMP, "2026-03-02 15:00:00", "2026-03-02T15:00:00", "2026-03-02",
+                                                          date(2026, 3, 2), "not a time", None]),
+                  st.sampled_from(["created_at", "updated_at"])),
         st.tuples(st.just("present"), st.sampled_from(["subject a", "SUBJECT B", "fixed subject", "Ünïcode"]),
                   st.sampled_from(["ORDER BY id", ""])),
     ),
@@ -270,6 +275,16 @@ def _play(ops: list[tuple], state: EpisodeState) -> list:
                 state.commit()
             except duckdb.Error as exc:
                 state.rollback(saved)
+                seen.append(type(exc).__name__)
+        elif kind == "literal_read":
+            seen.append(state.query("SELECT id, status FROM tickets WHERE status = 'open' AND requester_id = ? "
+                                    "ORDER BY id LIMIT 1", [a]))
+            seen.append(state.query("SELECT id FROM tickets WHERE requester_id = 20001 AND status <> ? "
+                                    "ORDER BY id DESC LIMIT 2 OFFSET ?", [b, 1]))
+        elif kind == "typed_read":
+            try:
+                seen.append(state.query(f"SELECT id, {b} FROM tickets WHERE {b} = ? ORDER BY id", [a]))
+            except duckdb.Error as exc:  # text that is no timestamp: DuckDB refuses it, memo or not
                 seen.append(type(exc).__name__)
         elif kind == "present":
             seen.append(state.query(f"SELECT id, order_id IS NULL AS no_order, order_id IS NOT NULL AS has_order, status "
@@ -377,14 +392,23 @@ def test_reads_by_equality_answered_from_kept_rows_are_what_duckdb_answers(task_
                                           [row[column].upper()]))
                             reads.append((f"SELECT {key} FROM {table} WHERE upper({column}) = upper(?) ORDER BY {key}",
                                           [row[column].lower()]))
-                for column in info.columns:  # whether a value is present, as the profile tools ask
+                for column in info.columns:
+                    # whether a value is present, as the profile tools ask
                     reads.append((f"SELECT {key}, {column} IS NOT NULL AS has_it, {column} IS NULL AS lacks_it "
                                   f"FROM {table} WHERE {where}", params))
+                    # every type of column, by its value and by the text DuckDB casts to that value
+                    value = row[column]
+                    texts = (str(value), value.isoformat()) if isinstance(value, date) else (str(value),)
+                    for asked in {repr(v): v for v in (value, *texts)}.values():
+                        reads.append((f"SELECT {key} FROM {table} WHERE {column} = ? ORDER BY {key} LIMIT 3", [asked]))
             for sql, params in reads:
                 kept = state._by_equality(sql, params, template_only=False)
                 cache.enabled = False
                 try:
                     asked = state.query(sql, params)
+                except duckdb.Error:  # text DuckDB cannot cast: never answered from kept rows
+                    assert kept is None, (sql, params)
+                    continue
                 finally:
                     cache.enabled = True
                 if kept is not None:
