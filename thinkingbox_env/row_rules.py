@@ -103,7 +103,8 @@ def _decimal(value: Any, precision: int, scale: int) -> Any:
     return abs(q) if q == 0 else q  # no negative zero
 
 
-_IDENT = r'(?:"[A-Za-z_][A-Za-z0-9_]*"|[A-Za-z_][A-Za-z0-9_]*)'
+IDENTIFIER = r'(?:"[A-Za-z_][A-Za-z0-9_]*"|[A-Za-z_][A-Za-z0-9_]*)'  # quoted or not
+_IDENT = IDENTIFIER
 _NUMBER = r"-?\d+(?:\.\d+)?"
 _STRING = r"'(?:[^']|'')*'"
 _IN_CHECK = re.compile(rf"\(({_IDENT}) IN \(((?:{_STRING})(?:, {_STRING})*)\)\)")
@@ -115,6 +116,16 @@ _COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 Check = Callable[[Mapping[str, Any]], Any]  # True holds, False broken, None NULL (holds), UNSURE
+
+
+def literal_value(token: str) -> Any:
+    """The value of a plain SQL literal: 'text' (quotes doubled inside), an integer or decimal, TRUE, FALSE or NULL."""
+    if token.startswith("'"):
+        return token[1:-1].replace("''", "'")
+    word = token.upper()
+    if word in ("TRUE", "FALSE", "NULL"):
+        return None if word == "NULL" else word == "TRUE"
+    return _number(token)
 
 
 def _name(token: str) -> str:
@@ -138,7 +149,7 @@ def parse_check(expression: str) -> Check | None:
     m = _IN_CHECK.fullmatch(expression)
     if m is not None:
         column = _name(m.group(1))
-        allowed = frozenset(s[1:-1].replace("''", "'") for s in re.findall(_STRING, m.group(2)))
+        allowed = frozenset(literal_value(s) for s in re.findall(_STRING, m.group(2)))
 
         def in_list(row: Mapping[str, Any]) -> Any:
             v = row[column]
@@ -175,19 +186,9 @@ def parse_check(expression: str) -> Check | None:
 def parse_default(text: str, kind: str) -> Any:
     """A column's DEFAULT as the value DuckDB stores, or UNSURE for anything but a plain literal."""
     t = text.strip()
-    if re.fullmatch(_STRING, t):
-        value: Any = t[1:-1].replace("''", "'")
-    elif re.fullmatch(_NUMBER, t):
-        value = _number(t)
-    elif t.lower() in ("true", "false"):
-        value = t.lower() == "true"
-    elif t.upper() == "NULL":
-        return None
-    else:
+    if not re.fullmatch(rf"{_STRING}|{_NUMBER}|(?i:true|false|null)", t):
         return UNSURE
-    if kind == "VARCHAR" and type(value) is not str:
-        return UNSURE
-    return coerce(kind, value)
+    return coerce(kind, literal_value(t))  # a number into VARCHAR is a cast: UNSURE
 
 
 @dataclass(frozen=True)

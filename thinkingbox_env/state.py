@@ -53,7 +53,7 @@ from typing import Any
 
 import duckdb
 
-from .row_rules import UNSURE, RowRules, coerce
+from .row_rules import IDENTIFIER, UNSURE, RowRules, coerce, literal_value
 from .spec import DomainSpec, Patch, SequenceSpec, TableMeta
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ _VOLATILE_RE = re.compile(
 
 # reads that pick rows by equality on columns: answered from the rows kept in Python where that is certain
 # (see EpisodeState._by_equality)
-_TOKEN = r'(?:"[A-Za-z_][A-Za-z0-9_]*"|[A-Za-z_][A-Za-z0-9_]*)'
+_TOKEN = IDENTIFIER
 # column = ? or <> ? (or a text or integer literal), lower(column) = lower(?) or upper(...) = upper(?) (over ASCII the same test),
 # CAST(column AS VARCHAR) = ? or <> ? (on a VARCHAR column: the same comparison)
 _TERM_PARTS = re.compile(
@@ -95,11 +95,10 @@ _EQUALITY_READ_RE = re.compile(
     rf"(?P<limit>\s+LIMIT\s+(?:\?|(?P<limitnum>\d{{1,18}}))(?P<offset>\s+OFFSET\s+\?)?)?\s*;?\s*$",
     re.IGNORECASE,
 )
-_INT_TYPES = {"TINYINT": 2**7, "SMALLINT": 2**15, "INTEGER": 2**31, "BIGINT": 2**63}
-
 # writes Python can apply itself (see EpisodeState._write_in_python): one row by values, or rows picked by equality
 _VALUE = r"(?:\?|'(?:[^']|'')*'|-?\d+|NULL|TRUE|FALSE)"
 _PAIR = rf"{_TOKEN}\s*=\s*{_VALUE}"
+_PAIR_RE = re.compile(rf"({_TOKEN})\s*=\s*({_VALUE})", re.IGNORECASE)
 _PYTHON_WRITE_RE = re.compile(
     rf"^\s*(?:INSERT\s+INTO\s+(?P<itable>{_TOKEN})\s*(?:\((?P<columns>\s*{_TOKEN}(?:\s*,\s*{_TOKEN})*\s*)\))?"
     rf"\s*VALUES\s*\((?P<values>\s*{_VALUE}(?:\s*,\s*{_VALUE})*\s*)\)"
@@ -122,14 +121,7 @@ class _PythonWrite:
 
 
 def _literal(token: str) -> tuple[Any, ...]:
-    if token == "?":
-        return ("?",)
-    if token.startswith("'"):
-        return ("=", token[1:-1].replace("''", "'"))
-    upper = token.upper()
-    if upper in ("NULL", "TRUE", "FALSE"):
-        return ("=", None if upper == "NULL" else upper == "TRUE")
-    return ("=", int(token))
+    return ("?",) if token == "?" else ("=", literal_value(token))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -139,11 +131,10 @@ def _python_write(sql: str) -> _PythonWrite | None:
     if m is None:
         return None
     reserved = _reserved_words()
-    pair = re.compile(rf"({_TOKEN})\s*=\s*({_VALUE})", re.IGNORECASE)
 
     def pairs(text: str | None) -> tuple[tuple[str, tuple[Any, ...]], ...] | None:
         out = []
-        for p in pair.finditer(text or ""):
+        for p in _PAIR_RE.finditer(text or ""):
             name = _identifier(p.group(1), reserved)
             if name is None:
                 return None
@@ -218,9 +209,8 @@ def _equality_read(sql: str) -> _EqualityRead | None:
     folded = tuple(p.group("folded") is not None or p.group("upper") is not None for p in terms)
     cast = tuple(p.group("cast") is not None for p in terms)
     unequal = tuple((p.group("op") or p.group("castop") or "=") == "<>" for p in terms)
-    literals = tuple((False, None) if p.group("literal") is None else
-                     (True, p.group("literal")[1:-1].replace("''", "'") if p.group("literal").startswith("'")
-                      else int(p.group("literal"))) for p in terms)
+    literals = tuple((False, None) if p.group("literal") is None else (True, literal_value(p.group("literal")))
+                     for p in terms)
     order: list[tuple[str, bool]] = []
     for part in (m.group("order") or "").split(",") if m.group("order") else []:
         words = part.split()
@@ -598,6 +588,7 @@ class DomainDatabase:
             if row_rules is None:
                 return None
             values: list[Any] = []
+            count = 0
             for group in groups.values():  # DuckDB's path inserts group by group: the same stored order
                 for row in group:
                     full = row_rules.full_row(row)
@@ -609,10 +600,10 @@ class DomainDatabase:
                                          f"{', '.join(info.primary_key)} is already taken (duplicate key)")
                     rows[table][key] = full
                     values += [full[c] for c in info.columns]
+                    count += 1
             marks = "(" + ", ".join("?" for _ in info.columns) + ")"
             statements.setdefault(table, []).append(
-                (f"INSERT INTO {{schema}}.{_quote(table)} VALUES {', '.join(marks for _ in range(len(values) // len(info.columns)))}",
-                 values))
+                (f"INSERT INTO {{schema}}.{_quote(table)} VALUES {', '.join([marks] * count)}", values))
         for change, deletes in [(u, False) for u in patch.update] + [(d, True) for d in patch.delete]:
             table = change.table
             info, row_rules = infos[table], rules[table].in_python
@@ -851,6 +842,13 @@ class DomainDatabase:
         return max([seq.start - 1, *numbers]) + 1
 
 
+def _written_table(sql: str) -> str:
+    """The table a logged write writes (only statements ``_WRITE_RE`` matched are logged)."""
+    match = _WRITE_RE.match(sql)
+    assert match is not None
+    return match.group(1)
+
+
 def _insert_groups(info: TableInfo, rows: list[dict[str, Any]], task_label: str) -> dict[tuple[str, ...], list[dict[str, Any]]]:
     """A patch's inserted rows grouped by the columns they give, in order: one statement per group."""
     groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
@@ -920,8 +918,12 @@ class TaskTemplate:
         """The name the table's initial content goes by (memo keys, cached digests); a schema only when ``in_db``."""
         return self.schema if table in self.tables else self.domain.schema
 
+    def patch_sql(self, table: str, schema: str) -> list[tuple[str, list[Any]]]:
+        """The statements that apply this template's patch to a plain copy of the domain's table in ``schema``."""
+        return [(sql.replace("{schema}", schema), params) for sql, params in self.patch_statements.get(table, ())]
+
     def claim(self) -> bool:
-        """Called as an episode opens its DuckDB cursor, before its first transaction: whether it may use ``schema``.
+        """Whether an episode, first needing a patched table in DuckDB and outside a transaction, may use ``schema``.
 
         An episode decides once, so a schema created later is never one that a transaction
         it already began cannot see. The second episode to ask puts a Python-built template
@@ -938,12 +940,12 @@ class TaskTemplate:
         with _Process._lock:
             cur = _Process.connection().cursor()
         try:
+            rules = self.domain._copy_rules(cur)  # read when the template was built
             cur.execute("; ".join(["BEGIN TRANSACTION", f"CREATE SCHEMA {self.schema}"] + [
-                f"CREATE TABLE {self.schema}.{_quote(t)} AS SELECT * FROM {self.domain.schema}.{_quote(t)}"
-                for t in sorted(self.tables)]))
+                rules[t].copy_sql(self.domain.tables[t], self.schema, self.domain.schema) for t in sorted(self.tables)]))
             for table in sorted(self.tables):
-                for sql, params in self.patch_statements.get(table, ()):
-                    cur.execute(sql.replace("{schema}", self.schema), params)
+                for sql, params in self.patch_sql(table, self.schema):
+                    cur.execute(sql, params)
             cur.execute("COMMIT")
             self.in_db = True
         except duckdb.Error:  # the episodes keep patching their own copies, as before
@@ -1103,8 +1105,8 @@ class EpisodeState:
             shared = table not in self.template.tables or self._claim()
             cur.execute(self._copy_sql(table, shared))
             if not shared:  # the template's patch, run on this copy
-                for sql, params in self.template.patch_statements.get(table, ()):
-                    cur.execute(sql.replace("{schema}", self.schema), params)
+                for sql, params in self.template.patch_sql(table, self.schema):
+                    cur.execute(sql, params)
             self._in_db.add(table)
 
     def _copy_patched_in(self, tables: Sequence[str] | None) -> None:
@@ -1120,13 +1122,12 @@ class EpisodeState:
         """Replay the writes DuckDB has not seen, in order, so that it holds exactly this episode's state."""
         if self._synced == len(self._log):
             return
-        self._decide_for([m.group(1) for run, _ in self._log[self._synced:] for m in [_WRITE_RE.match(run)] if m])
+        pending = [(run, params, _written_table(run)) for run, params in self._log[self._synced:]]
+        self._decide_for([table for _, _, table in pending])
         self._begin_if_pending()
         cur = self._cur()
-        for run, params in self._log[self._synced:]:
-            match = _WRITE_RE.match(run)
-            assert match is not None  # only matched statements are logged
-            self._copy_in(match.group(1))
+        for run, params, table in pending:
+            self._copy_in(table)
             cur.execute(run, params)
             self._synced += 1  # one at a time: outside a transaction each replayed write is already committed
 
@@ -1243,7 +1244,7 @@ class EpisodeState:
         if any(shape.folded):
             if any(shape.unequal):
                 return None
-            rows = self.final_rows(shape.table) if shape.table in self.materialized else self.base_index(shape.table).values()
+            rows = self._current_rows(shape.table)
             if rows is None:
                 return None
             wanted = [v.lower() if fold else v for fold, v in zip(shape.folded, params)]
@@ -1260,12 +1261,10 @@ class EpisodeState:
                 else:
                     found.append(r)
         elif shape.where == info.primary_key and not any(shape.unequal):
-            key = tuple(params)
-            overlay = self.overlay.get(shape.table) if shape.table in self.materialized else None
-            row = overlay[key] if overlay is not None and key in overlay else self.base_index(shape.table).get(key)
+            row = self._live_row(shape.table, tuple(params))
             found = [] if row is None else [row]
         else:
-            rows = self.final_rows(shape.table) if shape.table in self.materialized else self.base_index(shape.table).values()
+            rows = self._current_rows(shape.table)
             if rows is None:
                 return None
             terms = list(zip(shape.where, shape.unequal, params))
@@ -1429,7 +1428,7 @@ class EpisodeState:
             live = self._live_row(table, key)
             found = [] if live is None else [live]
         else:
-            rows = self.final_rows(table) if table in self.materialized else self.base_index(table).values()
+            rows = self._current_rows(table)
             if rows is None:
                 return None
             found = [r for r in rows if all(r[c] == v for c, v in wanted.items())]
@@ -1448,6 +1447,10 @@ class EpisodeState:
             if rules.broken(new) is not None:
                 return None
         return info.columns, [tuple(new[c] for c in info.columns)]
+
+    def _current_rows(self, table: str) -> Any:
+        """The table's rows now (template rows and overlay), in key order; None when only a scan can tell."""
+        return self.final_rows(table) if table in self.materialized else self.base_index(table).values()
 
     def _live_row(self, table: str, key: tuple) -> dict[str, Any] | None:
         """The row with this key in the episode now, or None (absent or deleted); the table must be tracked."""

@@ -150,16 +150,35 @@ def test_a_row_is_refused_for_the_first_constraint_it_breaks_in_duckdbs_order():
     assert not opaque.usable
 
 
-def test_duckdb_refuses_what_python_refuses():
-    """A broken CHECK or NOT NULL found in Python is one DuckDB refuses too (the write then goes to DuckDB for its error)."""
+def test_python_refuses_what_duckdb_refuses_and_fills_what_it_fills():
+    """Rules read from DuckDB's catalog: a row Python finds broken DuckDB refuses; a row it completes, DuckDB stores alike."""
     cur = _Process.connection().cursor()
     schema = _Process.next_name("rr_")
     try:
         cur.execute(f"CREATE SCHEMA {schema}; CREATE TABLE {schema}.t (id INTEGER NOT NULL, status VARCHAR "
                     f"CHECK (status IN ('a', 'b')), n INTEGER DEFAULT 0 CHECK (n >= 0))")
+        not_null, checks, defaults = [], [], {}  # the rules as DuckDB's catalog prints them
+        for kind, expression, columns in cur.execute(
+                "SELECT constraint_type, expression, constraint_column_names FROM duckdb_constraints() "
+                "WHERE schema_name = ? ORDER BY constraint_index", [schema]).fetchall():
+            if kind == "NOT NULL":
+                not_null += columns
+            elif kind == "CHECK":
+                checks.append(expression)
+        for column, default in cur.execute("SELECT column_name, column_default FROM duckdb_columns() "
+                                           "WHERE schema_name = ? AND column_default IS NOT NULL", [schema]).fetchall():
+            defaults[column] = default
+        rules = RowRules.build(("id", "status", "n"), ("INTEGER", "VARCHAR", "INTEGER"), not_null, checks, defaults,
+                               declared=False)
+        assert rules.usable
         for row in ([None, "a", 0], [1, "c", 0], [1, "a", -1]):
+            assert rules.broken(dict(zip(("id", "status", "n"), row))) not in (None, UNSURE), row
             with pytest.raises(duckdb.ConstraintException):
                 cur.execute(f"INSERT INTO {schema}.t VALUES (?, ?, ?)", row)
+        full = rules.full_row({"id": 1, "status": "b"})
+        assert rules.broken(full) is None
+        stored = cur.execute(f"INSERT INTO {schema}.t (id, status) VALUES (?, ?) RETURNING *", [1, "b"]).fetchall()
+        assert stored == [tuple(full.values())]
     finally:
         cur.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         cur.close()
