@@ -71,6 +71,29 @@ class CheckResult:
         return cls(str(data["name"]), str(data["kind"]), data["passed"], str(data.get("detail", "")))
 
 
+# Kinds whose checks only a judge evaluates: a trial left with nothing open but these is "unjudged".
+JUDGED_KINDS: tuple[str, ...] = ("rubric", "truthfulness")
+
+TrialOutcome = Literal["pass", "fail", "unjudged"]
+
+
+def trial_outcome(verdict: float | None, check_details: list[dict[str, Any]] | None) -> TrialOutcome:
+    """Pass, fail, or unjudged: the verdict is 0 only because judged checks were not evaluated.
+
+    A trial whose every check that did not pass is a rubric question left unevaluated
+    (no judge, a judge that failed, an answer that did not parse) says nothing about the
+    agent on those questions, and nothing it did failed: it is counted apart, neither
+    passed nor failed. Derived from the check details alone, so rows written before the
+    ``outcome`` field existed read the same way.
+    """
+    if verdict == 1.0:
+        return "pass"
+    open_checks = [d for d in check_details or [] if d.get("passed") is not True]
+    if open_checks and all(d.get("passed") is None and d.get("kind") in JUDGED_KINDS for d in open_checks):
+        return "unjudged"
+    return "fail"
+
+
 class ToolCallEvent(TypedDict):
     """A tool call in the trace, successful or not (malformed actions are recorded as failed calls)."""
 
@@ -134,6 +157,11 @@ class Verdict(BaseModel):
     def unevaluated(self) -> list[str]:
         return [r.name for r in self.results if r.passed is None]
 
+    @property
+    def outcome(self) -> TrialOutcome:
+        """``pass``, ``fail`` or ``unjudged`` (see :func:`trial_outcome`)."""
+        return trial_outcome(self.reward, self.check_details)
+
     def info(self) -> dict[str, Any]:
         """The grading part of the final Gymnasium ``info``: plain values, keys as the rows have always had them."""
         return {
@@ -143,6 +171,7 @@ class Verdict(BaseModel):
             "check_details": self.check_details,
             "reward_vector": self.reward_vector,
             "unevaluated": self.unevaluated,
+            "outcome": self.outcome,
             "skipped": [r.to_json() for r in self.skipped],
             "diff": self.diff,
             "state_hash": self.state_hash,
@@ -207,6 +236,8 @@ class EvalRow(BaseModel):
     check_details: list[dict[str, Any]] | None
     reward_vector: list[float] | None
     unevaluated: list[str] | None
+    # pass, fail or unjudged; absent in rows written before it (read them with trial_outcome)
+    outcome: TrialOutcome | None = None
     diff: dict[str, Any] | None
     state_hash: str | None
     finish_reason: FinishReason | None
@@ -219,6 +250,8 @@ class EvalRow(BaseModel):
     trace: list[dict[str, Any]]
     model_calls: list[dict[str, Any]]
     judge_calls: list[dict[str, Any]]
+    # the judge's model, endpoint host and prompt version; None without a judge; absent in older rows
+    judge: dict[str, Any] | None = None
     worker: dict[str, Any]
     package_version: str
     task_set_version: int | None = None  # the domain's task_set_version; absent in rows written before it

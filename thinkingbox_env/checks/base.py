@@ -25,7 +25,10 @@ if TYPE_CHECKING:
     from ..state import EpisodeState
     from .outcome import StateOutcome
 
-Judge = Callable[[str, str], tuple[bool, str]]  # (question, transcript) -> (answer, reason)
+# (question, transcript) -> (answer, reason); an answer of None is "unjudged" (the reply did not parse). A judge
+# with ``accepts_dialogue = True`` (RubricJudge) is also given the structured dialogue and the backend facts as
+# keywords, so that it can fence them apart from the requirement (see checks/rubric.py).
+Judge = Callable[..., tuple[bool | None, str]]
 
 # What a failure of the kind says about the agent, for the failure taxonomy:
 # "state" (the backend ended wrong), "dialogue" (the customer was told the wrong thing

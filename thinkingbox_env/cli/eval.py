@@ -191,7 +191,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
         def on_row(row: dict[str, Any]) -> None:
             s = live[0]
-            progress.update(bar, advance=1, description=f"pass {s.pass_rate:.3f}  system errors {s.system_errors}")
+            progress.update(bar, advance=1, description=f"pass {s.pass_rate:.3f}  unjudged {s.unjudged}  "
+                                                         f"system errors {s.system_errors}")
 
         try:
             summary = evaluate(tasks, config, out=out, trials=args.trials, resume=args.resume,
@@ -214,7 +215,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
                       "(system-error trials are run again)", highlight=False)
         return 1
     console.print(f"{summary.planned} trials run ({summary.kept} kept from before) -> {out}; "
-                  f"pass@1 of this session {summary.pass_rate:.3f}; system errors {summary.system_errors}")
+                  f"pass@1 of this session {summary.pass_rate:.3f} over {summary.judged} judged trials; "
+                  f"unjudged {summary.unjudged}; system errors {summary.system_errors}", highlight=False)
+    if summary.unjudged:
+        console.print(f"[yellow]{summary.unjudged} trial(s) unjudged: their only open checks are rubric questions left "
+                      "unevaluated; they are neither passed nor failed (add a judge: --judge-model/--judge-base-url)[/]",
+                      highlight=False)
+    if summary.judge_unparsed:
+        console.print(f"[yellow]{summary.judge_unparsed} judge answer(s) did not parse; those checks stay unjudged "
+                      "(thinkingbox show ... --trial N prints the raw answers)[/]", highlight=False)
     if summary.planned and summary.valid == 0:
         first = summary.first_error or {}
         console.print(f"[red]error:[/] no trial was valid: all {summary.planned} ended in system errors; the first "
@@ -360,6 +369,16 @@ def print_summary(s: dict[str, Any], title: str) -> None:
     if se["count"]:
         how = "counted as failures" if se["counted_as_failures"] else "left out of every rate above"
         console.print(f"[yellow]system errors: {se['count']} trials ({how}); by source {se['by_source']}[/]")
+    uj = s.get("unjudged") or {}
+    if uj.get("count"):
+        why = "the run was started with --no-judge" if uj.get("no_judge") else "their rubric questions went unevaluated"
+        console.print(f"[yellow]unjudged: {uj['count']} trials of {len(uj['tasks'])} tasks, left out of every rate above "
+                      f"({why}; neither passed nor failed)[/]", highlight=False)
+    jd = s.get("judge") or {}
+    if jd.get("calls"):
+        who = "; ".join(f"{i.get('model')} at {i.get('host')} (prompt v{i.get('prompt_version')})" for i in jd.get("identities", []))
+        console.print(f"judge: {jd['calls']} answers, {jd['unparsed']} did not parse (left unjudged), {jd['failed']} failed"
+                      + (f"; {who}" if who else ""), highlight=False)
     if s.get("pass_k"):
         t = Table("k", "pass@k (unbiased)", "pass@k (plug-in)", "pass^k (unbiased)", "pass^k (plug-in)", title="repeated trials")
         for k in s["pass_k"]["pass@k"]:
@@ -385,9 +404,9 @@ def print_summary(s: dict[str, Any], title: str) -> None:
         t.add_row(d, *(_pct(shares.get(c, 0.0)) for c in cats))
     t.add_row("[b]overall[/]", *(_pct(fc["overall"].get(c, 0.0)) for c in cats))
     console.print(t)
-    t = Table("check", "passed", "total", "rate %", title="checks (pooled across tasks)")
+    t = Table("check", "passed", "evaluated", "rate %", "unevaluated", title="checks (pooled across tasks)")
     for name, v in s["checks"].items():
-        t.add_row(name, str(v["passed"]), str(v["total"]), _pct(v["rate"]))
+        t.add_row(name, str(v["passed"]), str(v["total"]), _pct(v["rate"]), str(v.get("unevaluated", 0)))
     console.print(t)
     pt, tok = s["per_trial"], s["tokens"]["overall"]
     console.print("per trial: " + ", ".join(f"{k} {_num(v)}" for k, v in pt.items())
@@ -446,6 +465,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         console.print(t)
     console.print(f"flipped to pass (pass rate crossed 50% upwards): {', '.join(result['flipped_to_pass']) or 'none'}")
     console.print(f"flipped to fail: {', '.join(result['flipped_to_fail']) or 'none'}")
+    uj = result.get("unjudged") or {}
+    if uj.get("a") or uj.get("b"):
+        console.print(f"[yellow]unjudged trials left out of both sides: A {uj.get('a', 0)}, B {uj.get('b', 0)}[/]", highlight=False)
     for side in ("only_in_a", "only_in_b"):
         if result[side]:
             console.print(f"[yellow]{len(result[side])} tasks {side.replace('_', ' ')}, not compared[/]")
@@ -465,7 +487,9 @@ def render_transcript(row: dict[str, Any], width: int = 2000) -> list[str]:
         text = text if isinstance(text, str) else json.dumps(text, default=str)
         return escape(text if len(text) <= width else text[:width] + " ...")
 
-    status = "PASS" if row.get("verdict") == 1.0 else ("SYSTEM ERROR" if row["status"] != "ok" else "FAIL")
+    from ..eval.metrics import row_outcome
+
+    status = {"pass": "PASS", "fail": "FAIL", "unjudged": "UNJUDGED", "system_error": "SYSTEM ERROR"}[row_outcome(row)]
     lines = [f"[b]{row['task_id']}[/] trial {row['trial']} (seed {row['seed']}): [b]{status}[/]"
              f"  finish {row.get('finish_reason')}  category {row.get('failure_category')}"]
     for e in shown_events(row):
@@ -485,9 +509,10 @@ def render_transcript(row: dict[str, Any], width: int = 2000) -> list[str]:
         lines.append(f"[red]system error ({row['system_error'].get('where')}): {escape(row['system_error'].get('message', ''))}[/]")
     if row.get("diff") is not None:
         lines.append("[b]final diff:[/] " + (escape(json.dumps(row["diff"], indent=1, default=str)) if row["diff"] else "no changes"))
-    failed = [d for d in row.get("check_details") or [] if d["passed"] is not True]
-    for d in failed:
-        lines.append(f"[red]failed check[/] {escape(d['name'])}: {escape(str(d.get('detail', '')))}")
+    for d in row.get("check_details") or []:
+        if d["passed"] is not True:
+            what = "[red]failed check[/]" if d["passed"] is False else "[yellow]unevaluated check[/]"
+            lines.append(f"{what} {escape(d['name'])}: {escape(str(d.get('detail', '')))}")
     if row.get("judge_calls"):
         for j in row["judge_calls"]:
             lines.append(f"[magenta]judge[/] {escape(j['question'])} -> {j.get('answer')} ({escape(str(j.get('reason', j.get('error'))))})")
@@ -505,8 +530,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         console.print(f"[red]error:[/] no trials of '{args.task}' in {args.run}")
         return 2
     if args.trial is None:
+        from ..eval.metrics import row_outcome
+
         for r in sorted(rows, key=lambda r: r["trial"]):
-            status = "pass" if r.get("verdict") == 1.0 else ("system error" if r["status"] != "ok" else f"fail ({r.get('failure_category')})")
+            outcome = row_outcome(r)
+            status = f"fail ({r.get('failure_category')})" if outcome == "fail" else outcome.replace("_", " ")
             console.print(f"trial {r['trial']}: {status}")
         return 0
     chosen = [r for r in rows if r["trial"] == args.trial]

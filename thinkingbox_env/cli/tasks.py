@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ..agents.baselines import NoopAgent, OracleAgent, run_episode
 from ..domain import domain_dirs, load_domain
+from ..records import trial_outcome
 from ..registry import generate_variant, load_task, make
 from ..spec import GoldenTurn, SpecError, TaskSpec, dump_task, interleave
 from ..version import __version__
@@ -35,6 +36,15 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _judge(args: argparse.Namespace) -> Any:
+    """The rubric judge the options ask for, or None (rubric questions are then unjudged, never failed)."""
+    if not (args.judge_model or args.judge_base_url):
+        return None
+    from ..judge import RubricJudge
+
+    return RubricJudge(model=args.judge_model, base_url=args.judge_base_url, api_key=getattr(args, "judge_api_key", None))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``thinkingbox run``: play tasks with the offline baselines, a smoke test that needs no model endpoint."""
     agents = {"oracle": OracleAgent, "noop": NoopAgent}
@@ -43,29 +53,41 @@ def cmd_run(args: argparse.Namespace) -> int:
         if name not in agents:
             raise SystemExit(f"unknown agent '{name}'; choose from {', '.join(agents)}")
     tasks = select_tasks(args.tasks)
+    judge = _judge(args)
     results: dict[str, dict[str, Any]] = {}
     with new_progress() as progress:
         bar = progress.add_task("running", total=len(tasks) * len(names))
         for tid in tasks:
             results[tid] = {}
             for name in names:
-                env = make(tid, max_actions=args.max_actions)
+                env = make(tid, max_actions=args.max_actions, judge=judge)
                 try:
                     results[tid][name] = run_episode(env, agents[name](), seed=args.seed)
                 finally:
                     env.close()
                 progress.advance(bar)
-    table = Table("task", *names, title=f"thinkingbox {__version__}: {len(tasks)} tasks, scripted user")
+    judged = "a judge" if judge is not None else "no judge"
+    table = Table("task", *names, title=f"thinkingbox {__version__}: {len(tasks)} tasks, scripted user, {judged}")
+    outcomes = {t: {n: trial_outcome(results[t][n]["verdict"], results[t][n]["check_details"]) for n in names} for t in tasks}
     for tid in tasks:
         cells = []
         for name in names:
-            info = results[tid][name]
-            cells.append("[green]pass[/]" if info["verdict"] == 1.0 else f"[red]fail[/] ({info['failure_category']})")
+            outcome = outcomes[tid][name]
+            cells.append({"pass": "[green]pass[/]", "unjudged": "[yellow]unjudged[/]"}.get(
+                outcome, f"[red]fail[/] ({results[tid][name]['failure_category']})"))
         table.add_row(tid, *cells)
     console.print(table)
     for name in names:
-        passed = sum(results[t][name]["verdict"] for t in tasks)
-        console.print(f"{name}: {int(passed)}/{len(tasks)} passed ({100 * passed / max(len(tasks), 1):.1f}%)")
+        passed = sum(1 for t in tasks if outcomes[t][name] == "pass")
+        unjudged = sum(1 for t in tasks if outcomes[t][name] == "unjudged")
+        judged_n = len(tasks) - unjudged
+        line = f"{name}: {passed}/{judged_n} passed ({100 * passed / max(judged_n, 1):.1f}%)"
+        if unjudged:
+            line += f"; {unjudged} unjudged (rubric questions need a judge), neither passed nor failed"
+        console.print(line, highlight=False)
+    if any(o == "unjudged" for per in outcomes.values() for o in per.values()):
+        console.print("to judge the rubric questions too: --judge-model NAME --judge-base-url URL (any OpenAI-compatible "
+                      "endpoint)", highlight=False)
     return 0
 
 
@@ -73,11 +95,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """``thinkingbox validate``: check that each task is solvable by its golden calls and not solved by doing nothing."""
     from ..eval.validate import validate_task
 
-    judge = None
-    if args.judge_model or args.judge_base_url:
-        from ..judge import RubricJudge
-
-        judge = RubricJudge(model=args.judge_model, base_url=args.judge_base_url)
+    judge = _judge(args)
     specs: list[TaskSpec] = []
     errors: list[tuple[str, str]] = []
     for tid in select_tasks(args.tasks):
@@ -120,8 +138,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     console.print(f"{total - len(failed) - len(errors)}/{total} tasks valid")
     unjudged = sum(1 for r in rows if r.counts.get("rubric") == "unjudged")
     if unjudged:
-        console.print(f"{unjudged} task(s) with rubric questions were validated without them; pass --judge-model or "
-                      "--judge-base-url to validate the rubrics too", highlight=False)
+        how = ("the judge left them unevaluated (it failed, or its answers did not parse)" if judge is not None
+               else "pass --judge-model or --judge-base-url to validate the rubrics too")
+        console.print(f"{unjudged} task(s) with rubric questions are unjudged: validated without their rubrics; {how}",
+                      highlight=False)
     return 1 if failed or errors else 0
 
 
@@ -226,6 +246,9 @@ def add_task_commands(sub: Any) -> None:
     p.add_argument("--agents", default="oracle,noop", help="comma-separated: oracle, noop")
     p.add_argument("--seed", type=int, default=0, help="episode seed")
     p.add_argument("--max-actions", type=int, default=50, help="actions before an episode is truncated")
+    p.add_argument("--judge-model", help="rubric judge model; without a judge, tasks with rubric questions are unjudged")
+    p.add_argument("--judge-base-url", help="rubric judge endpoint (OpenAI-compatible)")
+    p.add_argument("--judge-api-key", help="rubric judge API key")
     p.set_defaults(func=cmd_run)
 
     p = add_command(sub, "validate", "check that tasks are solvable and their checks discriminate",

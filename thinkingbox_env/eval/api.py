@@ -74,7 +74,7 @@ def select_tasks(patterns: Sequence[str], split: str | None = None) -> list[str]
 
 @dataclass
 class EvalSummary:
-    """What one ``evaluate`` call did. ``pass_rate`` is over this call's valid trials (system errors left out).
+    """What one ``evaluate`` call did. ``pass_rate`` is over this call's judged trials (system errors and unjudged left out).
 
     ``stop_reason`` tells a caller why the run ended early, so it can choose what to say
     and which exit code to use: ``None`` (every planned trial ran), ``"errors"`` (too many
@@ -89,13 +89,20 @@ class EvalSummary:
     passed: int = 0
     valid: int = 0
     system_errors: int = 0
+    unjudged: int = 0  # valid trials whose only open checks are unevaluated rubric questions (outside pass_rate)
+    judge_unparsed: int = 0  # judge answers that did not parse (each left its check unjudged)
     first_error: dict[str, Any] | None = None
     stop_reason: str | None = None
     rows: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     @property
+    def judged(self) -> int:
+        """Valid trials with a pass or a fail: the denominator of ``pass_rate``."""
+        return self.valid - self.unjudged
+
+    @property
     def pass_rate(self) -> float:
-        return self.passed / self.valid if self.valid else 0.0
+        return self.passed / self.judged if self.judged else 0.0
 
     @property
     def written(self) -> int:
@@ -181,6 +188,8 @@ def evaluate(
         if row["status"] == "ok":
             summary.valid += 1
             summary.passed += row["verdict"] == 1.0
+            summary.unjudged += row.get("outcome") == "unjudged"
+            summary.judge_unparsed += sum(1 for c in row.get("judge_calls") or [] if c.get("ok") and c.get("parsed") is False)
         else:
             summary.system_errors += 1
             summary.first_error = summary.first_error or row.get("system_error")

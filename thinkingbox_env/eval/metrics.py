@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..checks import FAILURE_CATEGORIES
+from ..records import trial_outcome
 from ..users import DONE_MARKER
 
 BOOTSTRAP_SAMPLES = 2000
@@ -114,11 +115,23 @@ def is_valid(row: dict[str, Any]) -> bool:
     return row.get("status") == "ok"
 
 
+def row_outcome(row: dict[str, Any]) -> str:
+    """``pass``, ``fail``, ``unjudged`` or ``system_error``; rows written before the ``outcome`` field derive it."""
+    if not is_valid(row):
+        return "system_error"
+    return row.get("outcome") or trial_outcome(row.get("verdict"), row.get("check_details"))
+
+
+def is_unjudged(row: dict[str, Any]) -> bool:
+    """A valid trial whose verdict is 0 only because rubric questions went unevaluated: counted apart, like system errors."""
+    return row_outcome(row) == "unjudged"
+
+
 def task_outcomes(rows: Iterable[dict[str, Any]], system_errors_as_failures: bool = False) -> dict[str, TaskOutcome]:
-    """Per task, the pass / fail of each counted trial. System errors are left out unless asked."""
+    """Per task, the pass / fail of each counted trial. System errors are left out unless asked; unjudged trials always."""
     out: dict[str, TaskOutcome] = {}
     for row in sorted(rows, key=lambda r: (r["task_id"], r["trial"])):
-        if not is_valid(row) and not system_errors_as_failures:
+        if is_unjudged(row) or (not is_valid(row) and not system_errors_as_failures):
             continue
         o = out.setdefault(row["task_id"], TaskOutcome(row["task_id"], row.get("domain", row["task_id"].split("/")[0]), []))
         o.passes.append(is_valid(row) and row.get("verdict") == 1.0)
@@ -132,7 +145,8 @@ def trials_per_task(outcomes: dict[str, TaskOutcome]) -> int:
         shown = ", ".join(f"{n} trials: {m} tasks" for n, m in sorted(counts.items()))
         raise UnequalTrialsError(
             f"pass@k and pass^k need the same number of trials for every task, but the counts differ ({shown}); "
-            "complete the run with `thinkingbox eval --resume`, or count system errors as failures"
+            "complete the run with `thinkingbox eval --resume`, or count system errors as failures "
+            "(unjudged trials are never counted: run with a judge to count them)"
         )
     return next(iter(counts))
 
@@ -265,7 +279,8 @@ def trial_cost(usage: dict[str, Any], prices: dict[str, float]) -> float:
 def summarize(rows: list[dict[str, Any]], prices: dict[str, float] | None = None,
               system_errors_as_failures: bool = False) -> dict[str, Any]:
     """Every metric of ``thinkingbox agg`` as one JSON-ready dict."""
-    valid = [r for r in rows if is_valid(r)]
+    unjudged = [r for r in rows if is_unjudged(r)]
+    valid = [r for r in rows if is_valid(r) and not is_unjudged(r)]
     errors = [r for r in rows if not is_valid(r)]
     counted = rows if system_errors_as_failures else valid
     outcomes = task_outcomes(rows, system_errors_as_failures)
@@ -283,6 +298,12 @@ def summarize(rows: list[dict[str, Any]], prices: dict[str, float] | None = None
             "by_source": dict(Counter((r.get("system_error") or {}).get("where", "unknown") for r in errors)),
             "tasks": sorted({r["task_id"] for r in errors}),
         },
+        "unjudged": {
+            "count": len(unjudged),
+            "tasks": sorted({r["task_id"] for r in unjudged}),
+            "no_judge": any((r.get("config") or {}).get("no_judge") for r in unjudged),
+        },
+        "judge": judge_summary(rows),
         "pass@1": {"overall": pass_at_1(outcomes.values()),
                    "by_domain": {d: pass_at_1(os_) for d, os_ in sorted(by_domain.items())}},
     }
@@ -299,14 +320,14 @@ def summarize(rows: list[dict[str, Any]], prices: dict[str, float] | None = None
         summary["tasks_never_passed"] = sum(1 for o in outcomes.values() if o.c == 0)
         summary["tasks_always_passed"] = sum(1 for o in outcomes.values() if o.c == o.n)
 
-    failed = [r for r in valid if r.get("verdict") != 1.0]
+    failed = [r for r in valid if row_outcome(r) == "fail"]
     cats = Counter(r.get("failure_category") or "none" for r in failed)
     cats_by_domain: dict[str, Counter] = defaultdict(Counter)
     for r in failed:
         cats_by_domain[r["domain"]][r.get("failure_category") or "none"] += 1
     def shares(cnt: Counter) -> dict[str, float]:
         total = sum(cnt.values())
-        names = list(FAILURE_CATEGORIES) + (["none"] if cnt.get("none") else [])  # none: only unevaluated checks failed
+        names = list(FAILURE_CATEGORIES) + (["none"] if cnt.get("none") else [])  # none: a check with no category
         return {c: cnt[c] / total if total else 0.0 for c in names}
 
     summary["failure_categories"] = {
@@ -318,20 +339,25 @@ def summarize(rows: list[dict[str, Any]], prices: dict[str, float] | None = None
 
     check_pass: Counter = Counter()
     check_total: Counter = Counter()
-    for r in valid:
+    check_open: Counter = Counter()
+    for r in valid + unjudged:
         for d in r.get("check_details") or []:
             fam = check_family(d["name"])
+            if d["passed"] is None:  # not evaluated: neither passed nor failed, shown apart
+                check_open[fam] += 1
+                continue
             check_total[fam] += 1
             check_pass[fam] += d["passed"] is True
-    summary["checks"] = {k: {"passed": check_pass[k], "total": check_total[k], "rate": check_pass[k] / check_total[k]}
-                         for k in sorted(check_total)}
+    summary["checks"] = {k: {"passed": check_pass[k], "total": check_total[k], "unevaluated": check_open[k],
+                             "rate": check_pass[k] / check_total[k] if check_total[k] else float("nan")}
+                         for k in sorted(set(check_total) | set(check_open))}
     # the names a reader acts on: tasks no trial solved, and the checks that fail most (with where they fail)
     summary["tasks_never_passed_ids"] = sorted(t for t, o in outcomes.items() if o.n and o.c == 0)
     check_failed: Counter = Counter()
     check_tasks: dict[str, set[str]] = defaultdict(set)
     for r in valid:
         for d in r.get("check_details") or []:
-            if d["passed"] is not True:
+            if d["passed"] is False:
                 check_failed[d["name"]] += 1
                 check_tasks[d["name"]].add(r["task_id"])
     summary["failing_checks"] = [{"name": name, "failed": count, "tasks": sorted(check_tasks[name])}
@@ -375,8 +401,21 @@ def summarize(rows: list[dict[str, Any]], prices: dict[str, float] | None = None
 # --------------------------------------------------------------------------- paired comparison
 
 
+def judge_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The judge's calls over the valid rows: how many, how many failed, and how many answers did not parse (left unjudged)."""
+    calls = [c for r in rows if is_valid(r) for c in r.get("judge_calls") or []]
+    identities = sorted({json.dumps(r["judge"], sort_keys=True) for r in rows if r.get("judge")})
+    return {"calls": len(calls), "failed": sum(1 for c in calls if not c.get("ok")),
+            "unparsed": sum(1 for c in calls if c.get("ok") and c.get("parsed") is False),
+            "identities": [json.loads(i) for i in identities]}
+
+
 def compare_runs(rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per-task paired difference of pass rates (B - A) over the tasks both runs have, with a bootstrap interval."""
+    """Per-task paired difference of pass rates (B - A) over the tasks both runs have, with a bootstrap interval.
+
+    Unjudged trials are left out of both sides (and counted), so a run without a judge is
+    not read as a drop on the tasks with rubric questions.
+    """
     a = task_outcomes(rows_a)
     b = task_outcomes(rows_b)
     common = sorted(set(a) & set(b))
@@ -392,6 +431,7 @@ def compare_runs(rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]]) -> 
         "tasks": len(common),
         "only_in_a": sorted(set(a) - set(b)),
         "only_in_b": sorted(set(b) - set(a)),
+        "unjudged": {"a": sum(1 for r in rows_a if is_unjudged(r)), "b": sum(1 for r in rows_b if is_unjudged(r))},
         "a_pass_rate": float(np.mean([p["a"] for p in per_task])) if per_task else float("nan"),
         "b_pass_rate": float(np.mean([p["b"] for p in per_task])) if per_task else float("nan"),
         "lift": float(values.mean()) if len(values) else float("nan"),

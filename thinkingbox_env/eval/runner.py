@@ -48,8 +48,9 @@ from ..agents.customer_tool import CustomerToolAgent
 from ..agents.openai_chat import ModelCallError, OpenAIChatAgent, SamplingConfig
 from ..domain import load_domain
 from ..env import ThinkingboxEnv
-from ..judge import RubricJudge, parse_verdict
+from ..judge import RubricJudge
 from ..llm import sum_usage
+from ..records import trial_outcome
 from ..registry import make
 from ..spec import TaskSpec
 from ..users import LLMUser, ScriptedUser
@@ -187,16 +188,23 @@ class RecordingJudge:
         self.judge = judge
         self.calls: list[dict[str, Any]] = []
 
-    def __call__(self, question: str, transcript: str) -> tuple[bool, str]:
+    accepts_dialogue = True
+
+    def identity(self) -> dict[str, Any]:
+        return self.judge.identity()
+
+    def __call__(self, question: str, transcript: str, dialogue: list[dict[str, Any]] | None = None,
+                 facts: str | None = None) -> tuple[bool | None, str]:
         started = time.perf_counter()
         try:
-            answer, reason = self.judge(question, transcript)
+            answer, reason = self.judge(question, transcript, dialogue=dialogue, facts=facts)
         except Exception as exc:
             self.calls.append({"question": question, "ok": False, "error": f"{type(exc).__name__}: {exc}",
                                "seconds": time.perf_counter() - started})
             raise
-        _, _, parsed = parse_verdict(self.judge.last_raw)
-        self.calls.append({"question": question, "ok": True, "answer": "yes" if answer else "no", "parsed": parsed,
+        parsed = answer is not None
+        self.calls.append({"question": question, "ok": True, "answer": None if answer is None else ("yes" if answer else "no"),
+                           "parsed": parsed,
                            "reason": reason, "raw": self.judge.last_raw, "seconds": time.perf_counter() - started,
                            "usage": self.judge.last_usage or {"input": 0, "cached": 0, "output": 0, "reasoning": 0}})
         return answer, reason
@@ -373,6 +381,7 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
         "check_details": info["check_details"] if ok else None,
         "reward_vector": [float(x) for x in info["reward_vector"]] if ok else None,
         "unevaluated": info["unevaluated"] if ok else None,
+        "outcome": trial_outcome(info["verdict"], info["check_details"]) if ok else None,
         "diff": info["diff"] if ok else None,
         "state_hash": info["state_hash"] if ok else None,
         "finish_reason": info["finish_reason"] if info else None,
@@ -386,6 +395,7 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
         "trace": _annotate_trace(trace, model_calls),
         "model_calls": model_calls,
         "judge_calls": judge_calls,
+        "judge": judge.identity() if judge is not None else None,
         "worker": {"host": socket.gethostname(), "pid": os.getpid()},
         "package_version": __version__,
         "task_set_version": task_set_version(spec),

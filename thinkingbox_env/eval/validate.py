@@ -20,6 +20,7 @@ from typing import Any
 from ..agents.baselines import NoopAgent, OracleAgent, run_episode
 from ..diff import canonical_hash
 from ..env import ThinkingboxEnv
+from ..records import trial_outcome
 from ..runtime import runtime_for
 from ..spec import TaskSpec, ToolCall
 from ..values import Value, extract_values
@@ -143,8 +144,12 @@ def validate_task(spec: TaskSpec, judge: Any = None) -> ValidationResult:
     res.counts["reset"] = "ok" if "reset is not deterministic" not in res.problems else "FAIL"
 
     oracle = _run(spec, list(spec.golden), judge)
-    res.counts["oracle"] = "pass" if oracle["verdict"] == 1.0 else "FAIL"
-    if oracle["verdict"] != 1.0:
+    outcome = trial_outcome(oracle["verdict"], oracle["check_details"])
+    res.counts["oracle"] = {"pass": "pass", "unjudged": "unjudged"}.get(outcome, "FAIL")
+    if outcome == "unjudged":
+        # the judge failed or gave answers that do not parse: the rubrics are not validated, nor failed
+        res.counts["rubric"] = "unjudged"
+    elif oracle["verdict"] != 1.0:
         failed = [n for n, v in oracle["checks"].items() if v is not True]
         res.problems.append(f"oracle fails checks {failed}")
 
