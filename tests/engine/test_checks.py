@@ -54,14 +54,15 @@ def test_openai_rubric_judge_over_http():
         judge = RubricJudge(model="judge", base_url=server.base_url, api_key="k", max_retries=0)
         assert judge("Q?", "ASSISTANT: thanks") == (True, "thanked them.")
         answer, reason = judge("Q?", "ASSISTANT: thanks")
-        assert answer is False and "unparseable" in reason
+        assert answer is None and "unparseable" in reason  # unjudged, never a yes or a no
         assert judge("Q?", "x")[0] is False
         assert "Requirement: Q?" in server.requests[0]["messages"][1]["content"]
 
 
 def test_parse_verdict():
-    assert parse_verdict("VERDICT: **YES**\nREASON: ok")[:2] == (True, "ok")
-    assert parse_verdict(None)[0] is False
+    assert parse_verdict("VERDICT: YES\nREASON: ok")[:2] == (True, "ok")
+    assert parse_verdict("VERDICT: **YES**\nREASON: ok")[0] is None  # only the strict plain form is read
+    assert parse_verdict(None)[0] is None
 
 
 def test_sql_and_dialogue_checks():
