@@ -54,6 +54,9 @@ def timed_environment(domain: str, tools: list[str]) -> type:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from thinkingbox_env.extras import require_train_extra
+
+    require_train_extra("training/gpu_smoke.py")
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--hidden", type=int, default=1024, help="hidden size (1024 with 12 layers: about 0.16B parameters)")
     p.add_argument("--layers", type=int, default=12)

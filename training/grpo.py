@@ -258,6 +258,9 @@ def train(args: ThinkingboxArguments, grpo_args: Any, model_args: Any) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from thinkingbox_env.extras import require_train_extra
+
+    require_train_extra("training/grpo.py")
     tb_args, grpo_args, model_args = parse_args(argv)
     train(tb_args, grpo_args, model_args)
     return 0

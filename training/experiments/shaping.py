@@ -689,6 +689,9 @@ def apply_overrides(data: dict[str, Any], items: list[str]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from thinkingbox_env.extras import require_train_extra
+
+    require_train_extra("training/experiments/shaping.py")
     import yaml
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -1,0 +1,30 @@
+"""Optional dependencies: a clear message naming the extra to install, instead of an import error deep in a script."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+# what the training scripts import, by the name pip knows them under in the ``train`` extra
+TRAIN_MODULES = ("torch", "transformers", "trl", "peft", "datasets", "accelerate")
+
+
+def missing(modules: tuple[str, ...]) -> list[str]:
+    """The modules of ``modules`` that are not installed (looked up, not imported: torch takes seconds to import).
+
+    A module blocked in ``sys.modules`` (set to None, which makes every import of it fail) counts as missing.
+    """
+    out = []
+    for name in modules:
+        blocked = name in sys.modules and sys.modules[name] is None
+        if blocked or importlib.util.find_spec(name) is None:
+            out.append(name)
+    return out
+
+
+def require_train_extra(script: str) -> None:
+    """Stop ``script`` with one line naming the install command when the ``train`` extra is not installed."""
+    absent = missing(TRAIN_MODULES)
+    if absent:
+        raise SystemExit(f"{script} needs the train extra ({', '.join(absent)} not installed): "
+                         'pip install -e ".[train]" in the thinkingbox-env checkout')
