@@ -14,7 +14,7 @@ from scripted_model import Say, ScriptedModel, Status
 
 import thinkingbox_env as tb
 from thinkingbox_env.cli import main
-from thinkingbox_env.eval.runner import read_rows
+from thinkingbox_env.eval.runner import PREFLIGHT_CONNECT_SECONDS, EndpointConfig, preflight_timeout, read_rows
 
 TASK = "retail/ST030_001"
 
@@ -100,6 +100,30 @@ def test_a_dead_endpoint_is_reported_before_any_trial(tmp_path, capsys):
     assert main(["eval", TASK, "--agent", "openai", "--model", "m", "--base-url", f"http://127.0.0.1:{port}/v1",
                  "-o", str(out)]) == 2
     assert "connection failed" in capsys.readouterr().out and not out.exists()
+
+
+def test_a_dead_endpoint_is_reported_in_seconds_and_leaves_no_lock_file(tmp_path, capsys):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "run.jsonl"
+    started = time.monotonic()
+    assert main(["eval", TASK, "--agent", "openai", "--base-url", f"http://127.0.0.1:{port}/v1", "-o", str(out)]) == 2
+    assert time.monotonic() - started < 5.0  # no model given: the listing is tried once, without retries
+    assert "could not be listed" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []  # neither the run file nor a stray run.jsonl.lock
+    ep = EndpointConfig(timeout=600.0)
+    assert preflight_timeout(ep).connect == PREFLIGHT_CONNECT_SECONDS <= 5.0
+
+
+def test_a_refused_model_name_lists_the_models_the_endpoint_serves(tmp_path, capsys):
+    out = tmp_path / "run.jsonl"
+    with ScriptedModel(_closing, models=["qwen-a", "qwen-b"], preflight_status=404) as server:
+        assert main(["eval", TASK, "--agent", "openai", "--model", "qwen-c", "--base-url", server.base_url,
+                     "-o", str(out)]) == 2
+    text = capsys.readouterr().out
+    assert "it serves qwen-a, qwen-b: pass one of them with --model" in text
+    assert not (tmp_path / "run.jsonl.lock").exists()
 
 
 def test_k_consecutive_system_errors_stop_the_run_and_print_the_first(tmp_path, capsys):

@@ -161,15 +161,21 @@ def evaluate(
                                "resolve ids, domains and globs with select_tasks() first")
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
+
+    def refuse_existing() -> None:
+        if path.exists() and path.stat().st_size > 0 and not resume:
+            raise RunFileError(f"{path} exists; pass resume=True (--resume) to complete it, or choose another file")
+
+    refuse_existing()
+    # the endpoint is asked before the lock is taken, so a dead or refusing endpoint leaves no lock file behind
+    if config.agent == "openai":
+        config.agent_endpoint.model = resolve_agent_model(config.agent_endpoint)
+        if check_endpoint:
+            preflight(config)
     lock = RunLock(path)  # before anything reads the file: a resume must not rewrite it under another writer
     try:
         done: set[tuple[str, int]] = set()
-        if path.exists() and path.stat().st_size > 0 and not resume:
-            raise RunFileError(f"{path} exists; pass resume=True (--resume) to complete it, or choose another file")
-        if config.agent == "openai":
-            config.agent_endpoint.model = resolve_agent_model(config.agent_endpoint)
-            if check_endpoint:
-                preflight(config)
+        refuse_existing()  # again under the lock: another run may have started meanwhile
         if path.exists() and path.stat().st_size > 0:
             done = prepare_resume(path, config)
     except BaseException:

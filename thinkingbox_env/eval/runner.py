@@ -829,7 +829,7 @@ def resolve_agent_model(ep: EndpointConfig) -> str:
     chosen = ep.model or os.environ.get("THINKINGBOX_AGENT_MODEL")
     if chosen:
         return chosen
-    client = openai_client("agent", ep.base_url, ep.api_key, timeout=min(ep.timeout, 30.0), max_retries=0)
+    client = openai_client("agent", ep.base_url, ep.api_key, timeout=preflight_timeout(ep), max_retries=0)
     try:
         models = sorted(m.id for m in client.models.list())
     except Exception as exc:  # noqa: BLE001 - any failure means: we cannot guess, ask for --model
@@ -840,6 +840,29 @@ def resolve_agent_model(ep: EndpointConfig) -> str:
     listed = ", ".join(models[:10]) + (f" and {len(models) - 10} more" if len(models) > 10 else "")
     raise PreflightError(f"no --model given and {_where(ep)} serves {len(models)} models"
                          + (f" ({listed})" if models else "") + "; pass --model NAME")
+
+
+PREFLIGHT_CONNECT_SECONDS = 5.0  # a server that does not accept a connection in this time is reported as down
+PREFLIGHT_READ_SECONDS = 60.0
+
+
+def preflight_timeout(ep: EndpointConfig) -> Any:
+    """The timeouts of the requests sent before a run: a short connect, so a dead host is reported in seconds, not minutes."""
+    import httpx
+
+    read = min(ep.timeout, PREFLIGHT_READ_SECONDS)
+    return httpx.Timeout(read, connect=min(read, PREFLIGHT_CONNECT_SECONDS))
+
+
+def served_models(ep: EndpointConfig) -> list[str] | None:
+    """The models the endpoint lists, or None when it cannot list them (to name the choices when a model is refused)."""
+    from ..llm import openai_client
+
+    client = openai_client("agent", ep.base_url, ep.api_key, timeout=preflight_timeout(ep), max_retries=0)
+    try:
+        return sorted(m.id for m in client.models.list())
+    except Exception:  # noqa: BLE001 - listing is a courtesy; the refusal itself is reported either way
+        return None
 
 
 def _endpoint_error(exc: BaseException) -> str:
@@ -868,9 +891,17 @@ def preflight(config: EvalConfig) -> None:
     for name in ("max_tokens", "max_completion_tokens"):
         if name in kwargs:
             kwargs[name] = min(kwargs[name], 16)
-    client = openai_client("agent", ep.base_url, ep.api_key, timeout=ep.timeout, max_retries=0)
+    import openai
+
+    client = openai_client("agent", ep.base_url, ep.api_key, timeout=preflight_timeout(ep), max_retries=0)
     try:
         client.chat.completions.create(model=ep.model, messages=[{"role": "user", "content": "Reply with OK."}], **kwargs)
     except Exception as exc:  # noqa: BLE001 - whatever it is, the run cannot start
+        hint = ""
+        if isinstance(exc, openai.APIStatusError):  # a refusal, perhaps of the model's name: say which ones it serves
+            models = served_models(ep)
+            if models and ep.model not in models:
+                listed = ", ".join(models[:20]) + (f" and {len(models) - 20} more" if len(models) > 20 else "")
+                hint = f"; it serves {listed}: pass one of them with --model"
         raise PreflightError(f"the agent endpoint {_where(ep)} refused a test request for model '{ep.model}': "
-                             f"{_endpoint_error(exc)}") from exc
+                             f"{_endpoint_error(exc)}{hint}") from exc
