@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ..checks import FAILURE_CATEGORIES
-from .metrics import shown_events, summarize
+from .metrics import row_outcome, shown_events, summarize
 
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 CATEGORY_COLOURS = {"tool_usage": "#d62728", "no_state_changing_action": "#ff7f0e",
@@ -159,7 +159,7 @@ CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;max-width:1400px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right}
-th{background:#f4f4f4}td.l,th.l{text-align:left}.pass{color:#2a7d2a}.fail{color:#b22}.err{color:#b8860b}
+th{background:#f4f4f4}td.l,th.l{text-align:left}.pass{color:#2a7d2a}.fail{color:#b22}.err{color:#b8860b}.unj{color:#777}
 .plots{display:flex;flex-wrap:wrap;gap:16px}svg.plot{background:#fff;border:1px solid #e4e4e4}
 svg .title{font-size:13px;font-weight:600}svg .tick,svg .legend{font-size:11px}svg .label{font-size:12px}
 svg .value{font-size:11px}svg .grid{stroke:#eee}svg .axis{stroke:#888}
@@ -178,6 +178,10 @@ var marks=s.querySelectorAll('polyline.series,rect.cell,rect.bar');var ok=false;
 marks.forEach(function(m){var b=m.getBBox();if(b.width>0||b.height>0)ok=true;});if(r.width>0&&r.height>0&&ok)drawn++;});
 document.body.setAttribute('data-plots-drawn',String(drawn));
 """
+
+
+# how a trial's link is marked in the per-run tables: css class and symbol
+OUTCOME_MARKS = {"pass": ("pass", "&#10003;"), "fail": ("fail", "&#10007;"), "unjudged": ("unj", "?"), "system_error": ("err", "!")}
 
 
 def _pct(x: float | None) -> str:
@@ -245,7 +249,8 @@ def _transcript_html(row: dict[str, Any]) -> str:
         out.append("<b>final diff:</b> " + (cut(row["diff"]) if row["diff"] else "no changes"))
     for d in row.get("check_details") or []:
         if d["passed"] is not True:
-            out.append(f'<span class="x">failed check {e(d["name"])}: {e(str(d.get("detail", "")))}</span>')
+            what = "failed check" if d["passed"] is False else "unevaluated check"
+            out.append(f'<span class="x">{what} {e(d["name"])}: {e(str(d.get("detail", "")))}</span>')
     return "\n".join(out)
 
 
@@ -255,13 +260,14 @@ def build_report(runs: dict[str, list[dict[str, Any]]], title: str = "thinkingbo
     domains = sorted({d for s in summaries.values() for d in s["pass@1"]["by_domain"]})
     body = [f"<h1>{e(title)}</h1>",
             f"<p>{len(runs)} run(s). pass@1 is micro-averaged over trials; intervals are 95% task-cluster bootstrap "
-            "intervals; system-error trials are left out of every rate and counted separately.</p>"]
+            "intervals; system-error trials and unjudged trials (whose only open checks are rubric questions no judge "
+            "answered) are left out of every rate and counted separately.</p>"]
 
     # leaderboard
     head = "".join(f"<th>{e(d)}</th>" for d in domains)
     body.append('<h2>Leaderboard</h2><table id="leaderboard"><tr><th class="l">run</th><th class="l">agent</th><th>tasks</th>'
                 f"<th>trials</th><th>pass@1 %</th><th>95% CI</th>{head}<th>pass@n %</th><th>pass^n %</th>"
-                "<th>0/n</th><th>n/n</th><th>system errors</th></tr>")
+                "<th>0/n</th><th>n/n</th><th>system errors</th><th>unjudged</th><th>judge answers unparsed</th></tr>")
     order = sorted(summaries, key=lambda n: -(summaries[n]["pass@1"]["overall"]["value"] or 0))
     for name in order:
         s = summaries[name]
@@ -275,27 +281,11 @@ def build_report(runs: dict[str, list[dict[str, Any]]], title: str = "thinkingbo
         body.append(f'<tr><td class="l"><a href="#run-{e(name)}">{e(name)}</a></td><td class="l">{e(_model_of(runs[name]))}</td>'
                     f"<td>{o['tasks']}</td><td>{o['trials']}</td><td><b>{_pct(o['value'])}</b></td>"
                     f"<td>{_pct(o['ci95'][0])}-{_pct(o['ci95'][1])}</td>{cells}<td>{at_n}</td><td>{hat_n}</td>"
-                    f"<td>{s['tasks_never_passed']}</td><td>{s['tasks_always_passed']}</td><td>{s['system_errors']['count']}</td></tr>")
+                    f"<td>{s['tasks_never_passed']}</td><td>{s['tasks_always_passed']}</td><td>{s['system_errors']['count']}</td>"
+                    f"<td>{s['unjudged']['count']}</td><td>{s['judge']['unparsed']}</td></tr>")
     body.append("</table>")
 
     body.append(robustness_table(runs, summaries))
-
-    # task x run pass table
-    tasks = sorted({r["task_id"] for rows in runs.values() for r in rows})
-    body.append('<h2>Tasks by run</h2><table id="task-by-run"><tr><th class="l">task</th>'
-                + "".join(f"<th>{e(n)}</th>" for n in runs) + "</tr>")
-    for task in tasks:
-        run_cells: list[str] = []
-        for rows in runs.values():
-            valid = [r for r in rows if r["task_id"] == task and r.get("status") == "ok"]
-            if not valid:
-                run_cells.append("<td>-</td>")
-                continue
-            passed = sum(1 for r in valid if r.get("verdict") == 1.0)
-            cls = "pass" if passed == len(valid) else "fail" if passed == 0 else ""
-            run_cells.append(f'<td class="{cls}">{passed}/{len(valid)}</td>')
-        body.append(f'<tr><td class="l">{e(task)}</td>{"".join(run_cells)}</tr>')
-    body.append("</table>")
 
     # curves: each run keeps one colour in every plot
     run_colour = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(runs)}
@@ -331,6 +321,26 @@ def build_report(runs: dict[str, list[dict[str, Any]]], title: str = "thinkingbo
                               {n: summaries[n]["failure_categories"]["failed_trials"] for n in order}))
     body.append("</div>")
 
+    # task x run pass table, after the plots so that they are seen first
+    tasks = sorted({r["task_id"] for rows in runs.values() for r in rows})
+    body.append('<h2>Tasks by run</h2><table id="task-by-run"><tr><th class="l">task</th>'
+                + "".join(f"<th>{e(n)}</th>" for n in runs) + "</tr>")
+    for task in tasks:
+        run_cells: list[str] = []
+        for rows in runs.values():
+            outcomes = [row_outcome(r) for r in rows if r["task_id"] == task and r.get("status") == "ok"]
+            judged = [o for o in outcomes if o != "unjudged"]
+            unjudged = len(outcomes) - len(judged)
+            if not judged:
+                run_cells.append('<td class="unj">unjudged</td>' if unjudged else "<td>-</td>")
+                continue
+            passed = judged.count("pass")
+            cls = "pass" if passed == len(judged) else "fail" if passed == 0 else ""
+            extra = f" (+{unjudged} unjudged)" if unjudged else ""
+            run_cells.append(f'<td class="{cls}">{passed}/{len(judged)}{extra}</td>')
+        body.append(f'<tr><td class="l">{e(task)}</td>{"".join(run_cells)}</tr>')
+    body.append("</table>")
+
     # per-run task tables with links, then the transcripts
     for name in order:
         rows = sorted(runs[name], key=lambda r: (r["task_id"], r["trial"]))
@@ -340,18 +350,19 @@ def build_report(runs: dict[str, list[dict[str, Any]]], title: str = "thinkingbo
         for r in rows:
             by_task.setdefault(r["task_id"], []).append(r)
         for task, trs in by_task.items():
-            valid = [r for r in trs if r.get("status") == "ok"]
-            passed = sum(1 for r in valid if r.get("verdict") == 1.0)
+            judged = [row_outcome(r) for r in trs if row_outcome(r) in ("pass", "fail")]
+            passed = judged.count("pass")
             links = []
             for r in trs:
-                cls, mark = (("pass", "&#10003;") if r.get("verdict") == 1.0 else ("err", "!") if r.get("status") != "ok" else ("fail", "&#10007;"))
+                cls, mark = OUTCOME_MARKS[row_outcome(r)]
                 links.append(f'<a class="trial {cls}" href="#{_anchor(name, task, r["trial"])}" '
                              f'title="trial {r["trial"]}: {e(str(r.get("failure_category") or r.get("status")))}">{r["trial"]}{mark}</a>')
-            body.append(f'<tr><td class="l">{e(task)}</td><td>{passed}/{len(valid)}</td><td class="l">{"".join(links)}</td></tr>')
+            body.append(f'<tr><td class="l">{e(task)}</td><td>{passed}/{len(judged)}</td><td class="l">{"".join(links)}</td></tr>')
         body.append("</table>")
         body.append(f"<h2>Transcripts of {e(name)}</h2>")
         for r in rows:
-            verdict = "pass" if r.get("verdict") == 1.0 else ("system error" if r.get("status") != "ok" else f"fail: {r.get('failure_category')}")
+            outcome = row_outcome(r)
+            verdict = f"fail: {r.get('failure_category')}" if outcome == "fail" else outcome.replace("_", " ")
             body.append(f'<details id="{_anchor(name, r["task_id"], r["trial"])}"><summary>{e(r["task_id"])} trial {r["trial"]} '
                         f'({e(verdict)})</summary><div class="tr">{_transcript_html(r)}</div></details>')
 
