@@ -131,7 +131,7 @@ def test_failure_shares_weak_evaluator_and_costs():
     assert w["clean_write_no_error"] == pytest.approx(2 / 5)  # B/1 ended on a tool error
     assert w["wrong_field_value"] == pytest.approx(3 / 5) and w["missing_effect"] == pytest.approx(2 / 5)
     assert w["extra_effect"] == pytest.approx(1 / 5)
-    assert s["checks"]["effect:tickets:update"] == {"passed": 1, "total": 5, "rate": 0.2}
+    assert s["checks"]["effect:tickets:update"] == {"passed": 1, "total": 5, "unevaluated": 0, "rate": 0.2}
     # tokens per turn counts cached input once: (1000 + 100) / 4 calls
     assert s["tokens"]["overall"] == {"tokens_per_turn": 275.0, "turns_per_trial": 4.0, "trials_with_tokens": 6}
     # cost per trial: 600 uncached * $2 + 400 cached * $0.5 + 100 out * $10 per million = $0.0024
