@@ -7,7 +7,7 @@ agent message can end the transcript early, open a new section, write a line
 author had written it. Three things close that:
 
 - every turn is one line, ``SPEAKER: "<text as a JSON string>"``: newlines inside the
-  text become ``\\n``, so no text starts a line of its own and no forged speaker label
+  text become escaped newlines, so no text starts a line of its own and no forged speaker label
   or section heading reaches a line start;
 - the block is opened and closed by marker lines that carry a nonce, a hash of
   everything the block holds: text cannot contain the hash of a block that contains
