@@ -87,3 +87,18 @@ def test_unparsed_judge_answers_are_counted_in_the_summary_and_agg(tmp_path, cap
     assert s["judge"]["unparsed"] == len(row["judge_calls"]) and s["unjudged"]["count"] == 1
     assert main(["agg", str(out)]) == 0
     assert f"{len(row['judge_calls'])} did not parse" in capsys.readouterr().out
+
+
+def test_validate_reports_a_task_whose_judge_answers_do_not_parse_as_unjudged_not_invalid(capsys):
+    from thinkingbox_env.eval.validate import validate_task
+    from thinkingbox_env.judge import RubricJudge
+    from thinkingbox_env.registry import load_task
+
+    with FakeOpenAI(lambda body: "I cannot decide.") as server:
+        judge = RubricJudge(model="judge", base_url=server.base_url, api_key="k", max_retries=0)
+        result = validate_task(load_task(RUBRIC_TASK), judge)
+        assert result.counts["oracle"] == "unjudged" and result.counts["rubric"] == "unjudged"
+        assert result.ok, result.problems
+        assert main(["validate", RUBRIC_TASK, "--judge-base-url", server.base_url, "--judge-model", "judge"]) == 0
+    text = capsys.readouterr().out
+    assert "1 task(s) with rubric questions are unjudged" in text and "did not parse" in text
