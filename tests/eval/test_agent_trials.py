@@ -161,7 +161,7 @@ def _rubric_task():
     return tb.TaskSpec.model_validate(data)
 
 
-def test_judge_answers_and_reasons_are_kept_and_unparseable_is_no(caplog):
+def test_judge_answers_and_reasons_are_kept_and_unparseable_is_unjudged(caplog):
     answers = iter(["VERDICT: YES\nREASON: it says Plus.", "maybe?"])
 
     def respond(body):  # the task's own question gets the scripted answers; the truthfulness rubric a yes
@@ -175,11 +175,12 @@ def test_judge_answers_and_reasons_are_kept_and_unparseable_is_no(caplog):
         assert info["verdict"] == 1.0
         with caplog.at_level(logging.WARNING, logger="thinkingbox_env.judge"):
             info = tb.run_episode(env, tb.OracleAgent())
-    assert info["checks"]["rubric:mentions_plus"] is False and info["checks"]["rubric:truthfulness"] is True
+    assert info["checks"]["rubric:mentions_plus"] is None and info["checks"]["rubric:truthfulness"] is True
+    assert info["outcome"] == "unjudged" and info["failure_category"] is None
     calls = [c for c in judge.calls if c["question"] == "Does the assistant mention Plus?"]
     assert len(judge.calls) == 2 * len(calls) == 4  # each episode also asks the automatic truthfulness rubric
     assert calls[0]["answer"] == "yes" and calls[0]["reason"] == "it says Plus." and calls[0]["parsed"]
-    assert calls[1]["answer"] == "no" and calls[1]["parsed"] is False and calls[1]["raw"] == "maybe?"
+    assert calls[1]["answer"] is None and calls[1]["parsed"] is False and calls[1]["raw"] == "maybe?"
     assert "could not be parsed" in caplog.text
 
 
