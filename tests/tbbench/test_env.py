@@ -83,7 +83,7 @@ def test_oracle_with_a_judge_passes_and_each_episode_has_a_fresh_server():
             # the judge saw the last assistant message only
             asked = judge_server.requests[-1]["messages"][-1]["content"]
             assert "Does the response confirm that order O1 was cancelled?" in asked
-            assert "ASSISTANT: Your order O1 has been cancelled." in asked and "I ordered it by mistake" not in asked
+            assert 'ASSISTANT: "Your order O1 has been cancelled."' in asked and "I ordered it by mistake" not in asked
             # a new episode: a new process with the task's initial state
             env.reset(seed=1)
             obs, *_ = env.step({"name": "get_order", "arguments": {"order_id": "O1"}})

@@ -296,8 +296,12 @@ class TBBenchEnv(ThinkingboxEnv):
                 results.append(CheckResult(name, "rubric", None, f"not evaluated: no judge configured ({question})"))
                 continue
             try:
-                answer, reason = self.judge(question, f"ASSISTANT: {final}")
-                results.append(CheckResult(name, "rubric", bool(answer), f"{question} -> {reason}"))
+                if getattr(self.judge, "accepts_dialogue", False):  # fenced apart from the question (judge.py)
+                    answer, reason = self.judge(question, f"ASSISTANT: {final}", dialogue=[{"role": "assistant", "content": final}])
+                else:
+                    answer, reason = self.judge(question, f"ASSISTANT: {final}")
+                # an answer that did not parse is unjudged, never a yes
+                results.append(CheckResult(name, "rubric", None if answer is None else bool(answer), f"{question} -> {reason}"))
             except Exception as exc:  # noqa: BLE001 - an unavailable judge leaves the check unevaluated
                 results.append(CheckResult(name, "rubric", None, f"not evaluated: judge failed ({type(exc).__name__}: {exc})"))
         hashes = {s: e.get("result_db_hash") for s, e in effects.items()}
