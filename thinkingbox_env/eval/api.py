@@ -155,6 +155,7 @@ def evaluate(
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = RunLock(path)  # before anything reads the file: a resume must not rewrite it under another writer
+    path = lock.real_path  # a resume through a symlink rewrites the file it names, and leaves the link a link
     try:
         done: set[tuple[str, int]] = set()
         if path.exists() and path.stat().st_size > 0 and not resume:
