@@ -183,8 +183,6 @@ class EpisodeHost:
         self.single_episode = single_episode
         self.idle_timeout = None if single_episode else idle_timeout  # the one shared episode never expires
         self.first_call_timeout = None if single_episode else first_call_timeout
-        if self.idle_timeout is not None and self.first_call_timeout is not None:
-            self.first_call_timeout = min(self.first_call_timeout, self.idle_timeout)
         self.max_episodes = 1 if single_episode else max_episodes
         self.max_per_client = min(self.max_episodes, max_per_client if max_per_client is not None else default_share(self.max_episodes))
         self.workers = workers
@@ -204,8 +202,9 @@ class EpisodeHost:
     def _new(self, task: TaskSpec, seed: int, client: str = "stdio") -> HostedEpisode:
         if task.domain != self.domain.name:
             raise OperatorError(f"this server serves the '{self.domain.name}' tools; task '{task.full_id}' needs '{task.domain}'")
-        now = self.clock()
-        return HostedEpisode(task, seed, runtime_for(task).new_state(), client=client, last_used=now, opened=now)
+        state = runtime_for(task).new_state()
+        now = self.clock()  # after the state is built: a first build of the task's template is not the client's idle time
+        return HostedEpisode(task, seed, state, client=client, last_used=now, opened=now)
 
     def key(self, session: str | None) -> str:
         """The episode key a request maps to: its session id, or the shared one in single-episode mode."""
@@ -318,10 +317,9 @@ class EpisodeHost:
             for key, ep in list(self._episodes.items()):
                 if ep.busy:
                     continue
-                if ep.engaged or self.first_call_timeout is None:
-                    if self.idle_timeout is not None and ep.last_used < now - self.idle_timeout:
-                        stale.append((key, ep, f"expired after {self.idle_timeout:g} s idle"))
-                elif ep.opened < now - self.first_call_timeout:
+                if self.idle_timeout is not None and ep.last_used < now - self.idle_timeout:
+                    stale.append((key, ep, f"expired after {self.idle_timeout:g} s idle"))
+                elif not ep.engaged and self.first_call_timeout is not None and ep.opened < now - self.first_call_timeout:
                     stale.append((key, ep, f"expired after {self.first_call_timeout:g} s without a tool call"))
             for key, ep, why in stale:
                 del self._episodes[key]
