@@ -128,7 +128,7 @@ class HostedEpisode:
     calls: list[dict[str, Any]] = field(default_factory=list)
     last_used: float = field(default_factory=time.monotonic)
     opened: float = field(default_factory=time.monotonic)
-    engaged: bool = False  # a tool call or an operator reset has happened: the idle timeout applies, not the first-call one
+    engaged: bool = False  # a tool call or an operator reset has happened: the first-call timeout no longer applies
     closed: bool = False
     busy: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
