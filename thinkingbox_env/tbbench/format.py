@@ -264,6 +264,7 @@ class TBTask:
     domain: str = NAMESPACE
     split: str = "test"
     golden_reply: str = GOLDEN_REPLY
+    builtin_tools: list[dict[str, Any]] = field(default_factory=list)  # answered by the agent loop, not a server
     user: UserSpec = field(init=False)
 
     def __post_init__(self) -> None:
@@ -421,6 +422,7 @@ class TBBench:
         self._lock = threading.Lock()
         self._modules: dict[Path, ParsedModule] = {}
         self._resolved: dict[str, Path] = {}
+        self._agents: dict[Path, Any] = {}
         self._scenarios: dict[str, dict[str, Any]] = {}
         self._servers: dict[str, ServerCommand] | None = None
         self.tool_listings: dict[str, list[dict[str, Any]]] = {}  # filled by the episode code, per server
@@ -484,21 +486,54 @@ class TBBench:
                 self._scenarios[name] = data
             return self._scenarios[name]
 
-    def agent_prompt(self, name: str | None, scenario: dict[str, Any], where: str) -> str:
+    def _agent_path(self, name: str | None, scenario: dict[str, Any], where: str) -> Path:
         name = name or scenario.get("agent")
         folder = self.data_dir / AGENT_DIR
         if name:
-            path = folder / (name if str(name).endswith((".yaml", ".yml")) else f"{name}.yaml")
-        else:
-            found = sorted(folder.glob("*.yaml")) if folder.is_dir() else []
-            if len(found) != 1:
-                raise TBBenchFormatError(f"{where}: no agent named and {folder} holds {len(found)} agent files, not one")
-            path = found[0]
-        data = _yaml_file(path, "agent file")
+            return folder / (name if str(name).endswith((".yaml", ".yml")) else f"{name}.yaml")
+        found = sorted(folder.glob("*.yaml")) if folder.is_dir() else []
+        if len(found) != 1:
+            raise TBBenchFormatError(f"{where}: no agent named and {folder} holds {len(found)} agent files, not one")
+        return found[0]
+
+    def agent_prompt(self, name: str | None, scenario: dict[str, Any], where: str) -> str:
+        path = self._agent_path(name, scenario, where)
+        data = self._agent_file(path)
         text = next((data[k] for k in _PROMPT_KEYS if isinstance(data, dict) and isinstance(data.get(k), str)), None)
         if text is None:
             raise TBBenchFormatError(f"{_where(path, fld='system_instructions')}: the agent's system prompt (a string) is missing")
         return text
+
+    def _agent_file(self, path: Path) -> Any:
+        with self._lock:
+            if path not in self._agents:
+                self._agents[path] = _yaml_file(path, "agent file")
+            return self._agents[path]
+
+    def builtin_tools(self, name: str | None, scenario: dict[str, Any], where: str) -> list[dict[str, Any]]:
+        """The agent file's ``builtin_tools`` (tools the agent loop answers itself, such as the injection report).
+
+        Called after :meth:`agent_prompt`, so the file is known to exist and to be
+        a mapping; each entry needs a ``name`` and an ``input_schema`` mapping.
+        """
+        self.agent_prompt(name, scenario, where)
+        path = self._agent_path(name, scenario, where)
+        tools = self._agent_file(path).get("builtin_tools") or []
+        if not isinstance(tools, list):
+            raise TBBenchFormatError(f"{_where(path, fld='builtin_tools')}: must be a list of tools")
+        out = []
+        for i, t in enumerate(tools):
+            if not isinstance(t, dict) or not isinstance(t.get("name"), str) or not t["name"]:
+                raise TBBenchFormatError(f"{_where(path, fld=f'builtin_tools[{i}].name')}: a builtin tool needs a name (a string)")
+            schema = t.get("input_schema", {"type": "object", "properties": {}})
+            if not isinstance(schema, dict):
+                raise TBBenchFormatError(f"{_where(path, fld=f'builtin_tools[{i}].input_schema')}: must be a JSON schema mapping")
+            description = t.get("description") or ""
+            if not isinstance(description, str):
+                raise TBBenchFormatError(f"{_where(path, fld=f'builtin_tools[{i}].description')}: must be a string")
+            out.append({"name": t["name"], "description": description.strip(), "parameters": schema,
+                        "is_end_turn": bool(t.get("is_end_turn"))})
+        return out
 
     def task(self, task_id: str) -> TBTask:
         """``file.py:test_name`` (with or without the ``tbbench/`` prefix) as a parsed, merged task."""
@@ -533,6 +568,7 @@ class TBBench:
         task = TBTask(file=rel, test=test, scenario=module.scenario, query=query.strip(),
                       user_context=spec.get("user_context"),
                       system_prompt=self.agent_prompt(module.agent, scenario, where),
+                      builtin_tools=self.builtin_tools(module.agent, scenario, where),
                       policy=scenario["bot_instructions"],
                       tools=[t if isinstance(t, str) else str((t or {}).get("name")) for t in scenario["tools"]]
                       if scenario.get("tools") is not None else None,
