@@ -57,7 +57,7 @@ READ_VERBS = frozenset({"get", "check", "search", "verify", "lookup", "validate"
 WRITE_VERBS = frozenset({"create", "update", "add", "cancel", "delete", "modify", "process", "grant", "assign", "allocate",
                          "provision", "revoke", "retire", "send", "charge", "reship", "reschedule", "reset", "reinstate",
                          "schedule", "file", "generate", "execute", "escalate", "set", "remove", "apply", "submit", "approve",
-                         "reject", "close", "open_ticket", "transfer", "issue", "refund", "order"})
+                         "reject", "close", "transfer", "issue"})
 
 
 def _reads_only(words: list[str]) -> bool:
@@ -348,8 +348,8 @@ class TBBenchEnv(ThinkingboxEnv):
         for i, (_, name, _) in enumerate(calls):
             if isinstance(name, str) and self.builtins.get(name, {}).get("is_end_turn"):
                 finish = super()._run_calls(calls[:i + 1], content, out)
-                last = self.trace[-1] if self.trace else {}
-                if finish is None and last.get("type") == "tool_call" and last.get("name") == name and last.get("ok"):
+                last = next((e for e in reversed(self.trace) if e.get("type") == "tool_call"), {})
+                if finish is None and last.get("name") == name and last.get("ok"):
                     return FinishReason.END_TOOL
                 return finish
         return super()._run_calls(calls, content, out)
