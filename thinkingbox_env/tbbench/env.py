@@ -87,7 +87,7 @@ def in_band_error(content: Any) -> str | None:
     text = content["error"].lower()
     if "unknown tool" in text:
         return "unknown_tool"
-    if "validation error" in text or "field required" in text or "input should be" in text:
+    if "validation" in text or "field required" in text or "input should be" in text:
         return "arguments"
     return "precondition"
 
