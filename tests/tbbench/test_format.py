@@ -197,3 +197,23 @@ def test_a_bare_name_must_be_found_once(clone):
     shutil.copy(clone / "dataset/test_case/toy_shop/toy_shop_group1.py", other / "toy_shop_group1.py")
     with pytest.raises(TBBenchFormatError, match="ambiguous.*other/toy_shop_group1.py.*toy_shop/toy_shop_group1.py"):
         TBBench(clone, "python").task("toy_shop_group1.py:test_cancel_pending")
+
+
+WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo"]
+
+
+def test_release_user_context_drops_the_simulator_rules_and_groups_facts_into_three_turns():
+    from thinkingbox_env.tbbench.format import user_spec
+    from thinkingbox_env.users import ScriptedUser
+
+    context = ("Rules:\n\nDo not invent or provide any data not present in the provided context.\n\n"
+               "If asked for the same info, provide it again.\n\nRemain focused, clear, and patient.\n\n"
+               "If asked for additional information, you may provide:\n" +
+               "\n".join(f"- {w.title()}: the {w} value" for w in WORDS))
+    spec = user_spec("Help with my order", context)
+    assert len(spec.facts) == 3  # eleven lines, three turns: the oracle's questions fit the ten-turn cap
+    assert not any("invent" in f.text or "patient" in f.text for f in spec.facts)
+    user = ScriptedUser()
+    user.reset(spec, 0)
+    reply = user.reply([{"role": "assistant", "content": "Could you tell me: echo?"}])
+    assert "echo value" in reply and "delta value" in reply  # a group comes as one turn, several facts together
