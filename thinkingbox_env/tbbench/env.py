@@ -348,7 +348,7 @@ class TBBenchEnv(ThinkingboxEnv):
         for i, (_, name, _) in enumerate(calls):
             if isinstance(name, str) and self.builtins.get(name, {}).get("is_end_turn"):
                 finish = super()._run_calls(calls[:i + 1], content, out)
-                last = next((e for e in reversed(self.trace) if e.get("type") == "tool_call"), {})
+                last: dict[str, Any] = next((e for e in reversed(self.trace) if e.get("type") == "tool_call"), {})
                 if finish is None and last.get("name") == name and last.get("ok"):
                     return FinishReason.END_TOOL
                 return finish
