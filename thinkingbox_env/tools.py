@@ -157,6 +157,7 @@ class Tool:
     model: type[BaseModel]
     ends_episode: bool = False
     param_docs: dict[str, str] = field(default_factory=dict)
+    identity: str | None = None  # the argument naming the record whose secret this tool checks (a server limits guesses on it)
     _parameters_json: str | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -185,12 +186,15 @@ class Tool:
         return {k: getattr(parsed, k) for k in type(parsed).model_fields}
 
 
-def tool(fn: Callable[..., Any] | None = None, *, writes: bool = False, name: str | None = None) -> Any:
+def tool(fn: Callable[..., Any] | None = None, *, writes: bool = False, name: str | None = None,
+         identity: str | None = None) -> Any:
     """Turn ``def f(db, arg: type = default, ...)`` into a :class:`Tool`.
 
     The first parameter receives the episode state; the others become the tool's
     arguments, typed by their annotations and described by the docstring's
-    ``Args:`` section.
+    ``Args:`` section. ``identity`` marks a tool that checks a secret (factors it
+    reports as ``"match"`` / ``"no match"``) and names the argument holding the
+    record checked: an MCP server counts its failed checks across sessions.
     """
 
     def wrap(func: Callable[..., Any]) -> Tool:
@@ -214,7 +218,9 @@ def tool(fn: Callable[..., Any] | None = None, *, writes: bool = False, name: st
             __config__=ConfigDict(extra="forbid"),
             **fields,
         )
-        return Tool(name or func.__name__, summary, func, writes, model, param_docs=docs)
+        if identity is not None and identity not in fields:
+            raise TypeError(f"tool '{func.__name__}': identity argument '{identity}' is not one of its parameters")
+        return Tool(name or func.__name__, summary, func, writes, model, param_docs=docs, identity=identity)
 
     return wrap(fn) if fn is not None else wrap
 

@@ -138,7 +138,7 @@ _LEVELS = {"none": 0, "partial": 1, "full": 2}
 MAX_FAILED_VERIFICATIONS = 3  # then locked for the conversation, so factors cannot be guessed by retrying
 
 
-@tool(writes=True)
+@tool(writes=True, identity="customer_id")
 def verify_identity(
     db: EpisodeState,
     customer_id: str,

@@ -269,7 +269,7 @@ def get_account_status(db: EpisodeState, employee_id: str) -> dict:
     return _account(db, employee_id)
 
 
-@tool(writes=True)
+@tool(writes=True, identity="employee_id")
 def verify_identity(db: EpisodeState, employee_id: str, badge_number: str, date_of_birth: IsoDate) -> dict:
     """Check the badge number and date of birth a caller gives against the HR record, and record the result
     for this conversation. After 3 failed checks, verification is locked for the conversation.

@@ -62,6 +62,36 @@ def test_a_second_eval_or_a_resume_on_a_file_being_written_is_refused_naming_the
     assert sorted(r["trial"] for r in rows) == [0, 1]  # the refused runs added nothing
 
 
+def test_a_resume_through_a_symlink_to_a_file_being_written_is_refused_and_writes_nothing(tmp_path):
+    out = tmp_path / "run.jsonl"
+    done = subprocess.run(_eval(out), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    before = out.read_bytes()
+    link = tmp_path / "elsewhere" / "link.jsonl"
+    link.parent.mkdir()
+    link.symlink_to(out)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from thinkingbox_env.eval.runner import RunLock; "
+        f"RunLock({str(out)!r}); print('locked', flush=True); time.sleep(300)")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        resumed = subprocess.run(_eval(link, "-n", "2", "--resume"), capture_output=True, text=True, timeout=300)
+        assert resumed.returncode == 2, resumed.stdout + resumed.stderr
+        text = " ".join((resumed.stdout + resumed.stderr).split())
+        assert "being written" in text and f"pid {holder.pid}" in text and str(out) in text, text
+        with pytest.raises(RunFileError, match="being written"):
+            RunLock(tmp_path / "elsewhere" / ".." / "elsewhere" / "link.jsonl")
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+        holder.stdout.close()
+    assert out.read_bytes() == before  # nothing written
+    assert not (link.parent / "link.jsonl.lock").exists()  # the lock is the real file's, not the link's
+    resumed = subprocess.run(_eval(link, "-n", "2", "--resume"), capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert link.is_symlink() and sorted(r["trial"] for r in read_rows(out)) == [0, 1]  # the file named, the link kept
+
+
 def test_a_killed_writer_leaves_no_stale_lock(tmp_path):
     out = tmp_path / "run.jsonl"
     holder = subprocess.Popen([sys.executable, "-c", (

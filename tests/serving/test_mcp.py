@@ -24,7 +24,7 @@ from thinkingbox_env.serving.backend import MCPBackendError, MCPToolBackend, Ope
 
 @pytest.fixture(scope="module")
 def server():
-    srv = HttpServer("retail/ST030_001")
+    srv = HttpServer("retail/ST030_001", extra=["--max-episodes-per-client", "64"])
     yield srv
     srv.close()
 

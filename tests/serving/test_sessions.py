@@ -30,7 +30,7 @@ MODERN_VERSION = "2026-07-28"
 
 @pytest.fixture(scope="module")
 def server():
-    srv = HttpServer("retail/ST030_001", extra=["--max-episodes", "6"])
+    srv = HttpServer("retail/ST030_001", extra=["--max-episodes", "6", "--max-episodes-per-client", "6"])
     yield srv
     srv.close()
 

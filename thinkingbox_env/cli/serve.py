@@ -11,14 +11,22 @@ from .common import add_command
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """``thinkingbox serve``: expose a task's tools over MCP; operator misconfiguration is reported as a user error."""
+    from ..serving.limits import IdentityGuard
     from ..serving.server import OperatorError, serve_http, serve_stdio
 
     try:
+        try:
+            guard = IdentityGuard(args.identity_failures, args.client_identity_failures, args.identity_backoff,
+                                  args.identity_backoff_max)
+        except ValueError as exc:
+            raise OperatorError(str(exc)) from exc
         if args.transport == "http":
             serve_http(args.target, args.host, args.port, args.token, args.operator_token, args.idle_timeout,
-                       max_episodes=args.max_episodes, single_episode=args.single_episode)
+                       max_episodes=args.max_episodes, single_episode=args.single_episode,
+                       max_per_client=args.max_episodes_per_client, first_call_timeout=args.first_call_timeout,
+                       workers=args.workers, guard=guard)
         else:
-            serve_stdio(args.target, args.operator_socket, args.operator_port, args.operator_token)
+            serve_stdio(args.target, args.operator_socket, args.operator_port, args.operator_token, guard=guard)
     except OperatorError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -35,10 +43,24 @@ def add_serve_command(sub: Any) -> None:
     p.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     p.add_argument("--host", default="127.0.0.1", help="http: address to bind (anything but loopback needs --token)")
     p.add_argument("--port", type=int, default=8765, help="http: port")
-    p.add_argument("--token", help="http: bearer token the agent side must send, 16+ characters (or THINKINGBOX_MCP_TOKEN)")
+    p.add_argument("--token", action="append",
+                   help="http: bearer token the agent side must send, 16+ characters (or THINKINGBOX_MCP_TOKEN); "
+                        "repeat to give each client its own, which then counts as that client for the limits below")
     p.add_argument("--operator-token", help="token of the operator API, 16+ characters (or THINKINGBOX_OPERATOR_TOKEN; printed if generated)")
     p.add_argument("--idle-timeout", type=float, default=1800.0, help="http: seconds after which an idle session's episode is dropped")
     p.add_argument("--max-episodes", type=int, default=64, help="http: most live sessions (episodes) at once; more are refused")
+    p.add_argument("--max-episodes-per-client", type=int, default=None,
+                   help="http: most live sessions one client (token, or connection peer) may hold (default: half of --max-episodes)")
+    p.add_argument("--first-call-timeout", type=float, default=120.0,
+                   help="http: seconds after which a session that has made no tool call is dropped (default 120)")
+    p.add_argument("--workers", type=int, default=16, help="http: threads running tool calls of different sessions at once")
+    p.add_argument("--identity-failures", type=int, default=3,
+                   help="failed identity checks of one record, in any sessions, before it is locked with backoff (0: off)")
+    p.add_argument("--client-identity-failures", type=int, default=10,
+                   help="failed identity checks by one client, over any records, before it is locked with backoff (0: off)")
+    p.add_argument("--identity-backoff", type=float, default=30.0,
+                   help="seconds of the first identity lock; each further failed check doubles it")
+    p.add_argument("--identity-backoff-max", type=float, default=3600.0, help="longest identity lock, in seconds")
     p.add_argument("--single-episode", action="store_true",
                    help="http: every client shares one episode, as over stdio (stateless clients are refused otherwise)")
     p.add_argument("--operator-socket", help="stdio: serve the operator API on this Unix socket")

@@ -173,6 +173,7 @@ def evaluate(
         if check_endpoint:
             preflight(config)
     lock = RunLock(path)  # before anything reads the file: a resume must not rewrite it under another writer
+    path = lock.real_path  # a resume through a symlink rewrites the file it names, and leaves the link a link
     try:
         done: set[tuple[str, int]] = set()
         refuse_existing()  # again under the lock: another run may have started meanwhile

@@ -613,13 +613,19 @@ class RunLock:
     process dies, so a killed run never leaves a stale lock. The sidecar stays behind
     on purpose: deleting it would let a third process lock a fresh file while a
     second still holds the old one.
+
+    The sidecar sits beside the file's real path (``os.path.realpath``: symlinks and
+    ``..`` resolved), not the string given, so a second writer or a ``--resume`` that
+    names the same file through a symlink meets the same lock. Hard links are distinct
+    paths to one inode and are not recognised; ``evaluate`` writes through the real path.
     """
 
     def __init__(self, path: str | Path):
         import fcntl
 
         self.path = Path(path)
-        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self.real_path = Path(os.path.realpath(self.path))
+        self.lock_path = self.real_path.with_name(self.real_path.name + ".lock")
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -631,11 +637,12 @@ class RunLock:
             os.close(fd)
             who = (f"pid {holder.get('pid', '?')} on host {holder.get('host', '?')}, started {holder.get('started', '?')}"
                    if holder else "another process")
-            raise RunFileError(f"{self.path} is being written by {who} (lock {self.lock_path}); "
+            shown = str(self.path) if self.real_path == self.path.absolute() else f"{self.path} (the file {self.real_path})"
+            raise RunFileError(f"{shown} is being written by {who} (lock {self.lock_path}); "
                                "wait for that run to finish, or write to another file") from None
         self.fd: int | None = fd
         info = {"pid": os.getpid(), "host": socket.gethostname(),
-                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "file": str(self.path)}
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "file": str(self.real_path)}
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(info).encode(), 0)
 

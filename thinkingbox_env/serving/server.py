@@ -5,7 +5,11 @@ come from the same ``@tool`` definitions the environment uses, and a call runs
 through the same ``Toolbox.call`` error contract. Over stdio there is one episode
 per process; over streamable HTTP every MCP session gets its own isolated episode,
 bound to the session id the server issued at the handshake and dropped after a
-configurable idle time. A request that names an id the server did not issue, or
+configurable idle time (sooner if it has made no tool call yet, so bare handshakes
+cannot hold the slots). Each client (agent token, or connection peer) may hold at
+most a share of the slots, tool calls of different sessions run concurrently on
+worker threads while one session's calls run one at a time in arrival order, and
+failed identity checks are counted across sessions (:mod:`.limits`). A request that names an id the server did not issue, or
 one whose episode has expired or been closed, is refused with a message saying
 so: an episode is never replaced behind a client's back, since an agent that went
 on working on a fresh state would be graded on writes it never made. Requests of
@@ -30,7 +34,8 @@ import secrets
 import sys
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +58,7 @@ from ..spec import TaskSpec
 from ..state import EpisodeState
 from ..tools import ToolResult
 from ..version import __version__
+from .limits import IdentityGuard, check_failed
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +70,8 @@ OPERATOR_TOKEN_VARIABLE = "THINKINGBOX_OPERATOR_TOKEN"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 MIN_TOKEN_LENGTH = 16
 DEFAULT_MAX_EPISODES = 64  # each live episode holds its own state (several MB): the cap bounds the server's memory
+DEFAULT_FIRST_CALL_TIMEOUT = 120.0  # a session with no tool call yet: long enough for a model's first turn, short for a squatter
+DEFAULT_WORKERS = 16  # threads running tool calls; DuckDB releases the GIL, so reads of different episodes overlap
 MAX_SEED = 2**32 - 1
 FINISH_REASONS = tuple(r.value for r in FinishReason)
 STATELESS_REFUSED = (
@@ -85,6 +93,15 @@ class CapacityError(RuntimeError):
     """The server already holds its maximum number of live episodes; answered with 503."""
 
 
+class ShareError(CapacityError):
+    """This client already holds its share of the episodes; answered with 429."""
+
+
+def default_share(max_episodes: int) -> int:
+    """Episodes one client may hold when not told: half the slots (at least one), so one client cannot take them all."""
+    return max(1, (max_episodes + 1) // 2)
+
+
 def check_token(label: str, token: str) -> str:
     """Refuse tokens an attacker could guess or an operator could mistype into something trivially weak."""
     if len(token) < MIN_TOKEN_LENGTH:
@@ -96,35 +113,63 @@ def check_token(label: str, token: str) -> str:
 
 @dataclass
 class HostedEpisode:
-    """One episode held by the server: its task, its state and the calls made on it."""
+    """One session's slot on the server: its task, its state and the calls made on it.
+
+    The slot outlives an operator reset (the state inside it is swapped), so calls
+    queued on it never run on a state that was replaced under them. ``lock`` guards
+    the state (a tool call, a reset, the operator's reads); ``order`` queues the
+    session's tool calls in arrival order on the event loop, before they take a thread.
+    """
 
     task: TaskSpec
     seed: int
     state: EpisodeState
+    client: str = "stdio"
     calls: list[dict[str, Any]] = field(default_factory=list)
     last_used: float = field(default_factory=time.monotonic)
+    opened: float = field(default_factory=time.monotonic)
+    engaged: bool = False  # a tool call or an operator reset has happened: the first-call timeout no longer applies
+    closed: bool = False
+    busy: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    order: Any = field(default=None, repr=False)  # an anyio.Lock, made on the event loop that serves the session
 
     def close(self) -> None:
-        self.state.close()
+        with self.lock:
+            self.closed = True
+            self.state.close()
 
 
 class EpisodeHost:
     """The episodes of one server, keyed by server-issued MCP session id (or one shared episode).
 
     In session mode an episode exists only between :meth:`open` (called when the server
-    issues a session id) and :meth:`drop` (the client closed the session) or idle expiry;
+    issues a session id) and :meth:`drop` (the client closed the session) or expiry;
     every lookup of any other id raises :class:`SessionError` instead of creating an
     episode, so a client cannot choose its own id, reach another client's episode or
     silently continue on a fresh state. In single-episode mode (stdio, or HTTP with
     ``--single-episode``) every request shares the one episode keyed ``default``.
+
+    A session that has made no tool call (and had no operator reset) expires after
+    ``first_call_timeout``, one that has after ``idle_timeout`` without a request; one
+    client holds at most ``max_per_client`` episodes; ``guard`` counts failed identity
+    checks across all of them. ``clock`` is injectable for tests of the timeouts.
     """
 
     def __init__(self, target: str, idle_timeout: float | None = 1800.0, *, max_episodes: int = DEFAULT_MAX_EPISODES,
-                 single_episode: bool = False):
+                 single_episode: bool = False, max_per_client: int | None = None,
+                 first_call_timeout: float | None = DEFAULT_FIRST_CALL_TIMEOUT, workers: int = DEFAULT_WORKERS,
+                 guard: IdentityGuard | None = None, clock: Callable[[], float] = time.monotonic):
         if max_episodes < 1:
             raise OperatorError(f"max_episodes must be at least 1 (got {max_episodes})")
         if idle_timeout is not None and not idle_timeout > 0:
             raise OperatorError(f"the idle timeout must be a positive number of seconds (got {idle_timeout})")
+        if first_call_timeout is not None and not first_call_timeout > 0:
+            raise OperatorError(f"the first-call timeout must be a positive number of seconds (got {first_call_timeout})")
+        if max_per_client is not None and max_per_client < 1:
+            raise OperatorError(f"max_episodes_per_client must be at least 1 (got {max_per_client})")
+        if workers < 1:
+            raise OperatorError(f"workers must be at least 1 (got {workers})")
         if "/" in target:
             self.default_task = load_task(target)
             self.domain: Domain = load_domain(self.default_task.domain)
@@ -137,20 +182,29 @@ class EpisodeHost:
         self.toolbox = self.domain.toolbox
         self.single_episode = single_episode
         self.idle_timeout = None if single_episode else idle_timeout  # the one shared episode never expires
+        self.first_call_timeout = None if single_episode else first_call_timeout
         self.max_episodes = 1 if single_episode else max_episodes
+        self.max_per_client = min(self.max_episodes, max_per_client if max_per_client is not None else default_share(self.max_episodes))
+        self.workers = workers
+        self.guard = guard if guard is not None else IdentityGuard(clock=clock)
+        self.clock = clock
+        self._limiter: Any = None  # an anyio.CapacityLimiter, made on the serving event loop
         self._episodes: dict[str, HostedEpisode] = {}
         self._gone: OrderedDict[str, str] = OrderedDict()  # recently ended sessions -> why, for a precise refusal
-        self._reserved = 0
+        self._reserved: Counter[str] = Counter()  # client -> handshakes in progress
+        self.ended: list[str] = []  # sessions ended by expiry since the transport last looked (it closes their streams)
         self._lock = threading.RLock()
         if single_episode:
             self._episodes[STDIO_SESSION] = self._new(self.default_task, 0)
 
     # ------------------------------------------------------------------ episodes
 
-    def _new(self, task: TaskSpec, seed: int) -> HostedEpisode:
+    def _new(self, task: TaskSpec, seed: int, client: str = "stdio") -> HostedEpisode:
         if task.domain != self.domain.name:
             raise OperatorError(f"this server serves the '{self.domain.name}' tools; task '{task.full_id}' needs '{task.domain}'")
-        return HostedEpisode(task, seed, runtime_for(task).new_state())
+        state = runtime_for(task).new_state()
+        now = self.clock()  # after the state is built: a first build of the task's template is not the client's idle time
+        return HostedEpisode(task, seed, state, client=client, last_used=now, opened=now)
 
     def key(self, session: str | None) -> str:
         """The episode key a request maps to: its session id, or the shared one in single-episode mode."""
@@ -160,31 +214,45 @@ class EpisodeHost:
             raise SessionError("this request carries no MCP session id; open a session with the initialize handshake first")
         return session
 
-    def reserve(self) -> None:
-        """Hold a slot for a session about to be issued, so concurrent handshakes cannot overshoot the cap."""
+    def held_by(self, client: str) -> int:
         with self._lock:
-            self.expire()
-            if len(self._episodes) + self._reserved >= self.max_episodes:
+            return sum(ep.client == client for ep in self._episodes.values()) + self._reserved[client]
+
+    def reserve(self, client: str = "stdio") -> None:
+        """Hold a slot for a session about to be issued, so concurrent handshakes cannot overshoot the caps."""
+        self.expire()
+        with self._lock:
+            if len(self._episodes) + sum(self._reserved.values()) >= self.max_episodes:
                 raise CapacityError(
                     f"this server already holds its maximum of {self.max_episodes} live episodes; close a session "
                     "(HTTP DELETE), wait for an idle one to expire, or start the server with a higher --max-episodes"
                 )
-            self._reserved += 1
+            held = self.held_by(client)
+            if held >= self.max_per_client:
+                raise ShareError(
+                    f"this client ({client}) already holds {held} live episodes, its share of this server "
+                    f"(--max-episodes-per-client {self.max_per_client} of --max-episodes {self.max_episodes}); close one "
+                    "of its sessions (HTTP DELETE) or start the server with a higher --max-episodes-per-client"
+                )
+            self._reserved[client] += 1
 
-    def release(self) -> None:
+    def release(self, client: str = "stdio") -> None:
         with self._lock:
-            self._reserved = max(0, self._reserved - 1)
+            if self._reserved[client] > 0:
+                self._reserved[client] -= 1
+            if not self._reserved[client]:
+                del self._reserved[client]
 
-    def open(self, session: str) -> HostedEpisode:
+    def open(self, session: str, client: str = "stdio") -> HostedEpisode:
         """The episode of a session id the server has just issued; takes the slot :meth:`reserve` held."""
-        ep = self._new(self.default_task, 0)
+        ep = self._new(self.default_task, 0, client)
         with self._lock:
-            self._reserved = max(0, self._reserved - 1)
+            self.release(client)
             old = self._episodes.pop(session, None)
             self._episodes[session] = ep
         if old is not None:  # cannot happen with server-issued ids; never leak a state if it did
             old.close()
-        log.info("session %s opened on %s", session[:12], ep.task.full_id)
+        log.info("session %s opened on %s for %s", session[:12], ep.task.full_id, client)
         return ep
 
     def drop(self, session: str, reason: str) -> None:
@@ -201,18 +269,21 @@ class EpisodeHost:
         while len(self._gone) > 4096:
             self._gone.popitem(last=False)
 
+    def _refusal(self, key: str) -> SessionError:
+        why = self._gone.get(key)
+        if why is not None:
+            return SessionError(f"session {key[:12]}... has {why}; its episode and its writes are gone: open a new session")
+        return SessionError(f"unknown session {key[:40]!r}: this server did not issue it (or it ended long ago)")
+
     def episode(self, session: str | None) -> HostedEpisode:
         """The live episode of a request, touched; :class:`SessionError` naming why if there is none."""
         key = self.key(session)
+        self.expire()
         with self._lock:
-            self.expire()
             ep = self._episodes.get(key)
             if ep is None:
-                why = self._gone.get(key)
-                if why is not None:
-                    raise SessionError(f"session {key[:12]}... has {why}; its episode and its writes are gone: open a new session")
-                raise SessionError(f"unknown session {key[:40]!r}: this server did not issue it (or it ended long ago)")
-            ep.last_used = time.monotonic()
+                raise self._refusal(key)
+            ep.last_used = self.clock()
             return ep
 
     def reset(self, session: str, task_id: str | None = None, spec: dict[str, Any] | None = None, seed: int = 0) -> HostedEpisode:
@@ -224,72 +295,126 @@ class EpisodeHost:
             task = load_task(task_id)
         else:
             task = None
-        key = self.key(session)
-        with self._lock:
-            current = self.episode(key)  # only a live session can be reset: the operator cannot mint ids either
-        new = self._new(task if task is not None else current.task, seed)
-        with self._lock:
-            old = self._episodes.get(key)
-            if old is not current:  # expired or closed while the new state was built
-                new.close()
-                raise SessionError(f"session {key[:12]}... ended during the reset")
-            self._episodes[key] = new
-        old.close()
-        return new
+        ep = self.episode(session)  # only a live session can be reset: the operator cannot mint ids either
+        new = self._new(task if task is not None else ep.task, seed, ep.client)
+        with ep.lock:  # waits for a call in progress; calls queued behind it see the new state
+            if ep.closed:
+                new.state.close()
+                raise SessionError(f"session {self.key(session)[:12]}... ended during the reset")
+            old_state = ep.state
+            ep.task, ep.seed, ep.state, ep.calls = new.task, new.seed, new.state, []
+            ep.engaged, ep.last_used = True, self.clock()
+            old_state.close()
+        return ep
 
     def expire(self) -> None:
-        if self.idle_timeout is None:
+        """Drop the episodes past their first-call or idle timeout (never one with a call running)."""
+        if self.idle_timeout is None and self.first_call_timeout is None:
             return
-        cutoff = time.monotonic() - self.idle_timeout
+        now = self.clock()
+        stale: list[tuple[str, HostedEpisode, str]] = []
         with self._lock:
-            stale = [k for k, ep in self._episodes.items() if ep.last_used < cutoff]
-            for key in stale:
-                self._episodes.pop(key).close()
-                self._remember_gone(key, f"expired after {self.idle_timeout:g} s idle")
-                log.info("episode of session %s expired after %.0f s idle", key[:12], self.idle_timeout)
+            for key, ep in list(self._episodes.items()):
+                if ep.busy:
+                    continue
+                if self.idle_timeout is not None and ep.last_used < now - self.idle_timeout:
+                    stale.append((key, ep, f"expired after {self.idle_timeout:g} s idle"))
+                elif not ep.engaged and self.first_call_timeout is not None and ep.opened < now - self.first_call_timeout:
+                    stale.append((key, ep, f"expired after {self.first_call_timeout:g} s without a tool call"))
+            for key, ep, why in stale:
+                del self._episodes[key]
+                ep.closed = True
+                self._remember_gone(key, why)
+                self.ended.append(key)
+        for key, ep, why in stale:
+            ep.close()
+            log.info("episode of session %s %s", key[:12], why)
+
+    def take_ended(self) -> list[str]:
+        """Sessions ended by expiry since the last look, for the transport to close their streams too."""
+        with self._lock:
+            ended, self.ended = self.ended, []
+            return ended
 
     def sessions(self) -> list[dict[str, Any]]:
+        self.expire()
         with self._lock:
-            self.expire()
-            now = time.monotonic()
+            now = self.clock()
             return [
-                {"session": k, "task_id": ep.task.full_id, "seed": ep.seed, "tool_calls": len(ep.calls), "idle_s": round(now - ep.last_used, 3)}
+                {"session": k, "task_id": ep.task.full_id, "seed": ep.seed, "tool_calls": len(ep.calls),
+                 "idle_s": round(now - ep.last_used, 3), "client": ep.client}
                 for k, ep in sorted(self._episodes.items())
             ]
 
     def existing(self, session: str) -> HostedEpisode:
         """The live episode for the operator, without counting the look as client activity."""
         key = self.key(session)
+        self.expire()
         with self._lock:
-            self.expire()
             ep = self._episodes.get(key)
-        if ep is None:
-            why = self._gone.get(key)
-            raise SessionError(f"session {key[:40]!r} has {why}" if why else f"unknown session {key[:40]!r}")
-        return ep
+            if ep is None:
+                why = self._gone.get(key)
+                raise SessionError(f"session {key[:40]!r} has {why}" if why else f"unknown session {key[:40]!r}")
+            return ep
 
     # ------------------------------------------------------------------ agent side
 
     def call(self, session: str | None, name: str, arguments: Any) -> ToolResult:
-        """Run one tool call on the session's episode, atomically with respect to every other call and reset.
+        """Run one tool call on the session's episode, atomically with respect to every other call and reset of it."""
+        return self.call_on(self.episode(session), name, arguments)
+
+    def call_on(self, ep: HostedEpisode, name: str, arguments: Any) -> ToolResult:
+        """Run one call on ``ep`` under its lock (on a worker thread when served over MCP).
 
         A call the server has received runs to completion (or rolls back) even if its
         client disconnects before reading the result: its writes stay in the episode,
         where the operator's diff and verdict see them, like a request a real backend
         committed before the connection dropped.
         """
-        with self._lock:  # the operator API may run on another thread (stdio mode)
-            ep = self.episode(session)
+        with ep.lock:
+            if ep.closed:
+                raise SessionError("this session's episode ended while the call waited; open a new session")
+            ep.busy += 1
+            try:
+                ep.engaged = True
+                result = self._guarded_call(ep, name, arguments)
+                ep.calls.append({"name": result.name, "arguments": arguments, "result": result.content, "ok": result.ok,
+                                 "writes": result.writes and result.ok, "error_kind": result.error_kind})
+                ep.last_used = self.clock()
+                return result
+            finally:
+                ep.busy -= 1
+
+    def _guarded_call(self, ep: HostedEpisode, name: str, arguments: Any) -> ToolResult:
+        """The call, through the server-wide identity lockout when the tool checks a secret."""
+        spec = self.toolbox.tools.get(name) if isinstance(name, str) else None
+        field_name = spec.identity if spec is not None else None
+        record = arguments.get(field_name) if field_name and isinstance(arguments, dict) else None
+        if not isinstance(record, str) or not self.guard.enabled:
+            return self.toolbox.call(ep.state, name, arguments)
+        record = record.strip().upper()
+        refusal = self.guard.begin(name, record, ep.client)
+        if refusal is not None:
+            return ToolResult(name, {"error": refusal}, False, spec.writes if spec is not None else False, "precondition")
+        failed = False
+        try:
             result = self.toolbox.call(ep.state, name, arguments)
-            ep.calls.append({"name": result.name, "arguments": arguments, "result": result.content, "ok": result.ok,
-                             "writes": result.writes and result.ok, "error_kind": result.error_kind})
+            failed = result.ok and check_failed(result.content)
             return result
+        finally:
+            self.guard.finish(name, record, ep.client, failed)
+
+    def limiter(self) -> Any:
+        """The worker-thread limiter of the serving event loop (made on first use there)."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.workers)
+        return self._limiter
 
     # ------------------------------------------------------------------ operator side
 
     def outcome(self, session: str) -> dict[str, Any]:
-        with self._lock:
-            ep = self.existing(session)
+        ep = self.existing(session)
+        with ep.lock:
             return state_outcome(ep.task, ep.state).to_json()
 
     def verdict(self, session: str, final_message: str = "", transcript: str = "", finish_reason: str = "done_marker",
@@ -303,22 +428,24 @@ class EpisodeHost:
         process checks read; without it only ``final_message`` is known, said after the
         last call, so a consent the customer gave cannot be seen.
         """
-        with self._lock:
-            ep = self.existing(session)
-            outcome = state_outcome(ep.task, ep.state)
+        ep = self.existing(session)
+        with ep.lock:
+            task = ep.task
+            outcome = state_outcome(task, ep.state)
             calls = list(ep.calls)
         if dialogue is None:
             dialogue = [{"role": "assistant", "content": final_message, "calls_before": len(calls)}] if final_message else []
         trace = interleave(calls, dialogue)
         said = [{"role": m["role"], "content": m["content"]} for m in dialogue]
-        return grade(ep.task, outcome, final_message=final_message, transcript=transcript, dialogue=said, trace=trace,
+        return grade(task, outcome, final_message=final_message, transcript=transcript, dialogue=said, trace=trace,
                      finish_reason=finish_reason).to_json()
 
     def close(self) -> None:
         with self._lock:
-            for ep in self._episodes.values():
-                ep.close()
+            episodes = list(self._episodes.values())
             self._episodes.clear()
+        for ep in episodes:
+            ep.close()
 
 
 # --------------------------------------------------------------------------- MCP (agent side)
@@ -364,7 +491,11 @@ def build_mcp_server(host: EpisodeHost) -> Server:
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
-            result = host.call(_session_key(ctx), params.name, params.arguments)
+            ep = host.episode(_session_key(ctx))
+            if ep.order is None:
+                ep.order = anyio.Lock()  # FIFO: the session's calls run in the order they arrived
+            async with ep.order:  # queued here, on the loop, so a flood of one session's calls holds no thread
+                result = await anyio.to_thread.run_sync(host.call_on, ep, params.name, params.arguments, limiter=host.limiter())
         except SessionError as exc:  # expired between the gate and the call: refuse, never run on another state
             raise MCPError(types.INVALID_REQUEST, str(exc)) from exc
         return types.CallToolResult(
@@ -416,6 +547,23 @@ def build_mcp_server(host: EpisodeHost) -> Server:
 def _bearer_ok(request: Request, token: str) -> bool:
     header = request.headers.get("authorization", "")
     return header.startswith("Bearer ") and hmac.compare_digest(header[7:].encode(), token.encode())
+
+
+def _bearer_index(request: Request, tokens: list[str]) -> int | None:
+    """Which agent token the request carries (each compared in constant time), or None."""
+    found = None
+    for i, token in enumerate(tokens):
+        if _bearer_ok(request, token) and found is None:
+            found = i
+    return found
+
+
+def client_of(scope: Any, token_index: int | None, tokens: int) -> str:
+    """The client a request counts against: its token when the server hands out several, else its connection peer."""
+    if tokens > 1 and token_index is not None:
+        return f"token {token_index + 1}"
+    peer = scope.get("client") or ("unknown", 0)
+    return f"peer {peer[0]}"
 
 
 def _body_keys(body: dict[str, Any], allowed: tuple[str, ...]) -> None:
@@ -487,7 +635,9 @@ def operator_routes(host: EpisodeHost, operator_token: str) -> list[Route]:
                     raise OperatorError(f"the request body is not valid JSON: {str(exc)[:120]}") from exc
                 if not isinstance(body, dict):
                     raise OperatorError("the request body must be a JSON object")
-                return JSONResponse(handler(request.path_params.get("session", ""), body))
+                # on a thread: grading or a reset waits for the episode's call in progress, never on the event loop
+                answer = await anyio.to_thread.run_sync(handler, request.path_params.get("session", ""), body)
+                return JSONResponse(answer)
             except (SessionError, UnknownTaskError) as exc:
                 return JSONResponse({"error": str(exc)}, status_code=404)
             except KeyError as exc:
@@ -530,23 +680,37 @@ class SessionGate:
     """ASGI middleware in front of the MCP endpoint: the agent token, then the session binding.
 
     It admits a request without a session id only as a new session (within the
-    episode cap), opens that session's episode when the server issues its id,
-    refuses ids that name no live episode before the MCP layer sees them, drops
-    the episode when the client closes its session, and refuses stateless-era
-    requests unless the host shares one episode.
+    episode cap and the client's share), opens that session's episode when the
+    server issues its id, refuses ids that name no live episode before the MCP layer
+    sees them, drops the episode when the client closes its session, closes the
+    transport of sessions the host expired, and refuses stateless-era requests
+    unless the host shares one episode.
     """
 
-    def __init__(self, app: Any, host: EpisodeHost, token: str | None):
-        self.app, self.host, self.token = app, host, token
+    def __init__(self, app: Any, host: EpisodeHost, token: str | list[str] | None, server: Server | None = None):
+        self.app, self.host, self.server = app, host, server
+        self.tokens = [token] if isinstance(token, str) else list(token or [])
+
+    def _close_ended(self) -> None:
+        """End the MCP transport of every session the host expired, so its streams and its SDK slot go too."""
+        manager = getattr(self.server, "_session_manager", None)
+        instances = getattr(manager, "_server_instances", None)
+        for session in self.host.take_ended():
+            transport = instances.get(session) if isinstance(instances, dict) else None
+            scope = getattr(transport, "idle_scope", None)
+            if scope is not None:
+                scope.cancel()  # its serve loop ends and the manager discards the transport
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["path"].startswith("/operator"):
             await self.app(scope, receive, send)
             return
         request = Request(scope)
-        if self.token and not _bearer_ok(request, self.token):
+        index = _bearer_index(request, self.tokens) if self.tokens else None
+        if self.tokens and index is None:
             await JSONResponse({"error": "bearer token required"}, status_code=401)(scope, receive, send)
             return
+        client = client_of(scope, index, len(self.tokens))
         if self.host.single_episode:
             await self.app(scope, receive, send)
             return
@@ -559,8 +723,10 @@ class SessionGate:
             try:
                 self.host.episode(session)
             except SessionError as exc:
+                self._close_ended()
                 await _rpc_refusal(str(exc), 404)(scope, receive, send)
                 return
+            self._close_ended()
             if scope["method"] != "DELETE":
                 await self.app(scope, receive, send)
                 return
@@ -576,10 +742,16 @@ class SessionGate:
                 self.host.drop(session, "been closed by its client")
             return
         try:
-            self.host.reserve()
+            self.host.reserve(client)
+        except ShareError as exc:
+            self._close_ended()
+            await _rpc_refusal(str(exc), 429, types.INTERNAL_ERROR)(scope, receive, send)
+            return
         except CapacityError as exc:
+            self._close_ended()
             await _rpc_refusal(str(exc), 503, types.INTERNAL_ERROR)(scope, receive, send)
             return
+        self._close_ended()
         opened = False
 
         async def issue(message: Any) -> None:
@@ -587,7 +759,7 @@ class SessionGate:
             if message["type"] == "http.response.start" and message["status"] < 300:
                 issued = next((v.decode("latin-1") for k, v in message.get("headers", []) if k.lower() == b"mcp-session-id"), None)
                 if issued:
-                    self.host.open(issued)
+                    self.host.open(issued, client)
                     opened = True
             await send(message)
 
@@ -595,20 +767,21 @@ class SessionGate:
             await self.app(scope, receive, issue)
         finally:
             if not opened:
-                self.host.release()
+                self.host.release(client)
 
 
-def build_http_app(host: EpisodeHost, *, bind_host: str, token: str | None, operator_token: str) -> Any:
+def build_http_app(host: EpisodeHost, *, bind_host: str, token: str | list[str] | None, operator_token: str) -> Any:
     """The MCP endpoint and the operator API in one app, so one port serves both over HTTP."""
     server = build_mcp_server(host)
     app = server.streamable_http_app(
         streamable_http_path="/mcp",
         host=bind_host,
         session_idle_timeout=host.idle_timeout,
-        max_sessions=None if host.single_episode else host.max_episodes,
+        # the host enforces the cap; the transport's own bound only catches streams the host has not closed yet
+        max_sessions=None if host.single_episode else 2 * host.max_episodes,
         custom_starlette_routes=operator_routes(host, operator_token),
     )
-    return SessionGate(app, host, token)
+    return SessionGate(app, host, token, server)
 
 
 def build_operator_app(host: EpisodeHost, operator_token: str) -> Starlette:
@@ -619,12 +792,20 @@ def build_operator_app(host: EpisodeHost, operator_token: str) -> Starlette:
 # --------------------------------------------------------------------------- entry points
 
 
-def resolve_tokens(bind_host: str, token: str | None, operator_token: str | None) -> tuple[str | None, str]:
-    """Decide the tokens from arguments and environment, refusing to expose an unauthenticated server beyond loopback."""
-    token = token if token is not None else os.environ.get(TOKEN_VARIABLE) or None
-    if token is not None:
-        check_token(f"agent token (--token or {TOKEN_VARIABLE})", token)
-    if bind_host not in LOOPBACK_HOSTS and not token:
+def resolve_tokens(bind_host: str, token: str | list[str] | None, operator_token: str | None) -> tuple[list[str], str]:
+    """Decide the tokens from arguments and environment, refusing to expose an unauthenticated server beyond loopback.
+
+    Several agent tokens may be given (one per client): each is then a client of its own
+    for the per-client episode share and identity lockout.
+    """
+    tokens = [token] if isinstance(token, str) else list(token or [])
+    if not tokens and os.environ.get(TOKEN_VARIABLE):
+        tokens = [os.environ[TOKEN_VARIABLE]]
+    for t in tokens:
+        check_token(f"agent token (--token or {TOKEN_VARIABLE})", t)
+    if len(set(tokens)) != len(tokens):
+        raise OperatorError("the agent tokens must differ from one another (each names one client)")
+    if bind_host not in LOOPBACK_HOSTS and not tokens:
         raise OperatorError(
             f"binding to {bind_host} exposes the tools beyond this machine: give a bearer token with --token or {TOKEN_VARIABLE}"
         )
@@ -633,21 +814,25 @@ def resolve_tokens(bind_host: str, token: str | None, operator_token: str | None
         operator_token = secrets.token_urlsafe(24)
         print(f"operator token: {operator_token}", file=sys.stderr, flush=True)
     check_token(f"operator token (--operator-token or {OPERATOR_TOKEN_VARIABLE})", operator_token)
-    if token and hmac.compare_digest(token, operator_token):
+    if any(hmac.compare_digest(t, operator_token) for t in tokens):
         raise OperatorError("the operator token must differ from the agent token")
-    return token, operator_token
+    return tokens, operator_token
 
 
-def serve_http(target: str, bind_host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
+def serve_http(target: str, bind_host: str = "127.0.0.1", port: int = 8765, token: str | list[str] | None = None,
                operator_token: str | None = None, idle_timeout: float | None = 1800.0, *,
-               max_episodes: int = DEFAULT_MAX_EPISODES, single_episode: bool = False) -> None:
+               max_episodes: int = DEFAULT_MAX_EPISODES, single_episode: bool = False, max_per_client: int | None = None,
+               first_call_timeout: float | None = DEFAULT_FIRST_CALL_TIMEOUT, workers: int = DEFAULT_WORKERS,
+               guard: IdentityGuard | None = None) -> None:
     """Serve over streamable HTTP, where clients may run many episodes concurrently."""
     import uvicorn
 
-    token, operator_token = resolve_tokens(bind_host, token, operator_token)
-    host = EpisodeHost(target, idle_timeout, max_episodes=max_episodes, single_episode=single_episode)
-    app = build_http_app(host, bind_host=bind_host, token=token, operator_token=operator_token)
-    mode = "one shared episode" if single_episode else f"one episode per session, at most {host.max_episodes}"
+    tokens, operator_token = resolve_tokens(bind_host, token, operator_token)
+    host = EpisodeHost(target, idle_timeout, max_episodes=max_episodes, single_episode=single_episode,
+                       max_per_client=max_per_client, first_call_timeout=first_call_timeout, workers=workers, guard=guard)
+    app = build_http_app(host, bind_host=bind_host, token=tokens, operator_token=operator_token)
+    mode = ("one shared episode" if single_episode else
+            f"one episode per session, at most {host.max_episodes}, {host.max_per_client} per client")
     print(f"serving {target} over MCP at http://{bind_host}:{port}/mcp ({mode}; operator API under /operator)", file=sys.stderr, flush=True)
     try:
         uvicorn.run(app, host=bind_host, port=port, log_level="warning")
@@ -656,11 +841,11 @@ def serve_http(target: str, bind_host: str = "127.0.0.1", port: int = 8765, toke
 
 
 def serve_stdio(target: str, operator_socket: str | None = None, operator_port: int | None = None,
-                operator_token: str | None = None) -> None:
+                operator_token: str | None = None, guard: IdentityGuard | None = None) -> None:
     """Serve one episode over stdio, the transport MCP clients spawn as a subprocess; the operator API listens on a side socket."""
     from mcp.server.stdio import stdio_server
 
-    host = EpisodeHost(target, idle_timeout=None, single_episode=True)
+    host = EpisodeHost(target, idle_timeout=None, single_episode=True, guard=guard)
     server = build_mcp_server(host)
     operator = None
     if operator_socket or operator_port:

@@ -45,6 +45,53 @@ DEFAULT_SEARCH_SCHEMA: dict[str, Any] = {
 }
 
 
+def is_search_tool(name: str) -> bool:
+    """Policy search goes by ``search_policy`` or a namespaced ``<namespace>_search_policy`` (``knowledge_base_search_policy``)."""
+    return name == SEARCH_TOOL or name.endswith("_" + SEARCH_TOOL)
+
+
+# The servers declare no read-only hints, so whether a call can change state is read from the tool's name (and, for
+# the multi-action ``*_api`` tools, from its ``action`` argument): the verb tokens of every tool name of the release.
+READ_VERBS = frozenset({"get", "check", "search", "verify", "lookup", "validate", "list", "find", "view", "retrieve",
+                        "read", "fetch", "query"})
+WRITE_VERBS = frozenset({"create", "update", "add", "cancel", "delete", "modify", "process", "grant", "assign", "allocate",
+                         "provision", "revoke", "retire", "send", "charge", "reship", "reschedule", "reset", "reinstate",
+                         "schedule", "file", "generate", "execute", "escalate", "set", "remove", "apply", "submit", "approve",
+                         "reject", "close", "transfer", "issue"})
+
+
+def _reads_only(words: list[str]) -> bool:
+    return bool(set(words) & READ_VERBS) and not set(words) & WRITE_VERBS
+
+
+def call_writes(name: str, arguments: Any) -> bool:
+    """Whether a call may change the server's state; anything not recognisably a read counts as a write.
+
+    A tool named ``<system>_api`` (``workday_api``, ``box_api``) does what its
+    ``action`` argument says, so such a call is a read when the action is
+    (``get_folder_details``) and a write otherwise (``grant_folder_access``).
+    """
+    if is_search_tool(name):
+        return False
+    words = name.lower().split("_")
+    if words[-1] == "api":
+        action = arguments.get("action") if isinstance(arguments, dict) else None
+        return not (isinstance(action, str) and _reads_only(action.lower().split("_")))
+    return not _reads_only(words)
+
+
+def in_band_error(content: Any) -> str | None:
+    """The error kind of a failure a server reports as an ordinary result (``{"error": "...", "tool": ...}``), else None."""
+    if not (isinstance(content, dict) and isinstance(content.get("error"), str) and set(content) <= {"error", "tool"}):
+        return None
+    text = content["error"].lower()
+    if "unknown tool" in text:
+        return "unknown_tool"
+    if "validation" in text or "field required" in text or "input should be" in text:
+        return "arguments"
+    return "precondition"
+
+
 class PolicySearch:
     """BM25 over a task's KB documents, answering in the reference's snippet format.
 
@@ -57,23 +104,25 @@ class PolicySearch:
         self.documents = documents
         self._bm25 = BM25Plus([tokenize(d["text"]) for d in documents]) if documents else None
 
-    def __call__(self, arguments: Any) -> ToolResult:
+    def __call__(self, arguments: Any, name: str = SEARCH_TOOL) -> ToolResult:
+        """One search call under the tool's own name; ``max_results`` (the servers' argument) or ``top_k``, 1 to 10."""
         args = arguments
         if isinstance(args, str):
             try:
                 args = json.loads(args or "{}")
             except json.JSONDecodeError as exc:
-                return ToolResult(SEARCH_TOOL, {"error": f"tool '{SEARCH_TOOL}': arguments are not valid JSON: {exc}"},
-                                  False, False, "arguments")
+                return ToolResult(name, {"error": f"tool '{name}': arguments are not valid JSON: {exc}"}, False, False, "arguments")
         query = args.get("query") if isinstance(args, dict) else None
         if not isinstance(query, str) or not query.strip():
-            return ToolResult(SEARCH_TOOL, {"error": f"tool '{SEARCH_TOOL}': argument 'query' (a non-empty string) is required"},
+            return ToolResult(name, {"error": f"tool '{name}': argument 'query' (a non-empty string) is required"},
                               False, False, "arguments")
-        top_k = args.get("top_k", args.get("limit", 3))
+        assert isinstance(args, dict)
+        top_k = args.get("max_results", args.get("top_k"))
+        top_k = 3 if top_k is None else top_k
         if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 10:
-            return ToolResult(SEARCH_TOOL, {"error": f"tool '{SEARCH_TOOL}': argument 'top_k' must be an integer from 1 to 10"},
+            return ToolResult(name, {"error": f"tool '{name}': argument 'max_results' must be an integer from 1 to 10"},
                               False, False, "arguments")
-        return ToolResult(SEARCH_TOOL, {"snippets": self.search(query, top_k)}, True, False)
+        return ToolResult(name, {"snippets": self.search(query, top_k)}, True, False)
 
     def search(self, query: str, top_k: int = 3) -> list[dict[str, Any]]:
         terms = tokenize(query)
@@ -93,6 +142,23 @@ class PolicySearch:
         return out
 
 
+def builtin_call(name: str, tool: dict[str, Any], arguments: Any) -> ToolResult:
+    """An agent builtin tool, answered by the loop as the reference agent does: its required arguments checked, nothing run."""
+    args = arguments
+    if isinstance(args, str):
+        try:
+            args = json.loads(args or "{}")
+        except json.JSONDecodeError as exc:
+            return ToolResult(name, {"error": f"tool '{name}': arguments are not valid JSON: {exc}"}, False, False, "arguments")
+    if not isinstance(args, dict):
+        return ToolResult(name, {"error": f"tool '{name}': arguments must be a JSON object"}, False, False, "arguments")
+    missing = [k for k in tool["parameters"].get("required", []) if not isinstance(args.get(k), str) or not args[k].strip()]
+    if missing:
+        return ToolResult(name, {"error": f"tool '{name}': argument '{missing[0]}' (a non-empty string) is required"},
+                          False, False, "arguments")
+    return ToolResult(name, {"status": "reported", **args}, True, False)
+
+
 def _reserved_ok(answer: Any) -> bool:
     if answer in ({}, None, "", "ok"):
         return True
@@ -102,8 +168,11 @@ def _reserved_ok(answer: Any) -> bool:
 class ServerEpisode:
     """The episode backend: the task's server processes, started, initialised and torn down together."""
 
-    def __init__(self, bench: TBBench, task: TBTask, routes: dict[str, str], search: PolicySearch, timeout: float):
+    def __init__(self, bench: TBBench, task: TBTask, routes: dict[str, str], search: PolicySearch, timeout: float,
+                 search_names: frozenset[str] = frozenset({SEARCH_TOOL}), builtins: dict[str, dict[str, Any]] | None = None):
         self.bench, self.task, self.routes, self.search, self.timeout = bench, task, routes, search, timeout
+        self.search_names = search_names
+        self.builtins = builtins or {}
         self.servers: dict[str, StdioServer] = {}
         self.env: Any = None
 
@@ -122,11 +191,14 @@ class ServerEpisode:
 
     def call(self, name: Any, arguments: Any) -> ToolResult:
         shown = name if isinstance(name, str) else str(name)
-        if shown == SEARCH_TOOL:
-            return self.search(arguments)
+        if shown in self.builtins:
+            return builtin_call(shown, self.builtins[shown], arguments)
+        if shown in self.search_names:
+            return self.search(arguments, shown)
         server = self.routes.get(shown)
         if server is None:
-            return ToolResult(shown, {"error": f"unknown tool '{shown}'; available: {', '.join(sorted([*self.routes, SEARCH_TOOL]))}"},
+            known = sorted([*self.routes, *self.search_names, *self.builtins])
+            return ToolResult(shown, {"error": f"unknown tool '{shown}'; available: {', '.join(known)}"},
                               False, False, "unknown_tool")
         if isinstance(arguments, str):
             try:
@@ -136,10 +208,16 @@ class ServerEpisode:
         if not isinstance(arguments, dict):
             return ToolResult(shown, {"error": f"tool '{shown}': arguments must be a JSON object"}, False, False, "arguments")
         content, is_error = self.servers[server].call(shown, arguments)
-        if is_error and not (isinstance(content, dict) and "error" in content):
-            content = {"error": content}
-        read_only = self.env.read_only_tools if self.env is not None else set()
-        return ToolResult(shown, content, not is_error, shown not in read_only, "internal" if is_error else None)
+        if is_error:
+            if not (isinstance(content, dict) and "error" in content):
+                content = {"error": content}
+            return ToolResult(shown, content, False, self._writes(shown, arguments), "internal")
+        kind = in_band_error(content)  # the servers answer a failed tool with isError false and an error object
+        return ToolResult(shown, content, kind is None, self._writes(shown, arguments), kind)
+
+    def _writes(self, name: str, arguments: Any) -> bool:
+        declared = self.env.read_only_tools if self.env is not None else set()
+        return name not in declared and call_writes(name, arguments)
 
     def effects(self) -> dict[str, dict[str, Any]]:
         out = {}
@@ -208,7 +286,9 @@ class TBBenchEnv(ThinkingboxEnv):
         self.judge = judge
         self.max_actions, self.max_user_turns, self.render_mode = max_actions, max_user_turns, render_mode
         self.routes: dict[str, str] = {}
-        self.read_only_tools: set[str] = {SEARCH_TOOL}
+        self.search_names: set[str] = set()
+        self.builtins: dict[str, dict[str, Any]] = {}
+        self.read_only_tools: set[str] = set()
         self.tool_schemas = self._agent_tools()
         self._tool_schemas_json = json.dumps(self.tool_schemas)
         self.search = PolicySearch(task.sources())
@@ -224,27 +304,55 @@ class TBBenchEnv(ThinkingboxEnv):
         listed: dict[str, dict[str, Any]] = {}
         for server in self.task.servers:
             for t in list_server_tools(self.bench, server, self.timeout):
-                if t["name"] in listed and t["name"] != SEARCH_TOOL:
+                search = is_search_tool(t["name"])
+                if t["name"] in listed and not search:
                     raise TBBenchServerError(f"{self.task.full_id}: tool '{t['name']}' is offered by servers "
                                              f"'{self.routes[t['name']]}' and '{server}'")
                 listed[t["name"]] = t
-                if t["name"] != SEARCH_TOOL:
+                if search:
+                    self.search_names.add(t["name"])  # answered here, over the scenario's sources, with the server's schema
+                else:
                     self.routes[t["name"]] = server
                 if t["read_only"]:
                     self.read_only_tools.add(t["name"])
-        if SEARCH_TOOL not in listed and (self.task.sources() or (self.task.tools and SEARCH_TOOL in self.task.tools)):
-            listed[SEARCH_TOOL] = {"name": SEARCH_TOOL, "description": "Search the company policy documents.",
-                                   "parameters": DEFAULT_SEARCH_SCHEMA}
+        wanted_search = [n for n in (self.task.tools or []) if is_search_tool(n) and n not in listed]
+        if not self.search_names and not wanted_search and self.task.sources():
+            wanted_search = [SEARCH_TOOL]
+        for name in wanted_search:
+            listed[name] = {"name": name, "description": "Search the company policy documents.", "parameters": DEFAULT_SEARCH_SCHEMA}
+            self.search_names.add(name)
+        for t in self.task.builtin_tools:
+            if t["name"] in listed:
+                raise TBBenchServerError(f"{self.task.full_id}: the agent's builtin tool '{t['name']}' is also offered by a server")
+            listed[t["name"]] = t
+            self.builtins[t["name"]] = t
         names = list(listed)
         if self.task.tools is not None:
             unknown = [n for n in self.task.tools if n not in listed]
             if unknown:
                 raise TBBenchServerError(f"{self.task.full_id}: scenario '{self.task.scenario}' lists tool '{unknown[0]}', "
                                          f"which no server offers (offered: {', '.join(names)})")
-            names = [n for n in names if n in self.task.tools]
+            # the scenario's list selects among the servers' tools; the agent's builtin tools are always offered
+            names = [n for n in names if n in self.task.tools or n in self.builtins]
             self.routes = {n: s for n, s in self.routes.items() if n in self.task.tools}
+            self.search_names = {n for n in self.search_names if n in self.task.tools}
         return [{"type": "function", "function": {"name": n, "description": listed[n]["description"],
                                                   "parameters": listed[n]["parameters"]}} for n in names]
+
+    def _run_calls(self, calls: list[tuple[Any, Any, Any]], content: str | None, out: list[dict[str, Any]]) -> FinishReason | None:
+        """The engine's tool loop, where the agent's end-turn builtin tools (``InjectionAttackInToolResponse``) also end the episode.
+
+        Calls after the first end-turn call of a message are not run, as the
+        engine does for its own end tool.
+        """
+        for i, (_, name, _) in enumerate(calls):
+            if isinstance(name, str) and self.builtins.get(name, {}).get("is_end_turn"):
+                finish = super()._run_calls(calls[:i + 1], content, out)
+                last: dict[str, Any] = next((e for e in reversed(self.trace) if e.get("type") == "tool_call"), {})
+                if finish is None and last.get("name") == name and last.get("ok"):
+                    return FinishReason.END_TOOL
+                return finish
+        return super()._run_calls(calls, content, out)
 
     @property
     def policy_text(self) -> str:
@@ -260,7 +368,8 @@ class TBBenchEnv(ThinkingboxEnv):
         if self.state is not None:
             self.state.close()
             self.state = None
-        episode = ServerEpisode(self.bench, self.task, self.routes, self.search, self.timeout)
+        episode = ServerEpisode(self.bench, self.task, self.routes, self.search, self.timeout,
+                                frozenset(self.search_names), self.builtins)
         episode.start(self)
         self.state = self.tool_backend = episode
         self.user.reset(self.task.user, seed)

@@ -34,6 +34,7 @@ NAMESPACE = "tbbench"
 RELEASE_LIST = Path("releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml")
 SCENARIO_DIR = Path("dataset/scenario")
 AGENT_DIR = Path("dataset/agent")
+TEST_CASE_DIR = Path("dataset/test_case")
 SERVERS_FILE = Path("servers/servers.yaml")
 SEARCH_TOOL = "search_policy"
 RESERVED_PREFIX = "__reserved__"
@@ -43,7 +44,7 @@ GOLDEN_REPLY = "Your request has been handled."
 # Keys we accept for the same thing; the first one is the benchmark's own.
 _NAME_KEYS = ("name", "tool", "tool_name")
 _ARGUMENT_KEYS = ("arguments", "args", "parameters", "input")
-_PROMPT_KEYS = ("system_prompt", "instructions", "prompt")
+_PROMPT_KEYS = ("system_instructions", "system_prompt", "instructions", "prompt")
 
 
 class TBBenchFormatError(SpecError):
@@ -138,6 +139,27 @@ def _scenario_name(doc: str | None, path: Path) -> tuple[str, str | None]:
     return (m.group(1) if m else scenario), (str(agent) if agent else None)
 
 
+def _module_blocks(tree: ast.Module, path: Path) -> dict[str, Any]:
+    """Every top-level string statement starting with ``!``, merged in file order.
+
+    The benchmark's files put their scenario block after the imports, so it is
+    not the module docstring; any top-level string whose text starts with ``!``
+    is read as configuration, and several are merged like a task's init.
+    """
+    config: dict[str, Any] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            continue
+        block = _docstring_yaml(node.value.value, _where(path, fld=f"line {node.lineno}"))
+        if block is None:
+            continue
+        if not isinstance(block, dict):
+            raise TBBenchFormatError(f"{_where(path, fld=f'line {node.lineno}')}: a '!' block must be a YAML mapping, "
+                                     f"got {type(block).__name__}")
+        config = merge_init(config, block)
+    return config
+
+
 def parse_task_module(path: Path) -> ParsedModule:
     """Every ``\"\"\"!`` test of a task file, read with ``ast`` only."""
     try:
@@ -148,7 +170,17 @@ def parse_task_module(path: Path) -> ParsedModule:
         tree = ast.parse(source, filename=str(path))
     except SyntaxError as exc:
         raise TBBenchFormatError(f"{path}: task file is not valid Python (line {exc.lineno}): {exc.msg}") from exc
-    scenario, agent = _scenario_name(ast.get_docstring(tree, clean=False), path)
+    config = _module_blocks(tree, path)
+    if config.get("scenario"):
+        if not isinstance(config["scenario"], str):
+            raise TBBenchFormatError(f"{_where(path, fld='scenario')}: must be a scenario name, got {config['scenario']!r}")
+        m = _SCENARIO_RE.search(config["scenario"].strip())
+        scenario, agent = (m.group(1) if m else config["scenario"]), config.get("agent")
+        if agent is not None and not isinstance(agent, str):
+            raise TBBenchFormatError(f"{_where(path, fld='agent')}: must be an agent name, got {agent!r}")
+    else:
+        scenario, agent = _scenario_name(ast.get_docstring(tree, clean=False), path)
+    shared = {k: v for k, v in config.items() if k not in ("scenario", "agent")}
     tests: dict[str, dict[str, Any]] = {}
     functions = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
@@ -159,7 +191,8 @@ def parse_task_module(path: Path) -> ParsedModule:
             continue
         if not isinstance(spec, dict):
             raise TBBenchFormatError(f"{_where(path, fn.name)}: the docstring YAML must be a mapping, got {type(spec).__name__}")
-        tests[fn.name] = spec
+        # the file's shared block comes first and the test's own keys merge into it (lists such as tags concatenate)
+        tests[fn.name] = merge_init(shared, spec) if shared else spec
     return ParsedModule(path, scenario, agent, tests)
 
 
@@ -231,6 +264,7 @@ class TBTask:
     domain: str = NAMESPACE
     split: str = "test"
     golden_reply: str = GOLDEN_REPLY
+    builtin_tools: list[dict[str, Any]] = field(default_factory=list)  # answered by the agent loop, not a server
     user: UserSpec = field(init=False)
 
     def __post_init__(self) -> None:
@@ -325,6 +359,17 @@ def normalise_sources(sources: Any, where: str) -> list[dict[str, str]]:
     for i, doc in enumerate(sources):
         if isinstance(doc, str):
             out.append({"source": f"source_{i}", "text": doc})
+        elif isinstance(doc, dict) and "snippets" in doc:
+            # the release's shape: {name, snippets: [text, ...]}; each snippet is a unit of its own for search
+            extra = sorted(set(doc) - {"name", "snippets"})
+            if extra:
+                raise TBBenchFormatError(f"{where}[{i}].{extra[0]}: unknown field of a source document (known: name, snippets)")
+            name, snippets = doc.get("name"), doc["snippets"]
+            if not isinstance(name, str) or not name.strip():
+                raise TBBenchFormatError(f"{where}[{i}].name: a source document needs its name (a string)")
+            if not isinstance(snippets, list) or not all(isinstance(x, str) for x in snippets):
+                raise TBBenchFormatError(f"{where}[{i}].snippets: must be a list of strings")
+            out += [{"source": name, "text": x} for x in snippets]
         elif isinstance(doc, dict):
             text = next((doc[k] for k in ("text", "content", "body") if isinstance(doc.get(k), str)), None)
             if text is None:
@@ -339,12 +384,38 @@ def normalise_sources(sources: Any, where: str) -> list[dict[str, str]]:
 _STOP = frozenset(["the", "and", "for", "with", "that", "this", "your", "have", "from", "what", "when", "which", "about", "please", "would", "could", "there", "their"])
 
 
+# The opening of the release's user_context: instructions to the simulated user, not things the customer knows.
+_RULES_HEADER = re.compile(r"^\s*rules\s*:\s*$", re.IGNORECASE)
+_RULE_LINE = re.compile(r"^\s*(do not|don't|never|always|remain|if asked for the same)\b", re.IGNORECASE)
+MAX_FACT_TURNS = 3
+
+
+def _grouped(facts: list[Fact], groups: int) -> list[Fact]:
+    """Contiguous facts joined into at most ``groups``, each released by any of its members' words.
+
+    The reference plays the customer with a model that answers several
+    questions in one turn; a question per line would spend the ten user turns
+    on tasks with many facts before any tool is called.
+    """
+    if len(facts) <= groups:
+        return facts
+    size = -(-len(facts) // groups)
+    out = []
+    for i in range(0, len(facts), size):
+        part = facts[i:i + size]
+        unlock = list(dict.fromkeys(w for f in part for w in f.unlock))
+        out.append(Fact(text="\n".join(f.text for f in part), unlock=unlock))
+    return out
+
+
 def user_spec(query: str, context: Any) -> UserSpec:
-    """The scripted user's view of ``user_context``: one fact per entry, released by its key words.
+    """The scripted user's view of ``user_context``: its facts in at most three groups, each released by its key words.
 
     The reference harness plays the user with a model (``--user llm`` here);
-    the scripted user is the offline stand-in, so it releases a context entry
-    when the agent's message names one of the entry's distinctive words.
+    the scripted user is the offline stand-in, so it releases a group of
+    context lines when the agent's message names one of their distinctive
+    words. The rule block addressed to the simulated user ("Do not invent ...")
+    is not a fact.
     """
     facts: list[Fact] = []
     if isinstance(context, dict):
@@ -355,9 +426,12 @@ def user_spec(query: str, context: Any) -> UserSpec:
     elif context:
         lines = context if isinstance(context, list) else re.split(r"(?<=[.!?])\s+|\n+", str(context))
         for line in (str(x).strip() for x in lines):
+            if _RULES_HEADER.match(line) or _RULE_LINE.match(line):
+                continue
             words = sorted({w.lower() for w in re.findall(r"[A-Za-z]{4,}", line)} - _STOP)
             if line and words:
                 facts.append(Fact(text=line, unlock=words))
+        facts = _grouped(facts, MAX_FACT_TURNS)
     intent = query if not context else f"{query}\nContext: {context if isinstance(context, str) else json.dumps(context, default=str)}"
     return UserSpec(opening=query, facts=facts, intent=intent)
 
@@ -376,6 +450,8 @@ class TBBench:
         self.server_python = str(server_python)
         self._lock = threading.Lock()
         self._modules: dict[Path, ParsedModule] = {}
+        self._resolved: dict[str, Path] = {}
+        self._agents: dict[Path, Any] = {}
         self._scenarios: dict[str, dict[str, Any]] = {}
         self._servers: dict[str, ServerCommand] | None = None
         self.tool_listings: dict[str, list[dict[str, Any]]] = {}  # filled by the episode code, per server
@@ -389,10 +465,32 @@ class TBBench:
             self._servers = load_servers(self.data_dir / SERVERS_FILE, self.server_python)
         return self._servers
 
-    def _module(self, rel: str) -> ParsedModule:
-        path = (self.data_dir / rel).resolve()
-        if not path.is_relative_to(self.data_dir):
+    def resolve_task_file(self, rel: str) -> Path:
+        """The task file a release entry names.
+
+        A path relative to the clone is taken as it is; a bare file name (the
+        release list's form) is looked up under ``dataset/test_case/`` and its
+        scenario folders, and must be found exactly once.
+        """
+        if rel in self._resolved:
+            return self._resolved[rel]
+        direct = (self.data_dir / rel).resolve()
+        if not direct.is_relative_to(self.data_dir):
             raise TBBenchFormatError(f"{rel}: task files must lie inside {self.data_dir}")
+        if direct.is_file() or "/" in rel:
+            return direct
+        folder = self.data_dir / TEST_CASE_DIR
+        found = sorted({p.resolve() for p in folder.rglob(rel) if p.is_file()}) if folder.is_dir() else []
+        if len(found) == 1:
+            self._resolved[rel] = found[0]
+            return found[0]
+        if not found:
+            raise TBBenchFormatError(f"{rel}: no such task file in {self.data_dir} or under {folder}")
+        raise TBBenchFormatError(f"{rel}: the name is ambiguous under {folder}: "
+                                 f"{', '.join(str(p.relative_to(self.data_dir)) for p in found)}")
+
+    def _module(self, rel: str) -> ParsedModule:
+        path = self.resolve_task_file(rel)
         with self._lock:
             if path not in self._modules:
                 self._modules[path] = parse_task_module(path)
@@ -417,21 +515,54 @@ class TBBench:
                 self._scenarios[name] = data
             return self._scenarios[name]
 
-    def agent_prompt(self, name: str | None, scenario: dict[str, Any], where: str) -> str:
+    def _agent_path(self, name: str | None, scenario: dict[str, Any], where: str) -> Path:
         name = name or scenario.get("agent")
         folder = self.data_dir / AGENT_DIR
         if name:
-            path = folder / (name if str(name).endswith((".yaml", ".yml")) else f"{name}.yaml")
-        else:
-            found = sorted(folder.glob("*.yaml")) if folder.is_dir() else []
-            if len(found) != 1:
-                raise TBBenchFormatError(f"{where}: no agent named and {folder} holds {len(found)} agent files, not one")
-            path = found[0]
-        data = _yaml_file(path, "agent file")
+            return folder / (name if str(name).endswith((".yaml", ".yml")) else f"{name}.yaml")
+        found = sorted(folder.glob("*.yaml")) if folder.is_dir() else []
+        if len(found) != 1:
+            raise TBBenchFormatError(f"{where}: no agent named and {folder} holds {len(found)} agent files, not one")
+        return found[0]
+
+    def agent_prompt(self, name: str | None, scenario: dict[str, Any], where: str) -> str:
+        path = self._agent_path(name, scenario, where)
+        data = self._agent_file(path)
         text = next((data[k] for k in _PROMPT_KEYS if isinstance(data, dict) and isinstance(data.get(k), str)), None)
         if text is None:
-            raise TBBenchFormatError(f"{_where(path, fld='system_prompt')}: the agent's system prompt (a string) is missing")
+            raise TBBenchFormatError(f"{_where(path, fld='system_instructions')}: the agent's system prompt (a string) is missing")
         return text
+
+    def _agent_file(self, path: Path) -> Any:
+        with self._lock:
+            if path not in self._agents:
+                self._agents[path] = _yaml_file(path, "agent file")
+            return self._agents[path]
+
+    def builtin_tools(self, name: str | None, scenario: dict[str, Any], where: str) -> list[dict[str, Any]]:
+        """The agent file's ``builtin_tools`` (tools the agent loop answers itself, such as the injection report).
+
+        Called after :meth:`agent_prompt`, so the file is known to exist and to be
+        a mapping; each entry needs a ``name`` and an ``input_schema`` mapping.
+        """
+        self.agent_prompt(name, scenario, where)
+        path = self._agent_path(name, scenario, where)
+        tools = self._agent_file(path).get("builtin_tools") or []
+        if not isinstance(tools, list):
+            raise TBBenchFormatError(f"{_where(path, fld='builtin_tools')}: must be a list of tools")
+        out = []
+        for i, t in enumerate(tools):
+            if not isinstance(t, dict) or not isinstance(t.get("name"), str) or not t["name"]:
+                raise TBBenchFormatError(f"{_where(path, fld=f'builtin_tools[{i}].name')}: a builtin tool needs a name (a string)")
+            schema = t.get("input_schema", {"type": "object", "properties": {}})
+            if not isinstance(schema, dict):
+                raise TBBenchFormatError(f"{_where(path, fld=f'builtin_tools[{i}].input_schema')}: must be a JSON schema mapping")
+            description = t.get("description") or ""
+            if not isinstance(description, str):
+                raise TBBenchFormatError(f"{_where(path, fld=f'builtin_tools[{i}].description')}: must be a string")
+            out.append({"name": t["name"], "description": description.strip(), "parameters": schema,
+                        "is_end_turn": bool(t.get("is_end_turn"))})
+        return out
 
     def task(self, task_id: str) -> TBTask:
         """``file.py:test_name`` (with or without the ``tbbench/`` prefix) as a parsed, merged task."""
@@ -466,6 +597,7 @@ class TBBench:
         task = TBTask(file=rel, test=test, scenario=module.scenario, query=query.strip(),
                       user_context=spec.get("user_context"),
                       system_prompt=self.agent_prompt(module.agent, scenario, where),
+                      builtin_tools=self.builtin_tools(module.agent, scenario, where),
                       policy=scenario["bot_instructions"],
                       tools=[t if isinstance(t, str) else str((t or {}).get("name")) for t in scenario["tools"]]
                       if scenario.get("tools") is not None else None,

@@ -94,6 +94,7 @@ def reference_check(task_ids: list[str], data_dir: str | Path | None = None, ser
         env = None
         try:
             env = _SOURCE.make(task_id, data_dir=data_dir, server_python=server_python, timeout=timeout)
+            row["scenario"] = env.task.scenario
             env.reset(seed=0)
             failed = []
             for i, call in enumerate(env.task.golden):
