@@ -142,16 +142,23 @@ class PolicySearch:
         return out
 
 
-def builtin_call(name: str, tool: dict[str, Any], arguments: Any) -> ToolResult:
-    """An agent builtin tool, answered by the loop as the reference agent does: its required arguments checked, nothing run."""
-    args = arguments
-    if isinstance(args, str):
+def parse_arguments(name: str, arguments: Any) -> dict[str, Any] | ToolResult:
+    """A call's arguments as a JSON object, or the failed call that names why they are not one."""
+    if isinstance(arguments, str):
         try:
-            args = json.loads(args or "{}")
+            arguments = json.loads(arguments or "{}")
         except json.JSONDecodeError as exc:
             return ToolResult(name, {"error": f"tool '{name}': arguments are not valid JSON: {exc}"}, False, False, "arguments")
-    if not isinstance(args, dict):
+    if not isinstance(arguments, dict):
         return ToolResult(name, {"error": f"tool '{name}': arguments must be a JSON object"}, False, False, "arguments")
+    return arguments
+
+
+def builtin_call(name: str, tool: dict[str, Any], arguments: Any) -> ToolResult:
+    """An agent builtin tool, answered by the loop as the reference agent does: its required arguments checked, nothing run."""
+    args = parse_arguments(name, arguments)
+    if isinstance(args, ToolResult):
+        return args
     missing = [k for k in tool["parameters"].get("required", []) if not isinstance(args.get(k), str) or not args[k].strip()]
     if missing:
         return ToolResult(name, {"error": f"tool '{name}': argument '{missing[0]}' (a non-empty string) is required"},
@@ -200,13 +207,9 @@ class ServerEpisode:
             known = sorted([*self.routes, *self.search_names, *self.builtins])
             return ToolResult(shown, {"error": f"unknown tool '{shown}'; available: {', '.join(known)}"},
                               False, False, "unknown_tool")
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments or "{}")
-            except json.JSONDecodeError as exc:
-                return ToolResult(shown, {"error": f"tool '{shown}': arguments are not valid JSON: {exc}"}, False, False, "arguments")
-        if not isinstance(arguments, dict):
-            return ToolResult(shown, {"error": f"tool '{shown}': arguments must be a JSON object"}, False, False, "arguments")
+        arguments = parse_arguments(shown, arguments)
+        if isinstance(arguments, ToolResult):
+            return arguments
         content, is_error = self.servers[server].call(shown, arguments)
         if is_error:
             if not (isinstance(content, dict) and "error" in content):
