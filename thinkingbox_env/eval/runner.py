@@ -855,10 +855,10 @@ PREFLIGHT_READ_SECONDS = 60.0
 
 def preflight_timeout(ep: EndpointConfig) -> Any:
     """The timeouts of the requests sent before a run: a short connect, so a dead host is reported in seconds, not minutes."""
-    import httpx
+    import openai  # its Timeout is the one of whichever HTTP client it is built on (httpx, then httpx2)
 
     read = min(ep.timeout, PREFLIGHT_READ_SECONDS)
-    return httpx.Timeout(read, connect=min(read, PREFLIGHT_CONNECT_SECONDS))
+    return openai.Timeout(read, connect=min(read, PREFLIGHT_CONNECT_SECONDS))
 
 
 def served_models(ep: EndpointConfig) -> list[str] | None:
