@@ -93,8 +93,13 @@ def plain_annotation(annotation: Any) -> Any:
     """
     if annotation is date:
         return str
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:  # ``IsoDate | None`` keeps its Annotated form inside the union: look through it
+        return plain_annotation(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
         return typing.Union[tuple(plain_annotation(a) for a in typing.get_args(annotation))]  # noqa: UP007 - built from a tuple
+    if origin in (list, tuple, dict, set, frozenset):
+        return origin[tuple(plain_annotation(a) for a in typing.get_args(annotation))]
     return annotation
 
 
