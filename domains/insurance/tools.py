@@ -68,9 +68,10 @@ def _billing(db: EpisodeState, billing_account_id: str) -> dict[str, Any]:
     return row
 
 
-def _endorse(db: EpisodeState, policy_id: str, change_type: str, effective: date, driver_id: str | None = None, vehicle_id: str | None = None) -> str:
+def _endorse(db: EpisodeState, policy_id: str, change_type: str, effective: date, driver_id: str | None = None, vehicle_id: str | None = None,
+             reason: str | None = None) -> str:
     eid = db.next_id("endorsements")
-    db.execute("INSERT INTO endorsements VALUES (?, ?, ?, ?, ?, ?, ?)", [eid, policy_id, change_type, driver_id, vehicle_id, effective, db.now])
+    db.execute("INSERT INTO endorsements VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [eid, policy_id, change_type, driver_id, vehicle_id, effective, db.now, reason])
     return eid
 
 
@@ -326,7 +327,7 @@ def add_driver(
     if pol["status"] == "cancelled":
         raise ToolError(f"policy {policy_id} is cancelled")
     dob, eff = _date(date_of_birth, "date_of_birth"), _date(effective_date, "effective_date")
-    full_name = well_formed_text(full_name, "full_name")
+    full_name = " ".join(well_formed_text(full_name, "full_name").split())  # stored as one spaced name: graded exactly
     license_number = well_formed_text(license_number, "license_number", 30)
     not_after(dob, _today(db), "date_of_birth", "today")
     not_before(eff, dob, "effective_date", "the driver's date of birth")
@@ -366,7 +367,7 @@ def remove_driver(
         raise ToolError(f"driver {driver_id} was already removed on {row['end_date']}")
     eff = _date(effective_date, "effective_date")
     db.execute("UPDATE drivers SET status = 'removed', end_date = ? WHERE id = ?", [eff, driver_id])
-    _endorse(db, row["policy_id"], "remove_driver", eff, driver_id=driver_id)
+    _endorse(db, row["policy_id"], "remove_driver", eff, driver_id=driver_id, reason=reason)
     return {"driver_id": driver_id, "status": "removed", "end_date": eff, "reason": reason}
 
 
@@ -446,7 +447,7 @@ def add_vehicle(
         raise ToolError(f"VIN must have 17 characters, got {len(info['vin'])}")
     if not info.get("valid"):
         raise ToolError(f"VIN {info['vin']} does not pass validate_vin: {'; '.join(info.get('problems') or ['invalid'])}")
-    model = well_formed_text(model, "model", 60)
+    model = " ".join(well_formed_text(model, "model", 60).split())  # graded exactly: a CR-V is not a Civic
     eff = _date(effective_date, "effective_date")
     not_before(eff, pol["effective_date"], "effective_date", f"policy {policy_id} took effect")
     dup = db.query_one("SELECT id FROM vehicles WHERE policy_id = ? AND vin = ? AND status = 'active'", [policy_id, info["vin"]])
@@ -483,7 +484,7 @@ def remove_vehicle(
         raise ToolError(f"vehicle {vehicle_id} was already removed on {row['end_date']}")
     eff = _date(effective_date, "effective_date")
     db.execute("UPDATE vehicles SET status = 'removed', end_date = ? WHERE id = ?", [eff, vehicle_id])
-    _endorse(db, row["policy_id"], "remove_vehicle", eff, vehicle_id=vehicle_id)
+    _endorse(db, row["policy_id"], "remove_vehicle", eff, vehicle_id=vehicle_id, reason=reason)
     return {"vehicle_id": vehicle_id, "status": "removed", "end_date": eff, "reason": reason}
 
 
