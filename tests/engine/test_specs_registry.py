@@ -231,3 +231,25 @@ def test_a_check_that_breaks_only_on_the_final_state_is_unevaluated_not_an_agent
     detail = next(d for d in info["check_details"] if d["name"] == "sql:boom")["detail"]
     assert detail.startswith("spec error")
     env.close()
+
+
+def test_freeze_refuses_an_instance_whose_golden_fails_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    """A family whose golden names an id that does not exist is caught when frozen, not when first played."""
+    from thinkingbox_env.cli.main import main
+
+    fam = load_domain("retail").family("ST030")
+    real = type(fam).instance
+
+    def broken(self, seed, split="train", number=None):
+        spec = real(self, seed, split, number)
+        spec.golden.append(spec.golden[0].model_copy(update={"name": "get_order", "arguments": {"order_id": "ORD-404404"},
+                                                             "why": {}, "expect_error": None}))
+        return spec
+
+    monkeypatch.setattr(type(fam), "instance", broken)
+    out = tmp_path / "specs"
+    assert main(["freeze", "retail", "--family", "ST030", "--count", "1", "--out", str(out)]) != 0
+    said = capsys.readouterr()
+    text = said.out + said.err
+    assert "not freezing" in text and "retail/ST030_001" in text and "golden." in text and "ORD-404404" in text
+    assert not out.exists() or not list(out.glob("*.yaml"))
