@@ -85,3 +85,57 @@ def digits(value: str, name: str, count: int) -> str:
     if not (len(text) == count and text.isascii() and text.isdigit()):
         raise ToolError(f"{name} must be exactly {count} digits, got {len(text)} characters")
     return text
+
+
+MAX_YEARS_AHEAD = 2
+"""How far ahead of the episode's today any booking, access expiry, trip or visit can be recorded.
+
+No system of these domains takes a reservation, a grant or an appointment beyond two years out;
+a date in 2100 that the calendar range allows is still no record a backend would keep."""
+
+US_STATES = frozenset(
+    ["AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "DC", "FL", "GA", "HI", "ID", "IL", "IN", "IA", "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY", "AS", "GU", "MP", "PR", "VI"]
+)
+"""The two-letter codes a US licensing agency (a state, DC or a territory) issues under."""
+
+MINIMUM_DRIVING_AGE = 14  # the youngest age any US state issues a learner's permit at
+
+
+def years_later(day: date, years: int) -> date:
+    """The same calendar day ``years`` later (28 February for 29 February in a common year)."""
+    try:
+        return day.replace(year=day.year + years)
+    except ValueError:
+        return day.replace(year=day.year + years, day=28)
+
+
+def not_too_far_ahead(value: date, today: date, name: str, years: int = MAX_YEARS_AHEAD) -> date:
+    """A date at most ``years`` after ``today``: the horizon of a reservation, a grant or an appointment."""
+    plausible_date(value, name)
+    horizon = years_later(today, years)
+    if value > horizon:
+        raise ToolError(f"{name} {value.isoformat()} is more than {years} years ahead of today ({today.isoformat()}); "
+                        f"the backend records nothing beyond {horizon.isoformat()}")
+    return value
+
+
+def us_state(value: str, name: str) -> str:
+    """A US state, DC or territory code (upper-cased): ``ZZ`` issues no licence."""
+    code = value.strip().upper()
+    if code not in US_STATES:
+        raise ToolError(f"{name} {value.strip()!r} is not a US state code (two letters such as CA, WA or NY)")
+    return code
+
+
+def old_enough(birth: date, on: date, years: int, name: str, what: str) -> date:
+    """A date of birth at least ``years`` before ``on``: someone born last month holds no licence."""
+    if years_later(birth, years) > on:
+        raise ToolError(f"{name} {birth.isoformat()} makes the person younger than {years} on {on.isoformat()}, "
+                        f"the minimum age {what}")
+    return birth
+
+
+def different_people(first: str, second: str, rule: str) -> None:
+    """Two roles the system of record keeps apart (a requester and their approver) held by one person is refused."""
+    if first.strip().upper() == second.strip().upper():
+        raise ToolError(rule)

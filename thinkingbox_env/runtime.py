@@ -26,7 +26,16 @@ from .tools import ToolResult
 
 
 class GoldenError(RuntimeError):
-    """The golden actions of a task do not run cleanly: the task is broken."""
+    """The golden actions of a task do not run cleanly: the task is broken.
+
+    ``index`` is the failing call's position in ``golden`` and ``problem`` what went wrong,
+    so that the load-time check can report it as a :class:`SpecError` naming the field.
+    """
+
+    def __init__(self, message: str, index: int = -1, problem: str = "") -> None:
+        super().__init__(message)
+        self.index = index
+        self.problem = problem or message
 
 
 @dataclass
@@ -83,6 +92,10 @@ class TaskRuntime:
                     raise spec.error(f"checks.sql.{i}.query", f"check '{chk.name}' must return one value, got {len(rows[0])} columns")
         finally:
             state.close()
+        try:  # the golden replayed now, so an id that does not exist is the author's error at load, not a GoldenError out of step()
+            _ = self.golden
+        except GoldenError as exc:
+            raise spec.error(f"golden.{exc.index}", exc.problem) from exc
         self._checked = True
 
     @property
@@ -117,10 +130,11 @@ class TaskRuntime:
                 if call.expect_error is not None:
                     said = str(res.content.get("error", "")) if isinstance(res.content, dict) else ""
                     if res.ok or call.expect_error.lower() not in said.lower():
-                        raise GoldenError(f"task '{self.spec.full_id}': golden action {i} ({call.name}) should fail with "
-                                          f"{call.expect_error!r} but returned {res.content}")
+                        problem = f"golden action {i} ({call.name}) should fail with {call.expect_error!r} but returned {res.content}"
+                        raise GoldenError(f"task '{self.spec.full_id}': {problem}", i, problem)
                 elif not res.ok:
-                    raise GoldenError(f"task '{self.spec.full_id}': golden action {i} ({call.name}) failed: {res.content}")
+                    problem = f"golden action {i} {call.name}({_shown(call.arguments)}) fails when replayed on the task's state: {res.content}"
+                    raise GoldenError(f"task '{self.spec.full_id}': {problem}", i, problem)
                 results.append(res)
             diff = compute_diff(state)
             return Golden(diff, canonical_hash(state, diff), results, diff.to_json(state.tables))
@@ -132,6 +146,10 @@ class TaskRuntime:
         box = self.domain.toolbox
         # a write the golden expects to fail (a recovery step) changes nothing: no probe drops or repeats it
         return [i for i, c in enumerate(self.spec.golden) if c.name in box and box[c.name].writes and c.expect_error is None]
+
+
+def _shown(arguments: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in arguments.items())[:300]
 
 
 MAX_CACHED_RUNTIMES = 64

@@ -10,6 +10,7 @@ is rolled back so the state is exactly as before the call.
 
 from __future__ import annotations
 
+import decimal
 import difflib
 import inspect
 import json
@@ -33,6 +34,11 @@ log = logging.getLogger(__name__)
 MAX_ARGUMENT_BYTES = 32_768
 MAX_ARGUMENT_DEPTH = 16  # no tool takes anything nested this deep; bounds every recursive walk of agent input
 INT64 = (-(2**63), 2**63 - 1)  # the backend's widest integer column
+# beyond 2**53 a double no longer holds every whole number, let alone cents: no amount, count or
+# rate a tool takes is that large, and such values (1e308) used to fail as "internal" errors when
+# a tool rounded them to cents
+MAX_FLOAT_MAGNITUDE = float(2**53)
+_SURROGATE = re.compile("[\ud800-\udfff]")  # lone UTF-16 halves: JSON can spell them, UTF-8 cannot store them
 END_TOOL_NAME = "end_conversation"
 
 
@@ -93,8 +99,13 @@ def plain_annotation(annotation: Any) -> Any:
     """
     if annotation is date:
         return str
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:  # ``IsoDate | None`` keeps its Annotated form inside the union: look through it
+        return plain_annotation(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
         return typing.Union[tuple(plain_annotation(a) for a in typing.get_args(annotation))]  # noqa: UP007 - built from a tuple
+    if origin in (list, tuple, dict, set, frozenset):
+        return origin[tuple(plain_annotation(a) for a in typing.get_args(annotation))]
     return annotation
 
 
@@ -349,7 +360,7 @@ class Toolbox:
             if t.writes:
                 state.rollback(saved)
             return ToolResult(name, {"error": f"tool '{name}' was refused by the backend: {exc}"}, False, t.writes, "precondition")
-        except (duckdb.ConversionException, duckdb.OutOfRangeException, OverflowError) as exc:
+        except (duckdb.ConversionException, duckdb.OutOfRangeException, OverflowError, decimal.InvalidOperation) as exc:
             # a value that passed its type but does not fit the backend's column: the agent's argument, not a bug
             if t.writes:
                 state.rollback(saved)
@@ -395,17 +406,27 @@ def _json_problem(value: Any, path: str, depth: int) -> str | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, str):
-        return f"{where}: contains a NUL character" if "\x00" in value else None
+        if "\x00" in value:
+            return f"{where}: contains a NUL character"
+        if _SURROGATE.search(value):
+            return f"{where}: contains a lone surrogate (\\ud800-\\udfff), which is not a character text can store"
+        return None
     if isinstance(value, int):
         return None if INT64[0] <= value <= INT64[1] else f"{where}: integer out of the 64-bit range"
     if isinstance(value, float):
-        return None if math.isfinite(value) else f"{where}: {value} is not a finite number"
+        if not math.isfinite(value):
+            return f"{where}: {value} is not a finite number"
+        if abs(value) > MAX_FLOAT_MAGNITUDE:
+            return f"{where}: {value!r} is beyond ±2^53, larger than any amount or count the backend stores"
+        return None
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
                 return f"{where}: keys must be strings, got {type(key).__name__}"
             if "\x00" in key:
                 return f"{where}: a key contains a NUL character"
+            if _SURROGATE.search(key):
+                return f"{where}: a key contains a lone surrogate"
             problem = _json_problem(item, f"{path}.{key}" if path else key, depth + 1)
             if problem is not None:
                 return problem

@@ -47,6 +47,7 @@ MAX_ALLOCATION = 100
 APPROVAL_REMINDER_DAYS = 5
 # the bounds of the systems of record, far above anything the policy grants
 MAX_AMOUNT = Decimal("100000.00")
+MAX_TRIP_DAYS = 180  # one travel request is one trip: a return half a year out is a relocation, not a request
 
 
 def money(value: Any) -> str:

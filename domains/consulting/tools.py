@@ -15,13 +15,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from thinkingbox_env.invariants import money_within, not_before, plausible_date, well_formed_text
+from thinkingbox_env.invariants import money_within, not_before, not_too_far_ahead, plausible_date, well_formed_text
 from thinkingbox_env.kb import search_knowledge_base
 from thinkingbox_env.state import EpisodeState
 from thinkingbox_env.ticketing import Ticketing
 from thinkingbox_env.tools import FreeText, IsoDate, ToolError, tool
 
-from .rules import MAX_AMOUNT, PHASES, next_phase
+from .rules import MAX_AMOUNT, MAX_TRIP_DAYS, PHASES, next_phase
 
 # --------------------------------------------------------------------------- ticketing (the engine's kit)
 
@@ -309,6 +309,7 @@ def grant_system_access(db: EpisodeState, employee_id: str, system_id: str, enga
     if eng["client_id"] != system["client_id"]:
         raise ToolError(f"system {system_id} belongs to client {system['client_id']}, not to the client of {engagement_id}")
     not_before(plausible_date(expires_on, "expires_on"), db.now.date(), "expires_on", "today")
+    not_too_far_ahead(expires_on, db.now.date(), "expires_on")
     live = db.query_one("SELECT id FROM access_grants WHERE employee_id = ? AND system_id = ? AND status = 'active'", [employee_id, system_id])
     if live is not None:
         raise ToolError(f"employee {employee_id} already has active access {live['id']} to {system_id}")
@@ -330,6 +331,7 @@ def create_vpn_profile(db: EpisodeState, employee_id: str, client_id: str, expir
     if db.query_one("SELECT id FROM clients WHERE id = ?", [client_id]) is None:
         raise ToolError(f"client {client_id} not found")
     not_before(plausible_date(expires_on, "expires_on"), db.now.date(), "expires_on", "today")
+    not_too_far_ahead(expires_on, db.now.date(), "expires_on")
     live = db.query_one("SELECT id FROM vpn_profiles WHERE employee_id = ? AND client_id = ? AND status = 'active'", [employee_id, client_id])
     if live is not None:
         raise ToolError(f"employee {employee_id} already has active VPN profile {live['id']} for {client_id}")
@@ -654,8 +656,11 @@ def create_travel_request(db: EpisodeState, employee_id: str, engagement_id: str
     _engagement(db, engagement_id)
     dest = well_formed_text(destination, "destination")
     not_before(plausible_date(depart_on, "depart_on"), db.now.date(), "depart_on", "today")
+    not_too_far_ahead(depart_on, db.now.date(), "depart_on")
     if return_on < depart_on:
         raise ToolError("return_on is before depart_on")
+    if (return_on - depart_on).days > MAX_TRIP_DAYS:
+        raise ToolError(f"return_on is {(return_on - depart_on).days} days after depart_on; a travel request covers at most {MAX_TRIP_DAYS} days")
     cost = money_within(Decimal(str(estimated_cost)), "estimated_cost", MAX_AMOUNT)
     tid = db.next_id("travel_requests")
     _approval(db, "travel", tid, employee_id, approver_id, cost, "")

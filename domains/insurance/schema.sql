@@ -104,7 +104,9 @@ CREATE TABLE endorsements (
     driver_id VARCHAR,
     vehicle_id VARCHAR,
     effective_date DATE NOT NULL,
-    created_at TIMESTAMP NOT NULL
+    created_at TIMESTAMP NOT NULL,
+    -- why a driver or vehicle left the policy (graded exactly: a vehicle sold is not one totaled)
+    reason VARCHAR CHECK (reason IN ('left_household', 'own_policy', 'license_surrendered', 'sold', 'traded_in', 'totaled', 'other'))
 );
 
 -- Motor-vehicle records (the state licensing agencies' reports, as last pulled).

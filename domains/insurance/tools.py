@@ -20,7 +20,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from thinkingbox_env.invariants import digits, not_after, not_before, well_formed_text
+from thinkingbox_env.invariants import (
+    MINIMUM_DRIVING_AGE,
+    digits,
+    not_after,
+    not_before,
+    not_too_far_ahead,
+    old_enough,
+    us_state,
+    well_formed_text,
+)
 from thinkingbox_env.kb import search_knowledge_base
 from thinkingbox_env.state import EpisodeState
 from thinkingbox_env.ticketing import Ticketing
@@ -68,9 +77,10 @@ def _billing(db: EpisodeState, billing_account_id: str) -> dict[str, Any]:
     return row
 
 
-def _endorse(db: EpisodeState, policy_id: str, change_type: str, effective: date, driver_id: str | None = None, vehicle_id: str | None = None) -> str:
+def _endorse(db: EpisodeState, policy_id: str, change_type: str, effective: date, driver_id: str | None = None, vehicle_id: str | None = None,
+             reason: str | None = None) -> str:
     eid = db.next_id("endorsements")
-    db.execute("INSERT INTO endorsements VALUES (?, ?, ?, ?, ?, ?, ?)", [eid, policy_id, change_type, driver_id, vehicle_id, effective, db.now])
+    db.execute("INSERT INTO endorsements VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [eid, policy_id, change_type, driver_id, vehicle_id, effective, db.now, reason])
     return eid
 
 
@@ -325,11 +335,13 @@ def add_driver(
     pol = _policy(db, policy_id)
     if pol["status"] == "cancelled":
         raise ToolError(f"policy {policy_id} is cancelled")
-    dob, eff = _date(date_of_birth, "date_of_birth"), _date(effective_date, "effective_date")
-    full_name = well_formed_text(full_name, "full_name")
+    dob, eff = _date(date_of_birth, "date_of_birth"), not_too_far_ahead(_date(effective_date, "effective_date"), _today(db), "effective_date")
+    full_name = " ".join(well_formed_text(full_name, "full_name").split())  # stored as one spaced name: graded exactly
     license_number = well_formed_text(license_number, "license_number", 30)
     not_after(dob, _today(db), "date_of_birth", "today")
     not_before(eff, dob, "effective_date", "the driver's date of birth")
+    old_enough(dob, eff, MINIMUM_DRIVING_AGE, "date_of_birth", "any US state licenses a driver at")
+    state = us_state(license_state, "license_state")
     dup = db.query_one(
         "SELECT id, status FROM drivers WHERE policy_id = ? AND upper(license_number) = upper(?) AND status <> 'removed'",
         [policy_id, license_number.strip()],
@@ -339,7 +351,7 @@ def add_driver(
     did = db.next_id("drivers")
     db.execute(
         "INSERT INTO drivers VALUES (?, ?, ?, ?, ?, ?, ?, 'listed', ?, NULL)",
-        [did, policy_id, full_name.strip(), dob, license_number.strip().upper(), license_state.strip().upper(), relationship, eff],
+        [did, policy_id, full_name.strip(), dob, license_number.strip().upper(), state, relationship, eff],
     )
     _endorse(db, policy_id, "add_driver", eff, driver_id=did)
     return {"driver_id": did, "policy_id": policy_id, "status": "listed", "effective_date": eff}
@@ -364,9 +376,9 @@ def remove_driver(
         raise ToolError(f"driver {driver_id} not found")
     if row["status"] == "removed":
         raise ToolError(f"driver {driver_id} was already removed on {row['end_date']}")
-    eff = _date(effective_date, "effective_date")
+    eff = not_too_far_ahead(_date(effective_date, "effective_date"), _today(db), "effective_date")
     db.execute("UPDATE drivers SET status = 'removed', end_date = ? WHERE id = ?", [eff, driver_id])
-    _endorse(db, row["policy_id"], "remove_driver", eff, driver_id=driver_id)
+    _endorse(db, row["policy_id"], "remove_driver", eff, driver_id=driver_id, reason=reason)
     return {"driver_id": driver_id, "status": "removed", "end_date": eff, "reason": reason}
 
 
@@ -386,7 +398,7 @@ def update_driver_status(db: EpisodeState, driver_id: str, status: Literal["list
         raise ToolError(f"driver {driver_id} was removed from the policy; add them again instead")
     if row["status"] == status:
         raise ToolError(f"driver {driver_id} is already {status}")
-    eff = _date(effective_date, "effective_date")
+    eff = not_too_far_ahead(_date(effective_date, "effective_date"), _today(db), "effective_date")
     db.execute("UPDATE drivers SET status = ?, effective_date = ? WHERE id = ?", [status, eff, driver_id])
     _endorse(db, row["policy_id"], "exclude_driver" if status == "excluded" else "relist_driver", eff, driver_id=driver_id)
     return {"driver_id": driver_id, "status": status, "effective_date": eff}
@@ -446,8 +458,8 @@ def add_vehicle(
         raise ToolError(f"VIN must have 17 characters, got {len(info['vin'])}")
     if not info.get("valid"):
         raise ToolError(f"VIN {info['vin']} does not pass validate_vin: {'; '.join(info.get('problems') or ['invalid'])}")
-    model = well_formed_text(model, "model", 60)
-    eff = _date(effective_date, "effective_date")
+    model = " ".join(well_formed_text(model, "model", 60).split())  # graded exactly: a CR-V is not a Civic
+    eff = not_too_far_ahead(_date(effective_date, "effective_date"), _today(db), "effective_date")
     not_before(eff, pol["effective_date"], "effective_date", f"policy {policy_id} took effect")
     dup = db.query_one("SELECT id FROM vehicles WHERE policy_id = ? AND vin = ? AND status = 'active'", [policy_id, info["vin"]])
     if dup is not None:
@@ -481,9 +493,9 @@ def remove_vehicle(
         raise ToolError(f"vehicle {vehicle_id} not found")
     if row["status"] == "removed":
         raise ToolError(f"vehicle {vehicle_id} was already removed on {row['end_date']}")
-    eff = _date(effective_date, "effective_date")
+    eff = not_too_far_ahead(_date(effective_date, "effective_date"), _today(db), "effective_date")
     db.execute("UPDATE vehicles SET status = 'removed', end_date = ? WHERE id = ?", [eff, vehicle_id])
-    _endorse(db, row["policy_id"], "remove_vehicle", eff, vehicle_id=vehicle_id)
+    _endorse(db, row["policy_id"], "remove_vehicle", eff, vehicle_id=vehicle_id, reason=reason)
     return {"vehicle_id": vehicle_id, "status": "removed", "end_date": eff, "reason": reason}
 
 
@@ -503,7 +515,7 @@ def update_vehicle_coverage(db: EpisodeState, vehicle_id: str, coverage: Literal
         raise ToolError(f"vehicle {vehicle_id} is not active on the policy")
     if row["coverage"] == coverage:
         raise ToolError(f"vehicle {vehicle_id} already has {coverage} coverage")
-    eff = _date(effective_date, "effective_date")
+    eff = not_too_far_ahead(_date(effective_date, "effective_date"), _today(db), "effective_date")
     db.execute("UPDATE vehicles SET coverage = ? WHERE id = ?", [coverage, vehicle_id])
     _endorse(db, row["policy_id"], "coverage_change", eff, vehicle_id=vehicle_id)
     return {"vehicle_id": vehicle_id, "coverage": coverage, "effective_date": eff}
@@ -574,7 +586,7 @@ def grant_extension(db: EpisodeState, billing_account_id: str, new_due_date: Iso
     acct = _billing(db, billing_account_id)
     if acct["status"] == "closed":
         raise ToolError(f"billing account {billing_account_id} is closed")
-    new = _date(new_due_date, "new_due_date")
+    new = not_too_far_ahead(_date(new_due_date, "new_due_date"), _today(db), "new_due_date", years=1)
     if new <= acct["due_date"]:
         raise ToolError(f"the new due date must be after the current due date {acct['due_date']}")
     if not is_business_day(new):
@@ -641,6 +653,10 @@ def record_payment(
         raise ToolError("amount must be positive")
     if amt > Decimal("20000"):
         raise ToolError("amount is above the single-payment limit of $20,000.00")
+    owed = money(_policy(db, acct["policy_id"])["annual_premium"]) + money(acct["past_due_amount"]) + money(acct["amount_due"])
+    if amt > owed:
+        raise ToolError(f"amount {amt} is more than the account can owe ({owed}: the annual premium plus what is due and past due); "
+                        "the billing system takes no overpayment")
     pid = db.next_id("payments")
     db.execute("INSERT INTO payments VALUES (?, ?, ?, ?, ?, ?)", [pid, billing_account_id, amt, method, purpose, db.now])
     past_due = max(money(acct["past_due_amount"]) - amt, Decimal("0.00"))
@@ -827,7 +843,7 @@ def quote_cancellation(db: EpisodeState, policy_id: str, effective_date: IsoDate
         effective_date: Cancellation date to quote, YYYY-MM-DD.
     """
     pol = _policy(db, policy_id)
-    eff = _date(effective_date, "effective_date")
+    eff = not_too_far_ahead(_date(effective_date, "effective_date"), _today(db), "effective_date")
     return {"policy_id": policy_id, "effective_date": eff, "refund_amount": _refund(db, pol, eff)}
 
 
@@ -850,7 +866,7 @@ def schedule_cancellation(
         raise ToolError(f"policy {policy_id} is {pol['status']} and cannot be cancelled")
     if pol["status"] == "pending_cancellation":
         raise ToolError(f"policy {policy_id} already has a cancellation scheduled for {pol['cancellation_date']}")
-    eff = _date(effective_date, "effective_date")
+    eff = not_too_far_ahead(_date(effective_date, "effective_date"), _today(db), "effective_date")
     if eff > pol["expiration_date"]:
         raise ToolError(f"the policy expires on {pol['expiration_date']}; a cancellation must be on or before that date")
     not_before(eff, pol["effective_date"], "effective_date", f"policy {policy_id} took effect")
@@ -889,7 +905,7 @@ def reinstate_policy(db: EpisodeState, policy_id: str, effective_date: IsoDate) 
     pol = _policy(db, policy_id)
     if pol["status"] not in ("lapsed", "cancelled"):
         raise ToolError(f"policy {policy_id} is {pol['status']}; only a policy that is not in force can be reinstated")
-    eff = _date(effective_date, "effective_date")
+    eff = not_too_far_ahead(_date(effective_date, "effective_date"), _today(db), "effective_date")
     since = pol["lapse_date"] or pol["cancellation_date"] or eff
     lapse_days = max((eff - since).days, 0)
     rid = db.next_id("reinstatements")

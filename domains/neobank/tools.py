@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from thinkingbox_env.invariants import different_people, not_too_far_ahead
 from thinkingbox_env.kb import search_knowledge_base as _search_kb
 from thinkingbox_env.state import EpisodeState
 from thinkingbox_env.ticketing import Ticketing
@@ -355,6 +356,7 @@ def request_approval(db: EpisodeState, request_id: str, step: Literal["manager",
     if r["status"] != "pending_approval":
         raise ToolError(f"access request {r['id']} is {r['status']}; approvals can only be added while it is pending")
     _employee(db, approver_id)
+    different_people(approver_id, r["employee_id"], f"{approver_id.strip()} holds access request {r['id']} and cannot approve their own request")
     if db.query_one("SELECT id FROM approvals WHERE request_id = ? AND step = ?", [r["id"], step]):
         raise ToolError(f"the {step} approval of {r['id']} has already been requested")
     aid = db.next_id("approvals")
@@ -384,6 +386,8 @@ def provision_access(db: EpisodeState, employee_id: str, app_id: str, level: Lev
                         "a second grant cannot be created: use change_grant_level to raise it")
     if expires_on is not None and expires_on <= db.now.date():
         raise ToolError("expires_on must be after today")
+    if expires_on is not None:
+        not_too_far_ahead(expires_on, db.now.date(), "expires_on")
     source = "role_default"
     if request_id is not None:
         r = _request(db, request_id)
@@ -412,6 +416,10 @@ def change_grant_level(db: EpisodeState, grant_id: str, level: Level, request_id
         raise ToolError(f"grant {g['id']} is {g['status']}; only an active grant can change level")
     if g["level"] == level:
         raise ToolError(f"grant {g['id']} is already at {level}")
+    if expires_on is not None:
+        if expires_on <= db.now.date():
+            raise ToolError("expires_on must be after today")
+        not_too_far_ahead(expires_on, db.now.date(), "expires_on")
     if request_id is not None:
         r = _request(db, request_id)
         if r["grant_id"] != g["id"] or r["level"] != level:
@@ -728,6 +736,7 @@ def create_procurement_request(db: EpisodeState, employee_id: str, item: str, qu
     """
     e = _employee(db, employee_id)
     _employee(db, approver_id)
+    different_people(approver_id, e["id"], f"{e['id']} cannot approve a purchase for themselves: name another approver")
     row = db.query_one("SELECT unit_price AS price FROM asset_models WHERE id = ? UNION ALL SELECT annual_cost FROM software WHERE id = ?",
                        [item.strip(), item.strip()])
     if row is None:

@@ -38,6 +38,8 @@ INSTALL_FEE = Decimal("99.00")
 # the most one record can move: bounds of the system of record, far above anything policy grants
 MAX_STORE_CREDIT = Decimal("1000.00")
 MAX_POINTS_ADJUSTMENT = 100_000
+# the most one shipping charge (an express upgrade, a reship) can be: a bound of the billing system, far above any fee
+MAX_SHIPPING_CHARGE = Decimal("100.00")
 
 
 def cents(value: Decimal) -> Decimal:

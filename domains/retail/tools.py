@@ -14,13 +14,13 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from thinkingbox_env.invariants import money_within, non_negative_balance, well_formed_text
+from thinkingbox_env.invariants import money_within, non_negative_balance, not_too_far_ahead, well_formed_text
 from thinkingbox_env.kb import search_knowledge_base
 from thinkingbox_env.state import EpisodeState
 from thinkingbox_env.ticketing import Ticketing
 from thinkingbox_env.tools import IsoDate, ToolError, tool
 
-from .rules import MAX_POINTS_ADJUSTMENT, MAX_STORE_CREDIT, installer_works_on, to_money, years_after
+from .rules import INSTALL_FEE, MAX_POINTS_ADJUSTMENT, MAX_SHIPPING_CHARGE, MAX_STORE_CREDIT, installer_works_on, to_money, years_after
 
 # --------------------------------------------------------------------------- ticketing (the engine's kit)
 
@@ -369,6 +369,8 @@ def change_shipping_speed(db: EpisodeState, order_id: str, shipping_speed: Liter
     fee = to_money(upgrade_fee)
     if fee < 0:
         raise ToolError("upgrade_fee must not be negative")
+    if fee > MAX_SHIPPING_CHARGE:
+        raise ToolError(f"upgrade_fee {fee} is above {MAX_SHIPPING_CHARGE}, the most one shipping charge can be")
     db.execute("UPDATE orders SET shipping_speed = ? WHERE id = ?", [shipping_speed, order_id])
     charge = None
     if fee > 0:
@@ -544,7 +546,9 @@ def create_replacement_order(
     fee = to_money(reship_fee)
     if fee < 0:
         raise ToolError("reship_fee must not be negative")
-    address = (shipping_address or order["shipping_address"]).strip()
+    if fee > MAX_SHIPPING_CHARGE:
+        raise ToolError(f"reship_fee {fee} is above {MAX_SHIPPING_CHARGE}, the most one shipping charge can be")
+    address = order["shipping_address"] if shipping_address is None else well_formed_text(shipping_address, "shipping_address", 300)
     in_stock = (product["on_hand"] or 0) >= line["quantity"]
     rpl = db.next_id("replacement_orders")
     status = "processing" if in_stock else "backordered"
@@ -675,7 +679,7 @@ def reschedule_installation(db: EpisodeState, installation_id: str, new_date: Is
     job = _installation(db, installation_id)
     if job["status"] != "scheduled":
         raise ToolError(f"installation {installation_id} is {job['status']}")
-    day = new_date
+    day = not_too_far_ahead(new_date, db.now.date(), "new_date")
     if day <= db.now.date():
         raise ToolError("new_date must be after today")
     if not installer_works_on(day):
@@ -699,6 +703,9 @@ def cancel_installation(db: EpisodeState, installation_id: str, late_cancellatio
     fee = to_money(late_cancellation_charge)
     if fee < 0:
         raise ToolError("late_cancellation_charge must not be negative")
+    ceiling = max(to_money(job["fee"] or 0), INSTALL_FEE)
+    if fee > ceiling:
+        raise ToolError(f"late_cancellation_charge {fee} is more than {ceiling}, the installation fee it is kept from")
     db.execute("UPDATE installations SET status = 'cancelled' WHERE id = ?", [installation_id])
     charge = None
     if fee > 0:
@@ -718,7 +725,7 @@ def schedule_revisit(db: EpisodeState, installation_id: str, visit_date: IsoDate
     job = _installation(db, installation_id)
     if job["status"] != "completed":
         raise ToolError(f"installation {installation_id} is {job['status']}; only completed installations get a revisit")
-    day = visit_date
+    day = not_too_far_ahead(visit_date, db.now.date(), "visit_date")
     if day <= db.now.date() or not installer_works_on(day):
         raise ToolError("visit_date must be a future day from Monday to Saturday")
     new_id = db.next_id("installations")

@@ -48,6 +48,7 @@ CREDIT_CAP = Decimal("150.00")
 # the most one record can move: bounds of the system of record, far above anything policy grants
 MAX_TRANSACTION = Decimal("20000.00")
 MAX_COMPENSATION = Decimal("1000.00")
+MAX_CARD_YEARS = 10  # no card issuer issues a card valid for longer
 FEE_WAIVING_TIERS = ("gold", "platinum")
 
 

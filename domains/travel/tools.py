@@ -16,13 +16,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from thinkingbox_env.invariants import money_within
+from thinkingbox_env.invariants import money_within, not_too_far_ahead, years_later
 from thinkingbox_env.kb import search_knowledge_base
 from thinkingbox_env.state import EpisodeState
 from thinkingbox_env.ticketing import Ticketing
 from thinkingbox_env.tools import FreeText, IsoDate, ToolError, tool
 
-from .rules import MAX_COMPENSATION, MAX_TRANSACTION, nights, public_rate, service_price, to_money
+from .rules import MAX_CARD_YEARS, MAX_COMPENSATION, MAX_TRANSACTION, nights, public_rate, service_price, to_money
 
 # --------------------------------------------------------------------------- ticketing (the engine's kit)
 
@@ -82,7 +82,9 @@ def _room(db: EpisodeState, hotel_id: str, room_code: str) -> dict:
     return row
 
 
-def _dates(check_in: date, check_out: date) -> None:
+def _dates(check_in: date, check_out: date, today: date | None = None) -> None:
+    if today is not None:  # a write: no reservation is taken beyond the booking horizon
+        not_too_far_ahead(check_in, today, "check_in")
     if check_out <= check_in:
         raise ToolError(f"check_out {check_out.isoformat()} must be after check_in {check_in.isoformat()}")
     if nights(check_in, check_out) > 30:
@@ -259,7 +261,7 @@ def modify_booking(db: EpisodeState, booking_id: BookingId, check_in: IsoDate, c
     today = db.now.date()
     if b["check_out"] <= today:
         raise ToolError(f"the stay of booking {booking_id} has ended")
-    _dates(check_in, check_out)
+    _dates(check_in, check_out, today)
     if check_in < today:
         raise ToolError(f"check_in {check_in.isoformat()} is in the past")
     if check_in != b["check_in"] and b["check_in"] <= today:
@@ -523,7 +525,7 @@ def change_group_dates(db: EpisodeState, group_id: GroupId, check_in: IsoDate, c
     g = _one(db, "groups", "id", group_id, "group")
     if g["status"] != "confirmed":
         raise ToolError(f"group {group_id} is {g['status']} and cannot be changed")
-    _dates(check_in, check_out)
+    _dates(check_in, check_out, db.now.date())
     if check_in <= db.now.date():
         raise ToolError(f"check_in {check_in.isoformat()} must be in the future")
     if (check_in, check_out) == (g["check_in"], g["check_out"]):
@@ -734,12 +736,31 @@ def add_payment_method(db: EpisodeState, customer_id: CustomerId, brand: Literal
     _customer(db, customer_id)
     if expires < db.now.strftime("%Y-%m"):
         raise ToolError(f"the card expired in {expires}; the payment service refuses expired cards")
+    latest = years_later(db.now.date(), MAX_CARD_YEARS).strftime("%Y-%m")
+    if expires > latest:
+        raise ToolError(f"expires {expires} is more than {MAX_CARD_YEARS} years ahead; no card is issued valid beyond {latest}")
     if db.query_one("SELECT id FROM payment_methods WHERE customer_id = ? AND brand = ? AND last4 = ? AND status = 'active'", [customer_id, brand, last4]):
         raise ToolError(f"customer {customer_id} already has an active {brand} card ending {last4}")
     pid = db.next_id("payment_methods")
     db.execute("INSERT INTO payment_methods (id, customer_id, brand, last4, expires, status, created_at) VALUES (?, ?, ?, ?, ?, 'active', ?)",
                [pid, customer_id, brand, last4, expires, db.now])
     return {"payment_method_id": pid, "customer_id": customer_id, "brand": brand, "last4": last4, "expires": expires, "status": "active"}
+
+
+def _chargeable(db: EpisodeState, booking_id: str | None, group_id: str | None) -> Decimal:
+    """The most one charge can be: the booking's (or every booking of the group's) total, plus the fees, extras
+    and group services recorded on it. A price difference or a fee is part of this; $19,999.99 on a $400 stay is not."""
+    if booking_id is not None:
+        ids = [booking_id]
+        extra = _sum(db, "SELECT coalesce(sum(price), 0) AS s FROM special_requests WHERE booking_id = ?", [booking_id])
+    else:
+        ids = [r["id"] for r in db.query("SELECT id FROM bookings WHERE group_id = ?", [group_id])]
+        extra = _sum(db, "SELECT coalesce(sum(amount), 0) AS s FROM group_services WHERE group_id = ?", [group_id])
+    for bid in ids:
+        extra += to_money(_booking(db, bid)["total"])
+        extra += _sum(db, "SELECT coalesce(sum(fee), 0) + coalesce(sum(greatest(price_difference, 0)), 0) AS s FROM booking_changes "
+                          "WHERE booking_id = ?", [bid])
+    return extra
 
 
 @tool(writes=True)
@@ -768,6 +789,10 @@ def charge_payment(db: EpisodeState, payment_method_id: Annotated[str, Field(pat
             owner = _one(db, "groups", "id", b["group_id"], "group")["organizer_id"]
     else:
         owner = _one(db, "groups", "id", group_id, "group")["organizer_id"]
+    ceiling = _chargeable(db, booking_id, group_id)
+    if amt > ceiling:
+        raise ToolError(f"amount {amt} is more than the {'booking' if booking_id else 'group'} can be charged ({ceiling}: its total "
+                        "with every fee and extra recorded on it); one charge never exceeds what it pays for")
     if pm["customer_id"] != owner:
         raise ToolError(f"payment method {payment_method_id} does not belong to the customer paying")
     if pm["status"] != "active" or pm["expires"] < db.now.strftime("%Y-%m"):
@@ -830,6 +855,11 @@ def issue_compensation(db: EpisodeState, booking_id: BookingId, kind: Literal["t
         money_within(amt, "amount", MAX_COMPENSATION)
     elif amt <= 0 or amt != amt.to_integral_value() or amt > MAX_COMPENSATION * 100:
         raise ToolError(f"points must be a whole positive number up to {int(MAX_COMPENSATION * 100)}, got {amount}")
+    given = _sum(db, "SELECT coalesce(sum(amount), 0) AS s FROM compensations WHERE booking_id = ? AND kind = ?", [booking_id, kind])
+    ceiling = min(to_money(b["total"]), MAX_COMPENSATION) if kind == "travel_credit" else MAX_COMPENSATION * 100
+    if given + amt > ceiling:
+        raise ToolError(f"booking {booking_id} has had {given} in {kind} already; with {amt} more it would pass {ceiling}, the most one stay "
+                        "can be compensated" + (" (its total, at most 1000.00)" if kind == "travel_credit" else " in points"))
     cid = db.next_id("compensations")
     db.execute("INSERT INTO compensations (id, customer_id, booking_id, kind, amount, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                [cid, b["customer_id"], booking_id, kind, amt, reason, db.now])

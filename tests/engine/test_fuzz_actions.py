@@ -58,9 +58,18 @@ class _Opaque:
 
 TOOL_NAMES = [s["function"]["name"] for s in tb.make(TASK).tool_schemas]
 
+# values at the edges of what JSON can spell: lone UTF-16 surrogates (valid JSON escapes that UTF-8 cannot store)
+# and doubles near their limits (which a tool rounding to cents cannot represent); both once came back as
+# "internal" errors, and hypothesis's default text alphabet never draws a surrogate
+surrogate_text = st.text(st.characters(categories=["Cs", "Lu", "Nd"]), min_size=1, max_size=12)
+edge_values = st.one_of(
+    surrogate_text, st.sampled_from(["\ud800", "ORD-20001\udfff", "\udc00CUS-3000001", "PAY-\ud83d"]),
+    st.sampled_from([1e308, -1e308, 1.7976931348623157e308, -5e307, 1e16, -9.1e15, 5e-324, -0.0]),
+    st.floats(min_value=1e15, max_value=1e308) | st.floats(min_value=-1e308, max_value=-1e15),
+)
 leaves = st.one_of(
     st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70), st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=20), st.just("\x00"), st.just("CUS-3000001\x00"), st.just("ORD-20001"),
+    st.text(max_size=20), st.just("\x00"), st.just("CUS-3000001\x00"), st.just("ORD-20001"), edge_values,
     st.binary(max_size=8), st.just({1, 2}), st.builds(_Opaque), st.builds(lambda: 10**5000),
 )
 deep = st.builds(_nested, st.integers(MAX_ARGUMENT_DEPTH - 2, 1_500), leaves, st.booleans())
@@ -111,7 +120,30 @@ class Sampled:
 
 sampled = st.builds(Sampled, st.integers(0, 2**32 - 1))
 
-actions = _weighted((2, sampled), (4, tool_call), (1, assistant), (1, malformed))
+
+@dataclass(frozen=True)
+class Mutated:
+    """A call from the env's sampler (well-formed for its tool) with one argument replaced by an edge value."""
+
+    seed: int
+    which: int
+    value: object
+
+
+mutated = st.builds(Mutated, st.integers(0, 2**32 - 1), st.integers(0, 7), edge_values)
+
+actions = _weighted((2, sampled), (4, tool_call), (2, mutated), (1, assistant), (1, malformed))
+
+
+def _mutate(env, m: Mutated):
+    """The sampled action with argument ``which`` (modulo their number) set to ``value``; a message stays as drawn."""
+    env.action_space.seed(m.seed)
+    for _ in range(20):  # the sampler also draws messages: take the first tool call
+        action = env.action_space.sample()
+        if isinstance(action, dict) and isinstance(action.get("arguments"), dict) and action["arguments"]:
+            keys = sorted(action["arguments"])
+            return {**action, "arguments": {**action["arguments"], keys[m.which % len(keys)]: m.value}}
+    return action
 
 
 def _tool_results(obs):
@@ -134,6 +166,8 @@ def test_step_never_raises_and_failed_calls_change_nothing(action):
     if isinstance(action, Sampled):
         env.action_space.seed(action.seed)
         action = env.action_space.sample()
+    elif isinstance(action, Mutated):
+        action = _mutate(env, action)
     before = state_hash(env)
     trace_len = len(env.unwrapped.trace)
     obs, reward, terminated, truncated, info = env.step(action)  # the property: this line never raises
@@ -175,6 +209,8 @@ def test_deep_arguments_are_an_argument_error_at_every_depth(depth):
     (float("nan"), "not a finite number"),
     (float("inf"), "not a finite number"),
     (2**80, "64-bit range"),
+    ("CUS-3000001\ud800", "lone surrogate"),
+    ("\udfff", "lone surrogate"),
     (b"CUS", "bytes is not a JSON value"),
     ({1, 2}, "set is not a JSON value"),
 ])
@@ -187,6 +223,31 @@ def test_values_json_cannot_carry_are_named_argument_errors(value, expected):
     assert "argument 'customer_id'" in error and expected in error
     assert _last_call(env)["error_kind"] == "arguments"
     assert state_hash(env) == before
+    env.close()
+
+
+@pytest.mark.parametrize("amount", [1e308, -1e308, 1.7976931348623157e308, 1e16])
+def test_amounts_beyond_what_a_double_holds_exactly_are_argument_errors_naming_the_argument(amount):
+    env = tb.make(TASK)
+    env.reset(seed=0)
+    before = state_hash(env)
+    for arguments in ({"payment_id": "PAY-30001", "amount": amount, "reason": "goodwill"},
+                      json.dumps({"payment_id": "PAY-30001", "amount": amount, "reason": "goodwill"})):
+        obs = env.step({"name": "issue_refund", "arguments": arguments})[0]
+        error = json.loads(obs["messages"][-1]["content"])["error"]
+        assert "argument 'amount'" in error and "2^53" in error, error
+        assert _last_call(env)["error_kind"] == "arguments"
+    assert state_hash(env) == before
+    env.close()
+
+
+def test_a_lone_surrogate_in_json_text_is_an_argument_error_naming_the_argument():
+    env = tb.make(TASK)
+    env.reset(seed=0)
+    obs = env.step({"name": "get_order", "arguments": '{"order_id": "ORD-\\ud800"}'})[0]
+    error = json.loads(obs["messages"][-1]["content"])["error"]
+    assert "argument 'order_id'" in error and "lone surrogate" in error
+    assert _last_call(env)["error_kind"] == "arguments"
     env.close()
 
 

@@ -142,6 +142,9 @@ def _loaded(tmp_path, mutate):
         (lambda d: d["patch"]["update"].append({"table": "orders", "key": {"id": "ORD-NOPE"}, "set": {"status": "x"}}), "patch", "matched 0 rows"),
         (lambda d: d["checks"]["sql"].append({"name": "typo", "query": "SELECT count(*) FROM orderz"}), "checks.sql.", "check 'typo' cannot run"),
         (lambda d: d["checks"]["sql"].append({"name": "two", "query": "SELECT 1, 2"}), "checks.sql.", "one value"),
+        # well-formed arguments naming an order that does not exist: the golden replay at load finds it
+        (lambda d: d["golden"].insert(0, {"name": "get_order", "arguments": {"order_id": "ORD-404404"}}), "golden.0",
+         "golden action 0 get_order(order_id='ORD-404404') fails when replayed"),
     ],
 )
 def test_a_broken_spec_fails_when_its_task_is_loaded_naming_file_task_and_field(tmp_path, mutate, field, message):
@@ -150,6 +153,17 @@ def test_a_broken_spec_fails_when_its_task_is_loaded_naming_file_task_and_field(
         tb.ThinkingboxEnv(spec)  # at load: before any reset, episode or verdict
     text = str(err.value)
     assert str(path) in text and "retail/ST030_001" in text and f"field '{field}" in text and message in text
+
+
+def test_a_golden_call_on_a_missing_id_never_reaches_step(tmp_path):
+    """Once a GoldenError escaped step() when the first episode ended; now the task does not load at all."""
+    path, spec = _loaded(tmp_path, lambda d: d["golden"].append({"name": "get_order", "arguments": {"order_id": "ORD-404404"}}))
+    with pytest.raises(SpecError, match=r"field 'golden\.\d+'.*ORD-404404"):
+        tb.make(spec)
+    from thinkingbox_env.runtime import runtime_for
+
+    with pytest.raises(SpecError):  # a second load is refused the same way, not cached as checked
+        runtime_for(spec)
 
 
 def test_a_spec_sql_check_cannot_read_host_files(tmp_path):
@@ -217,3 +231,25 @@ def test_a_check_that_breaks_only_on_the_final_state_is_unevaluated_not_an_agent
     detail = next(d for d in info["check_details"] if d["name"] == "sql:boom")["detail"]
     assert detail.startswith("spec error")
     env.close()
+
+
+def test_freeze_refuses_an_instance_whose_golden_fails_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    """A family whose golden names an id that does not exist is caught when frozen, not when first played."""
+    from thinkingbox_env.cli.main import main
+
+    fam = load_domain("retail").family("ST030")
+    real = type(fam).instance
+
+    def broken(self, seed, split="train", number=None):
+        spec = real(self, seed, split, number)
+        spec.golden.append(spec.golden[0].model_copy(update={"name": "get_order", "arguments": {"order_id": "ORD-404404"},
+                                                             "why": {}, "expect_error": None}))
+        return spec
+
+    monkeypatch.setattr(type(fam), "instance", broken)
+    out = tmp_path / "specs"
+    assert main(["freeze", "retail", "--family", "ST030", "--count", "1", "--out", str(out)]) != 0
+    said = capsys.readouterr()
+    text = said.out + said.err
+    assert "not freezing" in text and "retail/ST030_001" in text and "golden." in text and "ORD-404404" in text
+    assert not out.exists() or not list(out.glob("*.yaml"))

@@ -12,6 +12,7 @@ from ..agents.baselines import NoopAgent, OracleAgent, run_episode
 from ..domain import domain_dirs, load_domain
 from ..records import trial_outcome
 from ..registry import generate_variant, load_task, make
+from ..runtime import runtime_for
 from ..spec import GoldenTurn, SpecError, TaskSpec, dump_task, interleave
 from ..version import __version__
 from .common import UserError, add_command, console, new_progress, select_tasks
@@ -168,7 +169,12 @@ def cmd_freeze(args: argparse.Namespace) -> int:
         bar = progress.add_task("freezing", total=len(targets))
         specs = []
         for fam, seed in targets:
-            specs.append(fam.instance(seed, split="test", number=seed))
+            spec = fam.instance(seed, split="test", number=seed)
+            try:  # the load-time checks, golden replay included: a broken instance is never written
+                runtime_for(spec)
+            except SpecError as exc:
+                raise UserError(f"not freezing: {exc}") from exc
+            specs.append(spec)
             progress.advance(bar)
     existing = [out_dir / f"{spec.id}.yaml" for spec in specs if (out_dir / f"{spec.id}.yaml").exists()]
     if existing and not args.force:

@@ -155,3 +155,57 @@ def test_the_right_run_by_hand_earns_reward_1():
     info, results = _replay(pick("IN008", "collision_minor"), lambda spec, calls, results: iter(calls),
                             lambda r: f"I've opened claim {r['file_claim']['claim_id']}; an adjuster will call you.")
     assert info["verdict"] == 1.0 and info["failure_category"] is None
+
+
+def _one_argument_wrong(code: str, branch: str, tool: str, argument: str, wrong):
+    spec = pick(code, branch)
+    right = next(c.arguments[argument] for c in spec.golden if c.name == tool)
+    assert right != wrong
+
+    def change(spec, calls, results):
+        for name, args in calls:
+            yield (name, {**args, argument: wrong} if name == tool else args)
+
+    info, _ = _replay(spec, change)
+    return spec, right, info
+
+
+def test_a_vehicle_added_with_the_wrong_model_fails():
+    """vehicles.model was volatile: an agent could list a CR-V as a Civic and pass."""
+    _, right, info = _one_argument_wrong("IN006", "add_recent_purchase", "add_vehicle", "model", "Wrongmodel 9000")
+    assert info["verdict"] == 0.0
+    assert "effect:vehicles:insert#1" in _failed(info)
+    detail = next(d["detail"] for d in info["check_details"] if d["name"] == "effect:vehicles:insert#1")
+    assert f'"model": {{"expected": "{right}", "actual": "Wrongmodel 9000"}}' in detail
+    assert info["failure_category"] == "wrong_state_update"
+
+
+def test_a_driver_added_under_the_wrong_name_fails():
+    """drivers.full_name was volatile: any name passed for the driver the customer named."""
+    _, right, info = _one_argument_wrong("IN004", "add_tomorrow", "add_driver", "full_name", "Someone Else Entirely")
+    assert info["verdict"] == 0.0
+    assert "effect:drivers:insert#1" in _failed(info)
+    detail = next(d["detail"] for d in info["check_details"] if d["name"] == "effect:drivers:insert#1")
+    assert '"full_name"' in detail and right in detail
+
+
+def test_a_vehicle_removed_for_the_wrong_reason_fails():
+    """remove_vehicle.reason was returned but never stored; endorsements.reason now keeps it."""
+    spec, right, info = _one_argument_wrong("IN007", "remove_sold", "remove_vehicle", "reason", "totaled")
+    assert right == "sold"
+    assert info["verdict"] == 0.0
+    assert "effect:endorsements:insert#1" in _failed(info)
+    detail = next(d["detail"] for d in info["check_details"] if d["name"] == "effect:endorsements:insert#1")
+    assert '"reason": {"expected": "sold", "actual": "totaled"}' in detail
+
+
+def test_the_names_and_models_are_stored_with_their_spaces_collapsed():
+    """Exact grading compares what the backend keeps: ' Jane   Doe ' is stored as 'Jane Doe'."""
+    spec = pick("IN004", "add_tomorrow")
+    env = tb.ThinkingboxEnv(spec)
+    env.reset(seed=0)
+    args = dict(next(c.arguments for c in spec.golden if c.name == "add_driver"))
+    out = call(env, "add_driver", **{**args, "full_name": "  " + args["full_name"].replace(" ", "   ") + " "})
+    row = env.state.query_one("SELECT full_name FROM drivers WHERE id = ?", [out["driver_id"]])
+    assert row["full_name"] == " ".join(args["full_name"].split())
+    env.close()
