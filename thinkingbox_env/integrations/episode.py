@@ -44,6 +44,7 @@ def outcome(info: dict[str, Any]) -> dict[str, Any]:
         "verdict": float(info["verdict"]),
         "checks": dict(info["checks"]),
         "check_names": list(info["check_names"]),
+        "check_details": [dict(d) for d in info["check_details"]],
         "reward_vector": [float(x) for x in info["reward_vector"]],
         "state_hash": info["state_hash"],
         "finish_reason": info["finish_reason"],
