@@ -53,7 +53,7 @@ class ThinkingboxSkyRLEnv(BaseTextEnv):
         self.family = extras.get("family")
         if domain and self.family is None:
             raise ValueError("a train variant needs 'family' (and 'seed') in extras")
-        self.episode = Episode(task_id or domain, protocol=extras.get("protocol") or "chat",
+        self.episode = Episode(str(task_id or domain), protocol=extras.get("protocol") or "chat",
                                split="test" if task_id else "train", max_actions=self.max_turns)
         self.result: dict[str, Any] | None = None
 
@@ -81,9 +81,10 @@ class ThinkingboxSkyRLEnv(BaseTextEnv):
             self.result = out.result
         observations = [{"role": m["role"] if m["role"] in ("user", "tool") else "user", "content": m.get("content") or ""}
                         for m in out.messages if m["role"] != "assistant"]
-        done = self.result is not None
-        return BaseTextEnvStepOutput(observations=[] if done else observations, reward=self.result["verdict"] if done else 0.0,
-                                     done=done, metadata=dict(self.result or {}), postprocessed_action=None)
+        if self.result is None:
+            return BaseTextEnvStepOutput(observations=observations, reward=0.0, done=False, metadata={}, postprocessed_action=None)
+        return BaseTextEnvStepOutput(observations=[], reward=self.result["verdict"], done=True, metadata=dict(self.result),
+                                     postprocessed_action=None)
 
     def get_metrics(self) -> dict[str, Any]:
         """Per-episode numbers SkyRL averages over a batch: the verdict and the share of checks passed."""

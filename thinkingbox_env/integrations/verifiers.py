@@ -20,6 +20,7 @@ generated variants of each family (never a test task).
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from collections.abc import Callable, Sequence
@@ -71,11 +72,15 @@ def _outcome_reward(pick: Callable[[dict[str, Any]], float | None], name: str, d
     return reward
 
 
+def _group_of(result: dict[str, Any], kinds: tuple[str, ...]) -> float | None:
+    return group_value(result["check_details"], kinds)
+
+
 def rubric() -> Any:
     """The rubric: the verdict as the reward, the per-check groups and the progress signal as metrics."""
     funcs = [_outcome_reward(lambda r: r["verdict"], "reward_verdict", "1.0 when every check passes (the task's verdict).")]
     for name, kinds in REWARD_GROUPS.items():
-        funcs.append(_outcome_reward(lambda r, kinds=kinds: group_value(r["check_details"], kinds), name,
+        funcs.append(_outcome_reward(functools.partial(_group_of, kinds=kinds), name,
                                      f"1.0 when every {'/'.join(kinds)} check passed (1.0 where the task has none)."))
     funcs.append(_outcome_reward(lambda r: progress_value(r["check_details"]), "reward_progress",
                                  "Share of expected effects realised, minus 0.5 on collateral changes (shaping, not success)."))
