@@ -69,6 +69,7 @@ RULES: list[tuple[str, str | None]] = [
     (r"--suite tbbench|tb-servers|thinkingbox-data|THINKINGBOX_TBBENCH", NEEDS["tbbench"]),
     (r"^(vllm serve|CUDA_VISIBLE_DEVICES|accelerate launch)", NEEDS["gpu"]),
     (r"base-url https?://(localhost|127\.0\.0\.1):\d+|api\.openai\.com", NEEDS["endpoint"]),
+    (r"^vf-eval ", NEEDS["endpoint"]),
     (r"--agent transformers --model runs/", NEEDS["checkpoint"]),
     (r"^python examples/reinforce_minimal\.py --model Qwen/", NEEDS["hub"]),
     (r"^python training/grpo\.py --config training/configs/tiny_cpu\.yaml", NEEDS["cpu_training"]),

@@ -84,3 +84,24 @@ def test_the_train_split_draws_family_variants_and_refuses_bad_arguments():
         load_environment("retail", split="dev")
     with pytest.raises(ValueError, match="train split"):
         load_environment("retail", split="train", tasks=[TASK])
+
+
+def test_vf_eval_runs_the_environment_end_to_end_and_matches_thinkingbox_eval(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = golden_script(TASK, mutate=_wrong)
+    with ScriptedModel(script) as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "verifiers.scripts.eval", "thinkingbox_env.integrations.verifiers",
+             "-a", json.dumps({"domain": "retail", "tasks": [TASK]}), "-m", "scripted", "-b", server.base_url, "-k", "TB_TEST_KEY",
+             "-n", "1", "-r", "1", "-c", "1", "--disable-tui", "--disable-env-server", "--save-results",
+             "--output-dir", str(tmp_path), "--state-columns", "thinkingbox", "--abbreviated-summary"],
+            capture_output=True, text=True, env={**os.environ, "TB_TEST_KEY": "k"}, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (results,) = tmp_path.rglob("results.jsonl")
+    (output,) = [json.loads(line) for line in results.read_text().splitlines()]
+    row = _eval_row(script, "chat")
+    assert output["reward"] == row["verdict"] == 0.0
+    assert output["thinkingbox"]["checks"] == row["checks"] and output["thinkingbox"]["state_hash"] == row["state_hash"]
