@@ -69,6 +69,7 @@ RULES: list[tuple[str, str | None]] = [
     (r"--suite tbbench|tb-servers|thinkingbox-data|THINKINGBOX_TBBENCH", NEEDS["tbbench"]),
     (r"^(vllm serve|CUDA_VISIBLE_DEVICES|accelerate launch)", NEEDS["gpu"]),
     (r"base-url https?://(localhost|127\.0\.0\.1):\d+|api\.openai\.com", NEEDS["endpoint"]),
+    (r"^vf-eval ", NEEDS["endpoint"]),
     (r"--agent transformers --model runs/", NEEDS["checkpoint"]),
     (r"^python examples/reinforce_minimal\.py --model Qwen/", NEEDS["hub"]),
     (r"^python training/grpo\.py --config training/configs/tiny_cpu\.yaml", NEEDS["cpu_training"]),
@@ -78,6 +79,7 @@ RULES: list[tuple[str, str | None]] = [
     (r"^python training/experiments/copy_probe\.py", NEEDS["probe"]),
     (r"^python -m thinkingbox_env\.integrations\.tiny_qwen ", None),
     (r"^(thinkingbox serve|curl )", NEEDS["server"]),
+    (r"^thinkingbox play\b", "interactive; tests/integrations/test_play.py drives it through a pseudo-terminal"),
     (r"^thinkingbox (list|run|validate|freeze|eval|agg|compare|report|show)\b", None),
 ]
 # slow commands run on a tiny subset: (pattern, replacement) applied in order

@@ -6,11 +6,37 @@ import argparse
 import sys
 from typing import Any
 
-from .common import add_command
+from .common import UserError, add_command
+
+
+def _serve_openenv(args: argparse.Namespace) -> int:
+    """``--protocol openenv``: the task or domain as an OpenEnv environment server (the ``openenv`` extra)."""
+    try:
+        from ..integrations import openenv
+    except ImportError as exc:
+        raise UserError(f"--protocol openenv needs the openenv extra (pip install 'thinkingbox-env[openenv]'): {exc}") from exc
+    families = [f for f in (args.families or "").split(",") if f] or None
+    try:
+        if args.write_manifest:
+            out = openenv.write_manifest(args.write_manifest, args.target, protocol=args.conversation, split=args.split,
+                                         port=args.port)
+            print(f"wrote {out / 'openenv.yaml'} and {out / 'server' / 'app.py'}")
+            return 0
+        app = openenv.create_app(args.target, protocol=args.conversation, split=args.split, families=families,
+                                 max_sessions=args.max_episodes)
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+    import uvicorn
+
+    print(f"OpenEnv server for {args.target} on http://{args.host}:{args.port} (WebSocket /ws)", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """``thinkingbox serve``: expose a task's tools over MCP; operator misconfiguration is reported as a user error."""
+    if args.protocol == "openenv":
+        return _serve_openenv(args)
     from ..serving.limits import IdentityGuard
     from ..serving.server import OperatorError, serve_http, serve_stdio
 
@@ -35,11 +61,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def add_serve_command(sub: Any) -> None:
     """Declare ``serve`` and its transport, token and operator options."""
-    p = add_command(sub, "serve", "serve a task's (or a domain's) tools over MCP",
+    p = add_command(sub, "serve", "serve a task's (or a domain's) tools over MCP, or as an OpenEnv environment",
                     "Serve a task's tools (or a whole domain's) to an MCP client over stdio or streamable HTTP; the "
-                    "operator API resets episodes and reads verdicts.",
-                    ["thinkingbox serve retail/ST030_001", "thinkingbox serve retail --transport http --port 8765"])
+                    "operator API resets episodes and reads verdicts. With --protocol openenv, serve the task or domain "
+                    "as an OpenEnv environment instead (one episode per WebSocket session, the verdict in the last step).",
+                    ["thinkingbox serve retail/ST030_001", "thinkingbox serve retail --transport http --port 8765",
+                     "thinkingbox serve retail --protocol openenv --port 8000"])
     p.add_argument("target", help="a task id (retail/ST030_001) or a domain (retail)")
+    p.add_argument("--protocol", choices=["mcp", "openenv"], default="mcp",
+                   help="mcp: the tools over MCP; openenv: an OpenEnv environment server (needs the openenv extra)")
+    p.add_argument("--conversation", choices=["chat", "customer-tool"], default="chat",
+                   help="openenv: chat (a message goes to the customer, <DONE> closes) or customer-tool (the customer is "
+                        "the reply_to_customer tool, a message closes)")
+    p.add_argument("--split", choices=["test", "train"], default="test",
+                   help="openenv, domain target: draw frozen test tasks or generated train variants")
+    p.add_argument("--families", help="openenv, domain target: comma-separated family codes to draw from")
+    p.add_argument("--write-manifest", metavar="DIR",
+                   help="openenv: write openenv.yaml and server/app.py for the target into DIR and exit")
     p.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     p.add_argument("--host", default="127.0.0.1", help="http: address to bind (anything but loopback needs --token)")
     p.add_argument("--port", type=int, default=8765, help="http: port")

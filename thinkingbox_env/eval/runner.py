@@ -316,11 +316,14 @@ def trace_counts(trace: list[dict[str, Any]], messages: list[dict[str, Any]]) ->
     }
 
 
-def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Event | None = None) -> dict[str, Any]:
+def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Event | None = None,
+              agent: Any = None, user: Any = None) -> dict[str, Any]:
     """Run one trial and return its row. Never raises for a failing model, user or judge.
 
     With ``stop`` set during the trial it raises ``TrialCancelled`` at the next agent or
-    user turn instead: an interrupted episode says nothing about the agent.
+    user turn instead: an interrupted episode says nothing about the agent. ``agent`` and
+    ``user`` replace the ones ``config`` describes (``thinkingbox play``: a person at the
+    terminal), so such a trial is recorded in the same row as any other.
     """
     from ..version import __version__
 
@@ -328,11 +331,13 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
     started_at = time.time()
     t0 = time.perf_counter()
     _check_protocol(config)
-    agent = _build_model_agent(config, seed)
+    if agent is None:
+        agent = _build_model_agent(config, seed)
     if stop is not None:
         agent = _StoppableAgent(agent, stop)
     judge = build_judge(config)
-    user = build_user(config)
+    if user is None:
+        user = build_user(config)
     options = config.task_options.get(task_id.split("/", 1)[0], {})
     base = make(task_id, **options, user=_GuardedUser(user, stop), judge=judge, max_actions=config.max_actions)
     env: ThinkingboxEnv | CustomerToolWrapper = base

@@ -39,8 +39,8 @@ from ..wrappers import CheckRewardWrapper, CustomerToolWrapper
 
 log = logging.getLogger(__name__)
 
-__all__ = ["EPISODE_OVER", "REPLY_TOOL", "RefusedTestTask", "ThinkingboxTRLEnvironment", "build_grpo_dataset",
-           "build_sft_dataset", "environment_class", "environment_factories", "grpo_rows", "oracle_conversation",
+__all__ = ["EPISODE_OVER", "REPLY_TOOL", "REWARD_GROUPS", "RefusedTestTask", "ThinkingboxTRLEnvironment", "build_grpo_dataset",
+           "build_sft_dataset", "environment_class", "environment_factories", "group_value", "grpo_rows", "oracle_conversation", "progress_value",
            "reward_checks", "reward_dialogue", "reward_effects", "reward_no_collateral", "reward_process", "reward_progress", "reward_rubric",
            "reward_verdict", "system_prompt", "task_for_row", "trl_tool_schemas"]
 
@@ -208,16 +208,35 @@ def _infos(completions: list[Any], environments: list[Any]) -> list[dict[str, An
     return out
 
 
+# The per-check reward groups by name, shared with the other trainer adapters (verifiers, SkyRL) so a reward
+# called reward_effects means the same checks everywhere.
+REWARD_GROUPS: dict[str, tuple[str, ...]] = {
+    "reward_effects": ("effect", "sql"),
+    "reward_no_collateral": ("no_collateral",),
+    "reward_dialogue": ("mentions", "withholds", "grounded_values"),
+    "reward_process": ("process",),
+    "reward_rubric": ("rubric",),
+}
+
+
+def group_value(check_details: list[dict[str, Any]], kinds: tuple[str, ...]) -> float | None:
+    """1.0 when every check of ``kinds`` passed, 0.0 when one did not, None when the task has none of them."""
+    chosen = [d["passed"] for d in check_details if d["kind"] in kinds]
+    return None if not chosen else float(all(v is True for v in chosen))
+
+
+def progress_value(check_details: list[dict[str, Any]]) -> float:
+    """The shaping signal of :func:`reward_progress` for one episode's checks."""
+    effects = [d["passed"] for d in check_details if d["kind"] == "effect"]
+    done = sum(1 for v in effects if v) / len(effects) if effects else 1.0
+    collateral = any(d["passed"] is False for d in check_details if d["kind"] == "no_collateral")
+    return done - (0.5 if collateral else 0.0)
+
+
 def _group(kinds: tuple[str, ...]) -> Callable[..., list[float | None]]:
     def reward(completions: list[Any], environments: list[Any] | None = None, **kwargs: Any) -> list[float | None]:
-        values: list[float | None] = []
-        for info in _infos(completions, environments or []):
-            if info is None:
-                values.append(None)
-                continue
-            chosen = [d["passed"] for d in info["check_details"] if d["kind"] in kinds]
-            values.append(None if not chosen else float(all(v is True for v in chosen)))
-        return values
+        return [None if info is None else group_value(info["check_details"], kinds)
+                for info in _infos(completions, environments or [])]
 
     return reward
 
@@ -227,19 +246,19 @@ def reward_verdict(completions: list[Any], environments: list[Any] | None = None
     return [None if info is None else float(info["verdict"]) for info in _infos(completions, environments or [])]
 
 
-reward_effects = _group(("effect", "sql"))
+reward_effects = _group(REWARD_GROUPS["reward_effects"])
 reward_effects.__name__ = "reward_effects"
 reward_effects.__doc__ = "1.0 when every expected state change happened (effect and SQL checks)."
-reward_no_collateral = _group(("no_collateral",))
+reward_no_collateral = _group(REWARD_GROUPS["reward_no_collateral"])
 reward_no_collateral.__name__ = "reward_no_collateral"
 reward_no_collateral.__doc__ = "1.0 when nothing else in the backend changed."
-reward_dialogue = _group(("mentions", "withholds", "grounded_values"))
+reward_dialogue = _group(REWARD_GROUPS["reward_dialogue"])
 reward_dialogue.__name__ = "reward_dialogue"
 reward_dialogue.__doc__ = "1.0 when what the agent told the customer meets the dialogue checks (mentions, withholds, grounded values)."
-reward_process = _group(("process",))
+reward_process = _group(REWARD_GROUPS["reward_process"])
 reward_process.__name__ = "reward_process"
 reward_process.__doc__ = "1.0 when the domain's order rules (verification, consent) were kept; None where none applies."
-reward_rubric = _group(("rubric",))
+reward_rubric = _group(REWARD_GROUPS["reward_rubric"])
 reward_rubric.__name__ = "reward_rubric"
 reward_rubric.__doc__ = "1.0 when every rubric question is answered yes; None for tasks without rubrics."
 
@@ -249,16 +268,7 @@ def reward_progress(completions: list[Any], environments: list[Any] | None = Non
 
     The fraction of expected effects realised, minus 0.5 when anything else changed. In [-0.5, 1.0].
     """
-    values: list[float | None] = []
-    for info in _infos(completions, environments or []):
-        if info is None:
-            values.append(None)
-            continue
-        effects = [d["passed"] for d in info["check_details"] if d["kind"] == "effect"]
-        done = sum(1 for v in effects if v) / len(effects) if effects else 1.0
-        collateral = any(d["passed"] is False for d in info["check_details"] if d["kind"] == "no_collateral")
-        values.append(done - (0.5 if collateral else 0.0))
-    return values
+    return [None if info is None else progress_value(info["check_details"]) for info in _infos(completions, environments or [])]
 
 
 class _NullEnv(gym.Env):
