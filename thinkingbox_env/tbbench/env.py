@@ -187,7 +187,7 @@ class ServerEpisode:
         self.env = env
         try:
             for name in self.task.servers:
-                server = StdioServer(self.bench.servers[name], self.timeout, cwd=str(self.bench.data_dir))
+                server = self.bench.server_pool(self.timeout).take(self.bench.servers[name])
                 self.servers[name] = server
                 answer, is_error = server.call("__reserved__init", {"config": self.task.server_config(name)})
                 if is_error or not _reserved_ok(answer):
@@ -238,7 +238,7 @@ class ServerEpisode:
                 server.call("__reserved__teardown", {})
             except Exception as exc:  # noqa: BLE001 - the process goes away regardless
                 log.info("%s: teardown of server '%s' failed: %s", self.task.full_id, name, exc)
-            server.close()
+            self.bench.server_pool(self.timeout).discard(server)  # never reused: the next episode takes a fresh one
 
 
 _LISTING_LOCK = threading.Lock()
@@ -263,8 +263,11 @@ def _list_server_tools(bench: TBBench, server: str, timeout: float) -> list[dict
                               "parameters": t.input_schema or {"type": "object", "properties": {}},
                               "read_only": bool(annotations is not None and annotations.read_only_hint)})
             bench.tool_listings[server] = tools
-        finally:
-            proc.close()
+        except BaseException:
+            proc.close(stop=True)
+            raise
+        # it has served no episode, so it becomes the first warm process of its command
+        bench.server_pool(timeout).offer(bench.servers[server], proc)
     return bench.tool_listings[server]
 
 
@@ -293,6 +296,9 @@ class TBBenchEnv(ThinkingboxEnv):
         self.builtins: dict[str, dict[str, Any]] = {}
         self.read_only_tools: set[str] = set()
         self.tool_schemas = self._agent_tools()
+        pool = bench.server_pool(timeout)
+        for server in task.servers:  # the first reset then takes a process started while the caller set up
+            pool.prewarm(bench.servers[server])
         self._tool_schemas_json = json.dumps(self.tool_schemas)
         self.search = PolicySearch(task.sources())
         self.observation_space = ChatObservation()
