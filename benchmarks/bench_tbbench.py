@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from thinkingbox_env.tbbench import register_source  # noqa: E402
+from thinkingbox_env.tbbench.pool import bench_pool  # noqa: E402
 from thinkingbox_env.tbbench.source import task_source  # noqa: E402
 
 TASK = "dataset/tests/toy_shop_tasks.py:test_cancel_pending"
@@ -74,7 +75,7 @@ def main() -> None:
         env.close()
         close.append(time.perf_counter() - t)
         time.sleep(args.gap)
-    pool = env.bench.server_pool()
+    pool = bench_pool(env.bench)
     reset.sort()
     result = {
         "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()},

@@ -84,8 +84,9 @@ def test_server_pool_option_reaches_the_clone_and_the_rows(tmp_path, capsys):
     assert sorted(r["task_id"] for r in rows) == [CANCEL, LOOKUP]
     assert all(r["outcome"] in ("pass", "unjudged") and r["checks"]["db_hash:shop"] for r in rows)
     assert all(r["config"]["task_options"]["tbbench"]["pool_size"] == 0 for r in rows)
+    from thinkingbox_env.tbbench.pool import bench_pool
     from thinkingbox_env.tbbench.source import task_source
-    pool = task_source().bench(DATA, sys.executable).server_pool()
+    pool = bench_pool(task_source().bench(DATA, sys.executable))
     assert pool.size == 0 and pool.started >= 2  # each episode started its own process in its reset
     with pytest.raises(SystemExit, match="--server-pool -1: must be 0 or more"):
         main(["eval", "--suite", "tbbench-v1", *BENCH, "--server-pool", "-1", "--reference-check", "-o", str(tmp_path / "x.jsonl")])

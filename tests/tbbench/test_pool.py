@@ -15,7 +15,7 @@ import pytest
 import thinkingbox_env as tb
 from thinkingbox_env.tbbench import register_source
 from thinkingbox_env.tbbench.client import pid_alive
-from thinkingbox_env.tbbench.pool import POOL_VARIABLE, ServerPool, pool_size_from
+from thinkingbox_env.tbbench.pool import POOL_VARIABLE, ServerPool, bench_pool, pool_size_from
 from thinkingbox_env.tbbench.source import TBBenchSource
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,7 +50,7 @@ def wait_dead(pids: list[int], within: float = 10.0) -> list[int]:
 
 def test_a_write_in_one_episode_is_not_seen_in_the_next_and_no_process_serves_two():
     env = own_source_make(CANCEL, pool_size=2)
-    pool = env.bench.server_pool()
+    pool = bench_pool(env.bench)
     try:
         seen = []
         for episode in range(3):
@@ -78,7 +78,7 @@ def test_a_write_in_one_episode_is_not_seen_in_the_next_and_no_process_serves_tw
 
 def test_a_warm_process_is_handed_out_ready_and_replaced_in_the_background():
     env = own_source_make(CANCEL, pool_size=1)
-    pool = env.bench.server_pool()
+    pool = bench_pool(env.bench)
     command = env.bench.servers["shop"]
     try:
         # the process that listed the tools becomes the warm one; the first reset takes it without starting one
@@ -100,7 +100,7 @@ def test_a_warm_process_is_handed_out_ready_and_replaced_in_the_background():
 
 def test_pool_size_zero_starts_each_episode_its_own_process_in_the_reset():
     env = own_source_make(CANCEL, pool_size=0)
-    pool = env.bench.server_pool()
+    pool = bench_pool(env.bench)
     try:
         for seed in range(2):
             env.reset(seed=seed)
@@ -127,7 +127,7 @@ def test_pool_size_comes_from_the_argument_or_the_variable_and_bad_values_are_na
 
 def test_a_closed_pool_refuses_to_hand_out():
     env = own_source_make(CANCEL, pool_size=1)
-    pool = env.bench.server_pool()
+    pool = bench_pool(env.bench)
     pool.close()
     with pytest.raises(Exception, match="pool is closed"):
         env.reset(seed=0)
@@ -140,11 +140,12 @@ def test_a_closed_pool_refuses_to_hand_out():
 def test_no_server_process_outlives_the_interpreter(ending, tmp_path):
     script = textwrap.dedent(f"""
         import json, sys
+        from thinkingbox_env.tbbench.pool import bench_pool
         from thinkingbox_env.tbbench.source import TBBenchSource
         env = TBBenchSource().make("dataset/tests/toy_shop_tasks.py:test_cancel_pending", data_dir={str(DATA)!r},
                                    server_python=sys.executable, pool_size=2)
         env.reset(seed=0)
-        pool = env.bench.server_pool()
+        pool = bench_pool(env.bench)
         import time
         deadline = time.monotonic() + 30
         while len(pool.live_pids()) < 3 and time.monotonic() < deadline:  # the episode's process and two warm ones

@@ -456,26 +456,7 @@ class TBBench:
         self._servers: dict[str, ServerCommand] | None = None
         self.tool_listings: dict[str, list[dict[str, Any]]] = {}  # filled by the episode code, per server
         self.pool_size: int | None = None  # warm server processes per server command; None: THINKINGBOX_TBBENCH_POOL or 2
-        self._pool: Any = None
-
-    def server_pool(self, timeout: float = 60.0) -> Any:
-        """The clone's pool of warm server processes (``tbbench.pool.ServerPool``), made on first use."""
-        from .pool import ServerPool, pool_size_from
-
-        with self._lock:
-            if self._pool is None:
-                self._pool = ServerPool(pool_size_from(self.pool_size), timeout, cwd=str(self.data_dir))
-            return self._pool
-
-    def set_pool_size(self, size: int | str | None) -> None:
-        """Change how many warm processes are kept per server command (the episodes running keep theirs)."""
-        from .pool import pool_size_from
-
-        new = pool_size_from(size)
-        with self._lock:
-            self.pool_size, pool = new, self._pool
-        if pool is not None:
-            pool.resize(new)
+        self._pool: Any = None  # the tbbench.pool.ServerPool of this clone, made by pool.bench_pool on first use
 
     def release_tasks(self) -> list[str]:
         return load_release_list(self.data_dir / RELEASE_LIST)

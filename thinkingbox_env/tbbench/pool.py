@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .client import StdioServer, TBBenchServerError
-from .format import ServerCommand
+from .format import ServerCommand, TBBench
 
 log = logging.getLogger(__name__)
 
@@ -230,6 +230,24 @@ class ServerPool:
 
 
 _POOLS: weakref.WeakSet[ServerPool] = weakref.WeakSet()
+_BENCH_LOCK = threading.Lock()
+
+
+def bench_pool(bench: TBBench, timeout: float = 60.0) -> ServerPool:
+    """The clone's pool of warm server processes, made on first use with the clone's pool size (servers run in the clone)."""
+    with _BENCH_LOCK:
+        if bench._pool is None:
+            bench._pool = ServerPool(pool_size_from(bench.pool_size), timeout, cwd=str(bench.data_dir))
+        return bench._pool
+
+
+def set_pool_size(bench: TBBench, size: int | str | None) -> None:
+    """Change how many warm processes the clone keeps per server command (episodes running keep theirs)."""
+    new = pool_size_from(size)
+    with _BENCH_LOCK:
+        bench.pool_size, pool = new, bench._pool
+    if pool is not None:
+        pool.resize(new)
 
 
 @atexit.register

@@ -16,6 +16,7 @@ from typing import Any
 
 from .env import TBBenchEnv
 from .format import NAMESPACE, TBBench, TBBenchFormatError
+from .pool import set_pool_size
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,7 @@ class TBBenchSource:
         """An env for one task; ``pool_size`` sets the clone's warm server processes per server command (see ``tbbench.pool``)."""
         bench = self.bench(data_dir, server_python)
         if pool_size is not None:
-            bench.set_pool_size(pool_size)
+            set_pool_size(bench, pool_size)
         return TBBenchEnv(bench.task(name), bench, **kwargs)
 
     def suites(self) -> list[str]:
