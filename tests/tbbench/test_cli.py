@@ -7,6 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
 from fake_openai import FakeOpenAI
 
 from thinkingbox_env.cli import main
@@ -73,3 +74,19 @@ def test_eval_rows_are_namespaced_and_agg_reads_them(tmp_path, capsys):
     summary = json.loads(capsys.readouterr().out)
     assert summary["pass@1"]["by_domain"]["tbbench"]["value"] == 0.5
     assert set(summary["pass@1"]["by_domain"]) == {"tbbench"}  # never mixed with our own domains
+
+
+def test_server_pool_option_reaches_the_clone_and_the_rows(tmp_path, capsys):
+    out = tmp_path / "run.jsonl"
+    assert main(["eval", "--suite", "tbbench-v1", *BENCH, "--server-pool", "0", "--agent", "oracle", "--no-judge",
+                 "-c", "2", "-o", str(out), "--no-preflight"]) == 0
+    rows = [r for r in read_rows(out) if "task_id" in r]
+    assert sorted(r["task_id"] for r in rows) == [CANCEL, LOOKUP]
+    assert all(r["outcome"] in ("pass", "unjudged") and r["checks"]["db_hash:shop"] for r in rows)
+    assert all(r["config"]["task_options"]["tbbench"]["pool_size"] == 0 for r in rows)
+    from thinkingbox_env.tbbench.pool import bench_pool
+    from thinkingbox_env.tbbench.source import task_source
+    pool = bench_pool(task_source().bench(DATA, sys.executable))
+    assert pool.size == 0 and pool.started >= 2  # each episode started its own process in its reset
+    with pytest.raises(SystemExit, match="--server-pool -1: must be 0 or more"):
+        main(["eval", "--suite", "tbbench-v1", *BENCH, "--server-pool", "-1", "--reference-check", "-o", str(tmp_path / "x.jsonl")])

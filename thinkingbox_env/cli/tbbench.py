@@ -18,6 +18,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", help="tbbench: the folder of your thinkingbox-data clone (or THINKINGBOX_TBBENCH_DIR)")
     p.add_argument("--server-python", help="tbbench: the python of the virtualenv the benchmark's tool servers are "
                                            "installed in (or THINKINGBOX_TBBENCH_PYTHON)")
+    p.add_argument("--server-pool", type=int, metavar="N",
+                   help="tbbench: warm server processes kept started per server (each serves one episode; "
+                        "default 2 or THINKINGBOX_TBBENCH_POOL; 0: start each episode's servers in its reset)")
     p.add_argument("--reference-check", action="store_true",
                    help="tbbench: replay each task's golden tool calls and report how many reproduce the golden hash "
                         "(rows go to --output)")
@@ -42,7 +45,12 @@ def task_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
     data_dir = args.data_dir or os.environ.get(DATA_DIR_VARIABLE)
     python = args.server_python or os.environ.get(PYTHON_VARIABLE)
-    return {"tbbench": {"data_dir": str(Path(data_dir).resolve()) if data_dir else None, "server_python": python}}
+    out: dict[str, Any] = {"data_dir": str(Path(data_dir).resolve()) if data_dir else None, "server_python": python}
+    if getattr(args, "server_pool", None) is not None:
+        if args.server_pool < 0:
+            raise SystemExit(f"--server-pool {args.server_pool}: must be 0 or more")
+        out["pool_size"] = args.server_pool
+    return {"tbbench": out}
 
 
 def select(args: argparse.Namespace, options: dict[str, dict[str, Any]]) -> list[str] | None:

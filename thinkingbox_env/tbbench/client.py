@@ -12,8 +12,10 @@ import asyncio
 import json
 import logging
 import os
+import signal
 import tempfile
 import threading
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -24,6 +26,50 @@ log = logging.getLogger(__name__)
 
 class TBBenchServerError(RuntimeError):
     """A benchmark server could not be started, or refused a reserved call."""
+
+
+PROCESS_TOKEN = "THINKINGBOX_TBBENCH_PROCESS"
+
+
+def child_with_token(token: str) -> int | None:
+    """The pid of this process's child whose environment carries ``PROCESS_TOKEN=token`` (Linux ``/proc``), else None.
+
+    The SDK's stdio transport does not expose the process it spawns; a token
+    of our own in its environment finds it without racing other spawns, so
+    that a discarded server can be stopped at once and none outlives us.
+    """
+    needle = f"{PROCESS_TOKEN}={token}".encode()
+    try:
+        tasks = os.listdir(f"/proc/{os.getpid()}/task")
+    except OSError:
+        return None
+    for tid in tasks:
+        try:
+            with open(f"/proc/{os.getpid()}/task/{tid}/children", encoding="ascii") as fh:
+                children = [int(c) for c in fh.read().split()]
+        except OSError:
+            continue
+        for pid in children:
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as fh:
+                    if needle in fh.read().split(b"\0"):
+                        return pid
+            except OSError:
+                continue
+    return None
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process that is not a zombie waiting to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True
 
 
 def result_payload(result: Any) -> tuple[Any, bool]:
@@ -47,6 +93,9 @@ class StdioServer:
         self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115 - closed in close()
         self.timeout = timeout
         self.tools: list[Any] = []
+        self.token = uuid.uuid4().hex
+        self.pid: int | None = None  # found after the handshake (Linux); used to stop a discarded process at once
+        self.handed_out = False  # set by the pool: a process serves one episode, never two
         self._loop = asyncio.new_event_loop()
         self._queue: asyncio.Queue | None = None
         self._thread = threading.Thread(target=self._loop.run_until_complete, args=(self._main(),),
@@ -61,13 +110,14 @@ class StdioServer:
             if stderr:
                 reason = f"{reason}; server stderr: {stderr}"
             raise TBBenchServerError(f"server '{server.name}' ({' '.join(server.command)}) could not be started: {reason}")
+        self.pid = child_with_token(self.token)
 
     async def _main(self) -> None:
         from mcp import Client
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         params = StdioServerParameters(command=self.server.command[0], args=list(self.server.command[1:]),
-                                       env={**os.environ, **dict(self.server.env)}, cwd=self.cwd)
+                                       env={**os.environ, **dict(self.server.env), PROCESS_TOKEN: self.token}, cwd=self.cwd)
         self._queue = asyncio.Queue()
         try:
             transport = stdio_client(params, errlog=self._errlog)
@@ -113,10 +163,28 @@ class StdioServer:
         except (OSError, ValueError):
             return ""
 
-    def close(self) -> None:
+    def kill(self) -> None:
+        """Stop the process group now (SIGKILL); for a process that is discarded, or still alive at exit."""
+        if self.pid is not None and pid_alive(self.pid):
+            try:
+                os.killpg(self.pid, signal.SIGKILL)  # the SDK starts each server in a session of its own
+            except OSError:
+                pass
+
+    def close(self, stop: bool = False) -> None:
+        """End the session and the process; ``stop``: kill it rather than wait out the SDK's grace period for its exit.
+
+        The servers exit on end of input only after a couple of seconds, which
+        the SDK waits for; a process that has served its episode holds nothing
+        worth a graceful exit, so the pool stops it at once.
+        """
         if self._thread.is_alive() and self._queue is not None:
             self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
+            if stop:
+                self.kill()
             self._thread.join(self.timeout)
+        if self._thread.is_alive() or stop:
+            self.kill()
         if not self._thread.is_alive() and not self._loop.is_closed():
             self._loop.close()
         self._errlog.close()

@@ -32,6 +32,7 @@ from ..tools import ToolResult
 from ..users import ScriptedUser, SimulatedUser
 from .client import StdioServer, TBBenchServerError
 from .format import RESERVED_PREFIX, SEARCH_TOOL, TBBench, TBTask
+from .pool import bench_pool
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +188,7 @@ class ServerEpisode:
         self.env = env
         try:
             for name in self.task.servers:
-                server = StdioServer(self.bench.servers[name], self.timeout, cwd=str(self.bench.data_dir))
+                server = bench_pool(self.bench, self.timeout).take(self.bench.servers[name])
                 self.servers[name] = server
                 answer, is_error = server.call("__reserved__init", {"config": self.task.server_config(name)})
                 if is_error or not _reserved_ok(answer):
@@ -238,7 +239,7 @@ class ServerEpisode:
                 server.call("__reserved__teardown", {})
             except Exception as exc:  # noqa: BLE001 - the process goes away regardless
                 log.info("%s: teardown of server '%s' failed: %s", self.task.full_id, name, exc)
-            server.close()
+            bench_pool(self.bench, self.timeout).discard(server)  # never reused: the next episode takes a fresh one
 
 
 _LISTING_LOCK = threading.Lock()
@@ -263,8 +264,11 @@ def _list_server_tools(bench: TBBench, server: str, timeout: float) -> list[dict
                               "parameters": t.input_schema or {"type": "object", "properties": {}},
                               "read_only": bool(annotations is not None and annotations.read_only_hint)})
             bench.tool_listings[server] = tools
-        finally:
-            proc.close()
+        except BaseException:
+            proc.close(stop=True)
+            raise
+        # it has served no episode, so it becomes the first warm process of its command
+        bench_pool(bench, timeout).offer(bench.servers[server], proc)
     return bench.tool_listings[server]
 
 
@@ -293,6 +297,9 @@ class TBBenchEnv(ThinkingboxEnv):
         self.builtins: dict[str, dict[str, Any]] = {}
         self.read_only_tools: set[str] = set()
         self.tool_schemas = self._agent_tools()
+        pool = bench_pool(bench, timeout)
+        for server in task.servers:  # the first reset then takes a process started while the caller set up
+            pool.prewarm(bench.servers[server])
         self._tool_schemas_json = json.dumps(self.tool_schemas)
         self.search = PolicySearch(task.sources())
         self.observation_space = ChatObservation()

@@ -455,6 +455,8 @@ class TBBench:
         self._scenarios: dict[str, dict[str, Any]] = {}
         self._servers: dict[str, ServerCommand] | None = None
         self.tool_listings: dict[str, list[dict[str, Any]]] = {}  # filled by the episode code, per server
+        self.pool_size: int | None = None  # warm server processes per server command; None: THINKINGBOX_TBBENCH_POOL or 2
+        self._pool: Any = None  # the tbbench.pool.ServerPool of this clone, made by pool.bench_pool on first use
 
     def release_tasks(self) -> list[str]:
         return load_release_list(self.data_dir / RELEASE_LIST)

@@ -16,6 +16,7 @@ from typing import Any
 
 from .env import TBBenchEnv
 from .format import NAMESPACE, TBBench, TBBenchFormatError
+from .pool import set_pool_size
 
 log = logging.getLogger(__name__)
 
@@ -48,18 +49,22 @@ class TBBenchSource:
             return self._benches[key]
 
     def make(self, name: str, data_dir: str | Path | None = None, server_python: str | None = None,
-             **kwargs: Any) -> TBBenchEnv:
+             pool_size: int | None = None, **kwargs: Any) -> TBBenchEnv:
+        """An env for one task; ``pool_size`` sets the clone's warm server processes per server command (see ``tbbench.pool``)."""
         bench = self.bench(data_dir, server_python)
+        if pool_size is not None:
+            set_pool_size(bench, pool_size)
         return TBBenchEnv(bench.task(name), bench, **kwargs)
 
     def suites(self) -> list[str]:
         return [SUITE]
 
     def suite_tasks(self, suite: str, data_dir: str | Path | None = None, server_python: str | None = None,
-                    **unknown: Any) -> list[str]:
+                    pool_size: int | None = None, **unknown: Any) -> list[str]:
         # TaskSource lets the caller pass any suite option; refuse the ones this source does not take.
+        # (pool_size is a make() option the CLI passes to both; listing tasks starts no server.)
         if unknown:
-            raise TypeError(f"unknown tbbench suite options {sorted(unknown)}; supported: data_dir, server_python")
+            raise TypeError(f"unknown tbbench suite options {sorted(unknown)}; supported: data_dir, server_python, pool_size")
         if suite != SUITE:
             raise TBBenchFormatError(f"unknown suite '{suite}'; the tbbench source provides: {SUITE}")
         return [f"{NAMESPACE}/{t}" for t in self.bench(data_dir, server_python).release_tasks()]
@@ -82,7 +87,7 @@ def register_source() -> TBBenchSource:
 
 
 def reference_check(task_ids: list[str], data_dir: str | Path | None = None, server_python: str | None = None,
-                    timeout: float = 60.0) -> list[dict[str, Any]]:
+                    timeout: float = 60.0, pool_size: int | None = None) -> list[dict[str, Any]]:
     """Replay each task's golden tool interactions through the env; does the result hash equal the golden hash?
 
     One row per task: ``reproduced`` (bool), the hashes per server, and the golden
@@ -93,7 +98,7 @@ def reference_check(task_ids: list[str], data_dir: str | Path | None = None, ser
         row: dict[str, Any] = {"task_id": task_id if task_id.startswith(NAMESPACE + "/") else f"{NAMESPACE}/{task_id}"}
         env = None
         try:
-            env = _SOURCE.make(task_id, data_dir=data_dir, server_python=server_python, timeout=timeout)
+            env = _SOURCE.make(task_id, data_dir=data_dir, server_python=server_python, timeout=timeout, pool_size=pool_size)
             row["scenario"] = env.task.scenario
             env.reset(seed=0)
             failed = []
