@@ -389,6 +389,8 @@ def provision_access(db: EpisodeState, employee_id: str, app_id: str, level: Lev
     if expires_on is not None:
         not_too_far_ahead(expires_on, db.now.date(), "expires_on")
     source = "role_default"
+    if request_id is None and level == "admin":
+        raise ToolError("admin access is granted only against a fully approved access request: pass its request_id")
     if request_id is not None:
         r = _request(db, request_id)
         if (r["employee_id"], r["app_id"], r["level"]) != (e["id"], app["id"], level):
@@ -416,6 +418,8 @@ def change_grant_level(db: EpisodeState, grant_id: str, level: Level, request_id
         raise ToolError(f"grant {g['id']} is {g['status']}; only an active grant can change level")
     if g["level"] == level:
         raise ToolError(f"grant {g['id']} is already at {level}")
+    if request_id is None and level == "admin":
+        raise ToolError(f"grant {g['id']} can be raised to admin only against a fully approved access request: pass its request_id")
     if expires_on is not None:
         if expires_on <= db.now.date():
             raise ToolError("expires_on must be after today")

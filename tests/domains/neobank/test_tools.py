@@ -64,8 +64,10 @@ def test_the_backend_leaves_policy_to_the_agent(env):
     emp = _employee(env)
     spec = env.unwrapped.task
     app = next(c.arguments["app_id"] for c in spec.golden if c.name == "create_access_request")
-    grant = call(env, "provision_access", employee_id=emp["id"], app_id=app, level="admin")
-    assert grant["source"] == "role_default" and grant["level"] == "admin"
+    refused = call(env, "provision_access", employee_id=emp["id"], app_id=app, level="admin")
+    assert "approved access request" in refused["error"]  # admin without a request is a data-integrity refusal
+    grant = call(env, "provision_access", employee_id=emp["id"], app_id=app, level="write")
+    assert grant["source"] == "role_default" and grant["level"] == "write"
     obs, reward, *_, info = env.step("Granted. <DONE>")
     assert reward == 0.0 and info["checks"]["no_collateral"] is False
 
