@@ -241,7 +241,7 @@ def _verb_form(tok: Any, norm: str) -> str:
     text = tok.lower_
     if text.endswith("ing"):
         return "ing"
-    if text != norm and not (text == norm + "s" or text == norm + "es"):
+    if text != norm and not (text in (norm + "s", norm + "es") or (text.endswith("ies") and norm.endswith("y"))):
         return "past"
     return "base"
 
@@ -308,7 +308,12 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
                     modality = "stated"  # "while the bank's process runs": a noun
                 if sent_rule and not ({"i", "we"} & {doc[i].lower_ for i in range(a, b)}):
                     modality = "stated"  # "when a licence is full, a seat is reclaimed": a rule, not an act
-                if "already" in norms or (sp.start > 0 and doc[sp.start - 1].lower_ == "as"):
+                past = {doc[i].lower_ for i in range(a, b)} & {"was", "were"}
+                if past and clock is not None and any(v.kind == "date" and v.norm < clock.isoformat() for v in cvals):
+                    modality = "stated"  # "was cancelled on 2026-04-25": an event before this conversation
+                if sp.start > 0 and doc[sp.start - 1].lower_ in ("a", "an", "the") and form == "past":
+                    modality = "stated"  # "an excluded driver": an adjective, not an act
+                if "already" in sent_norms or "as" in [doc[i].lower_ for i in range(max(0, sp.start - 2), sp.start)]:
                     modality = "stated"  # "you already have access", "shows it as cancelled": a state found, not an act
                 # "nothing has been granted yet", "I haven't added him yet": still to come, not refused
                 not_yet = negated and "yet" in norms[sp.end - a:] + before
@@ -335,6 +340,8 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
                 # "I'll grant it once you ..." promises, "it will be refunded" reports a write already made
                 reported = (form == "past" or "will" not in near) and (
                     bool(words & _REPORTED) or (not (words & {"was", "were"}) and form == "past"))
+                if action == GENERIC and not negated:  # "you completed the course" is not a change made here
+                    reported = reported and bool(words & {"i", "we", "i've", "we've", "been", "now"})
                 objs = tuple(sorted(o for o in r.objects.get(action, set()) if o and _has_seq(norms, tuple(o.split())) >= 0))
                 out.append(Claim(sentence=text[sent.start_char:sent.end_char].strip(), clause=clause_text.strip(), action=action,
                                  phrase=sp.text, affirmed=not negated, modality=modality, outcome=outcome,
@@ -376,9 +383,9 @@ def concepts_said(text: str, domain_path: str) -> list[str]:
     return sorted(set(found))
 
 
-def action_for_tool(domain_path: str, tool: str) -> str | None:
-    """The vocabulary action a write tool performs (None where the vocabulary names none)."""
+def actions_for_tool(domain_path: str, tool: str) -> set[str]:
+    """The vocabulary actions a write tool performs (a cancellation that keeps a fee also charges); empty where none."""
     vocab = load_vocabulary(domain_path)
     if vocab is None:
-        return None
-    return next((name for name, a in vocab.actions.items() if tool in a.tools), None)
+        return set()
+    return {name for name, a in vocab.actions.items() if tool in a.tools}

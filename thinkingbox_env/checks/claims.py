@@ -23,11 +23,12 @@ Each failing result names the sentence, the claim and the effect it disagrees wi
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from ..claims import GENERIC, Claim, ClaimsVocabulary, load_vocabulary, read_claims
 from ..records import CheckResult
-from ..values import extract_values, parse_value, same_value
+from ..values import Value, extract_values, money_norm, parse_value, same_value
 from .base import CheckKind, GradingContext
 
 
@@ -76,10 +77,14 @@ def _performed(vocab: ClaimsVocabulary, action: str, written: set[str]) -> bool:
 
 def _role_pool(vocab: ClaimsVocabulary, role: str, trace: list[dict[str, Any]], clock: Any, ids: tuple[str, ...]) -> list[Any]:
     spec = vocab.roles[role]
-    pool = []
+    pool: list[Any] = []
+    total = Decimal(0)
     for e in trace:
         if e.get("type") != "tool_call" or not e.get("ok") or e.get("name") not in spec.tools:
             continue
+        amount = (e.get("arguments") or {}).get("amount") if isinstance(e.get("arguments"), dict) else None
+        if isinstance(amount, (int, float)) and not isinstance(amount, bool):
+            total += Decimal(str(amount))  # two refunds of one order are told as their sum
         for part in (e.get("arguments"), e.get("result")):
             for key, leaf in _leaves(part):
                 if spec.keys and key not in spec.keys:
@@ -91,6 +96,8 @@ def _role_pool(vocab: ClaimsVocabulary, role: str, trace: list[dict[str, Any]], 
                     pool.append(v)
                 elif isinstance(leaf, str):
                     pool += extract_values(leaf, clock, ids)
+    if total and spec.kind == "money":
+        pool.append(Value("money", money_norm(total), f"${total:.2f}"))
     return pool
 
 
