@@ -185,6 +185,20 @@ def _lemmas(text: str) -> list[str]:
     return [_LEMMA_FIX.get(t.lemma_, t.lemma_) for t in _nlp()(text.lower()) if not t.is_space]
 
 
+@lru_cache(maxsize=65_536)
+def word_lemma(word: str) -> str:
+    """One lower-cased word's lemma from the lookup tables (for callers that match word lists, not claims)."""
+    w = word.lower()
+    lemma = _lookup_table().get(w, w)
+    return _LEMMA_FIX.get(lemma, lemma)
+
+
+@lru_cache(maxsize=1)
+def _lookup_table() -> Any:
+    """The lookup lemmatizer's table (a spaCy ``Table``: keyed by string hashes, read with ``get(word)``)."""
+    return _nlp().get_pipe("lemmatizer").lookups.get_table("lemma_lookup")
+
+
 def _pattern(words: list[str]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i, w in enumerate(words):
