@@ -298,6 +298,8 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
                 negated = bool(set(before) & _NEGATIONS) or ("long" in before and "no" in before) or (
                     "too" in before and "late" in before) or bool(set(inside[1:-1]) & _NEGATIONS)
                 form = _verb_form(sp[0], sp[0].norm_)
+                if form == "base" and sp[0].norm_ in ("have", "be") and any(_verb_form(t, t.norm_) == "past" for t in sp[1:]):
+                    form = "past"  # "I have provisioned ... access" matched as "have access"
                 near = before[-4:]
                 have_aux = bool(before[-1:]) and before[-1] in _HAVE or (
                     len(before) >= 2 and before[-2] in _HAVE and before[-1] in _ADVERBS)
@@ -403,3 +405,8 @@ def actions_for_tool(domain_path: str, tool: str) -> set[str]:
     if vocab is None:
         return set()
     return {name for name, a in vocab.actions.items() if tool in a.tools}
+
+
+def term_claims(term: str, domain_path: str) -> list[tuple[str, bool]]:
+    """(action, affirmed) for each action a short phrase of a task's check names ("refund", "cannot be cancelled")."""
+    return [(c.action, c.affirmed) for c in read_claims(term, domain_path) if c.action != GENERIC]

@@ -102,10 +102,13 @@ def proposal_licenses(text: str, event: dict[str, Any], reading: Reading, templa
         return False, f"no proposal of the action of {event.get('name')}"
     said = extract_values(text, reading.clock, reading.id_patterns)
     # the arguments that are money: those the rule's description writes as an amount ("${amount:.2f}")
-    money_keys = set(re.findall(r"\$\{(\w+)", template)) if template else {"amount"}
+    money_keys = set(re.findall(r"\$\{(\w+)|\{(\w+):\.2f\}", template)) if template else set()
+    money_keys = {k for pair in money_keys for k in pair if k} if template else {"amount"}
     amounts, dates, ids = _arg_values(event.get("arguments"), reading, money_keys)
     if amounts:
-        proposed = [Decimal(v.norm) for v in said if v.kind == "money" and Decimal(v.norm).is_finite()]
+        # amounts as money; where the domain writes none with a currency ("estimated at 557.00"), decimals
+        proposed = [Decimal(v.norm) for v in said if v.kind == "money" and Decimal(v.norm).is_finite()] or [
+            Decimal(v.norm) for v in said if v.kind == "number" and "." in v.text and Decimal(v.norm).is_finite()]
         if not proposed or max(amounts) > max(proposed):
             return False, f"the write uses {max(amounts):.2f}; the proposal named {[str(p) for p in proposed] or 'no amount'}"
     for d in dates:
