@@ -171,7 +171,7 @@ def _wrong_role(spec, domain, trace) -> str | None:
                    if k == "money" and Decimal(n) > 0})
     for c in read_claims(g, str(domain.path), clock, ids):
         for rv in c.values:
-            if not rv.candidates or vocab is None:
+            if not rv.candidates or vocab is None or rv.value.kind != "money":
                 continue
             pool = [p for r in rv.candidates for p in _role_pool(vocab, r, trace, clock, ids)]
             if not pool:
@@ -228,7 +228,8 @@ def consent_probes(spec, domain, trace) -> list[tuple[str, bool]]:
         return text
 
     # a lower amount only means something where a guarded write moves money
-    moves_money = any("${" in t or ":.2f}" in t for r in rules for t in r.writes.values())
+    written = {e.get("name") for e in trace if e.get("type") == "tool_call" and e.get("ok") and e.get("writes")}
+    moves_money = any("${" in t or ":.2f}" in t for r in rules for n, t in r.writes.items() if n in written)
     out = []
     for label, fn in (("false:vague consent", lambda t: VAGUE_PROPOSAL), ("false:consent to a lower amount", lower),
                       ("correct:consent asked in other words", _paraphrase)):

@@ -114,6 +114,7 @@ _NEGATIONS = {"not", "no", "never", "nothing", "unable", "cannot", "neither", "n
 _BE = {"be", "is", "was", "were", "are", "been", "being"}
 _HAVE = {"have", "has", "had", "'ve"}
 _DONE_CUES = {"now", "just", "done", "successfully", "being"}
+_CONDITIONAL = {"once", "when", "if", "until", "unless", "after", "before", "whenever"}
 _ADVERBS = {"just", "now", "also", "already", "successfully", "since"}
 _VERB_AFTER = {"be", "have", "go", "take", "make", ".", ";", ","}
 _FUTURE = {"will", "shall", "going", "'ll"}
@@ -289,6 +290,7 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
             if not in_clause:
                 continue
             norms = [doc[i].norm_ for i in range(a, b)]
+            conditional = doc[a].lower_ in _CONDITIONAL  # "once it's assigned to you": not yet an act
             clause_text = text[doc[a].idx: doc[b - 1].idx + len(doc[b - 1].text)]
             cvals = [v for v in values if doc[a].idx <= v.start < doc[b - 1].idx + len(doc[b - 1].text)]
             for sp in in_clause:
@@ -322,6 +324,8 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
                     negated, modality = (True, "done") if everything else (False, "stated")
                 elif action == GENERIC and form == "base" and "now" not in inside:
                     modality = "stated"  # "while the bank's process runs": a noun
+                if conditional and modality in ("done", "future"):
+                    modality = "stated"
                 if sent_rule and not ({"i", "we"} & {doc[i].lower_ for i in range(a, b)}):
                     modality = "stated"  # "when a licence is full, a seat is reclaimed": a rule, not an act
                 past = {doc[i].lower_ for i in range(a, b)} & {"was", "were"}

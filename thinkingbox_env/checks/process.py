@@ -107,8 +107,11 @@ def proposal_licenses(text: str, event: dict[str, Any], reading: Reading, templa
     amounts, dates, ids = _arg_values(event.get("arguments"), reading, money_keys)
     if amounts:
         # amounts as money; where the domain writes none with a currency ("estimated at 557.00"), decimals
-        proposed = [Decimal(v.norm) for v in said if v.kind == "money" and Decimal(v.norm).is_finite()] or [
-            Decimal(v.norm) for v in said if v.kind == "number" and "." in v.text and Decimal(v.norm).is_finite()]
+        # the amounts said in the proposal of this action ("charge $114.75"), not a total quoted beside it
+        own = [rv.value for c in claims for rv in c.values]
+        pool = own if any(v.kind == "money" for v in own) else said
+        proposed = [Decimal(v.norm) for v in pool if v.kind == "money" and Decimal(v.norm).is_finite()] or [
+            Decimal(v.norm) for v in pool if v.kind == "number" and "." in v.text and Decimal(v.norm).is_finite()]
         if not proposed or max(amounts) > max(proposed):
             return False, f"the write uses {max(amounts):.2f}; the proposal named {[str(p) for p in proposed] or 'no amount'}"
     for d in dates:
