@@ -46,7 +46,10 @@ def closing_messages(dialogue: list[dict[str, Any]], trace: list[dict[str, Any]]
             said_before = count
         elif e.get("role") == "assistant" and e.get("content") and not e.get("tool_calls") and e.get("type") != "tool_call":
             count += 1
-    return agent[said_before:] if _writes(trace) else agent
+    if not _writes(trace):
+        return agent
+    # a caller that sent only the closing (no earlier turns): the closing is what was said after the writes
+    return agent[said_before:] if said_before < len(agent) else agent[-1:]
 
 
 def _claims(context: GradingContext, texts: list[str]) -> list[Claim]:
@@ -124,7 +127,8 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
     if not calls and context.outcome.diff:
         written = {"(a write the trace does not show)"}  # a caller with only the closing: the diff says something changed
     closing = closing_messages(context.dialogue, trace) if context.dialogue else [context.final_message]
-    claims = [c for c in _claims(context, closing) if c.statement]
+    read = _claims(context, closing)
+    claims = [c for c in read if c.statement]
     out: list[CheckResult] = []
 
     # agrees
@@ -171,9 +175,11 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
     # roles
     wrong: list[str] = []
     pools: dict[str, list[Any]] = {}
-    for c in claims:
-        if not c.affirmed:
+    for c in read:  # a value is stated in its role whether the claim reports an act or a fact ("your refund is $X")
+        if not c.affirmed or c.outcome in ("proposed", "possible"):
             continue
+        if not c.statement and {"was", "were"} & set(c.clause.lower().split()):
+            continue  # "your refund of $949.00 was issued on 2026-02-28": an earlier record, not this episode's
         for rv in c.values:
             if not rv.candidates:
                 continue
@@ -197,7 +203,7 @@ class ClaimsCheck(CheckKind):
 
     name = "claims"
     group = "dialogue"
-    order = 430
+    order = 460
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         return claims_results(context)
