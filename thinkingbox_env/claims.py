@@ -114,6 +114,7 @@ _NEGATIONS = {"not", "no", "never", "nothing", "unable", "cannot", "neither", "n
 _BE = {"be", "is", "was", "were", "are", "been", "being"}
 _HAVE = {"have", "has", "had", "'ve"}
 _DONE_CUES = {"now", "just", "done", "successfully", "being"}
+_UNDER_WAY = [("on", "its", "way"), ("on", "the", "way"), ("under", "way"), ("in", "progress")]
 _CONDITIONAL = {"once", "when", "if", "until", "unless", "after", "before", "whenever"}
 _ADVERBS = {"just", "now", "also", "already", "successfully", "since"}
 _VERB_AFTER = {"be", "have", "go", "take", "make", ".", ";", ","}
@@ -277,7 +278,11 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
     values = extract_values(text, clock, id_patterns)
     from spacy.util import filter_spans
 
-    spans = filter_spans([doc[s:e] for _, s, e in r.matcher(doc)])
+    # "I've opened access": "have" is the auxiliary of "opened" there, not the "have" of "have access"
+    candidates = [doc[s:e] for _, s, e in r.matcher(doc)]
+    candidates = [sp for sp in candidates if not (len(sp) > 2 and sp[0].norm_ in ("have", "be")
+                                                  and any(_verb_form(t, t.norm_) == "past" for t in sp[1:-1]))]
+    spans = filter_spans(candidates)
     label = {(sp.start, sp.end): r.matcher.vocab.strings[m] for m, s, e in r.matcher(doc) for sp in [doc[s:e]]}
     out: list[Claim] = []
     for sent in doc.sents:
@@ -308,12 +313,13 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
                 after = doc[sp.end].norm_ if sp.end < b else "."
                 if sent_proposal and not negated:
                     modality = "proposed"
-                elif set(near) & _FUTURE:
-                    modality = "future"
+                elif set(near) & _FUTURE or any(_has_seq(norms, w) >= 0 for w in _UNDER_WAY):
+                    modality = "future"  # "will be refunded", "a refund is on its way"
                 elif set(near) & _POSSIBLE and not negated:
                     modality = "possible"
                 elif form == "past" or set(near) & _DONE_CUES or have_aux or (set(near) & _BE and form != "base") \
-                        or "now" in inside or bool(set(inside[1:-1]) & _BE):
+                        or "now" in inside or bool(set(inside[1:-1]) & _BE) or (sp[0].norm_ == "have" and not negated):
+                    # "you have access until ...": the result holds (a state found before is read as "already")
                     modality = "done"
                 else:
                     modality = "stated"

@@ -44,7 +44,7 @@ def said(ctx: DialogueContext, m: Mention, domain_path: str = "") -> bool:
         wanted = {(a, pol == m.affirmed) for t in m.terms for a, pol in term_claims(t, domain_path)}
         for msg in ctx.agent_messages:
             for c in read_claims(msg, domain_path, ctx.clock, ctx.id_patterns):
-                if c.outcome in ("proposed", "possible"):
+                if not c.statement:  # a proposal, an offer or a general rule reports nothing
                     continue
                 if (c.action, c.affirmed) in wanted:
                     return True
