@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .spec import load_yaml
 from .values import Value, extract_values
 
+Modality = Literal["done", "future", "proposed", "possible", "stated"]
 Outcome = Literal["done", "refused", "pending", "escalated", "waiting", "proposed", "possible", "stated"]
 
 # --------------------------------------------------------------------------- the domain's vocabulary
@@ -156,7 +157,7 @@ class Claim:
     action: str  # a vocabulary action, or GENERIC for "nothing was changed"
     phrase: str  # the words that matched
     affirmed: bool
-    modality: Literal["done", "future", "proposed", "possible", "stated"]
+    modality: Modality
     outcome: Outcome
     objects: tuple[str, ...] = ()
     values: tuple[RoleValue, ...] = ()
@@ -220,7 +221,7 @@ def _reader(domain_path: str) -> _Reader | None:
     nlp = _nlp()
     matcher = Matcher(nlp.vocab)
     r = _Reader(vocab, matcher)
-    for name, spec in [*vocab.actions.items(), (GENERIC, ActionSpec(phrases=vocab.generic))]:
+    for name, spec in [*vocab.actions.items(), (GENERIC, ActionSpec(phrases=vocab.generic, escalation=False))]:
         patterns = [_pattern(_lemmas(p)) for p in spec.phrases if _lemmas(p)]
         if patterns:
             matcher.add(name, patterns)
@@ -311,6 +312,7 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
                 have_aux = bool(before[-1:]) and before[-1] in _HAVE or (
                     len(before) >= 2 and before[-2] in _HAVE and before[-1] in _ADVERBS)
                 after = doc[sp.end].norm_ if sp.end < b else "."
+                modality: Modality
                 if sent_proposal and not negated:
                     modality = "proposed"
                 elif set(near) & _FUTURE or any(_has_seq(norms, w) >= 0 for w in _UNDER_WAY):
