@@ -110,16 +110,15 @@ _CONTRACTIONS = [
 _NEGATIONS = {"not", "no", "cannot", "never", "unable", "nothing", "without", "neither", "nor", "ineligible"}
 
 
-def _stem(word: str) -> str:
-    for suffix in ("lled", "led", "ied", "ed", "ing", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            base = word[: -len(suffix)]
-            return base + ("l" if suffix in ("lled", "led") else "y" if suffix == "ied" else "")
-    return word
+def _lemma(word: str) -> str:
+    """The word's lemma from spaCy's lookup tables (the claim reader's pipeline): "notes" is "note", never "not"."""
+    from .claims import word_lemma
+
+    return word_lemma(word)
 
 
 def normalise_phrase(text: str) -> list[str]:
-    """Lower-cased, contractions expanded, "unable to" read as "cannot", words stemmed."""
+    """Lower-cased, contractions expanded, "unable to" read as "cannot", words lemmatised."""
     return list(_normalise_phrase(text))
 
 
@@ -137,7 +136,7 @@ def _normalise_phrase(text: str) -> tuple[str, ...]:
             continue
         if w in ("be", "been", "being") and out and out[-1] in ("cannot", "not"):
             continue
-        out.append(_stem(w))
+        out.append(_lemma(w))
     return tuple(out)
 
 
@@ -148,7 +147,9 @@ def _clauses(text: str) -> list[str]:
 def _find_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> int:
     n = len(phrase)
     for i in range(len(tokens) - n + 1):
-        if all(tokens[i + k] == phrase[k] or tokens[i + k].startswith(phrase[k]) for k in range(n)):
+        # a prefix stands for its word family ("escalat"), but a short word only for itself ("not" is not "note")
+        if all(tokens[i + k] == phrase[k] or (len(phrase[k]) >= 5 and tokens[i + k].startswith(phrase[k]))
+               for k in range(n)):
             return i
     return -1
 

@@ -68,7 +68,9 @@ def test_a_wrong_closing_message_fails_the_dialogue_check_only():
     with ScriptedModel(_protocol_script("retail/ST004_001", closing="All sorted, thanks for waiting.")) as server:
         row = run_trial(_config(server), "retail/ST004_001", trial=0)
     failed = {name for name, ok in row["checks"].items() if ok is False}
-    assert row["verdict"] == 0.0 and failed and all(name.startswith("mentions:") for name in failed), row["checks"]
+    # the outcome not told is named by the phrase check and by the claims check that the closing states it
+    assert row["verdict"] == 0.0 and failed and all(name.startswith(("mentions:", "claims:states_outcome"))
+                                                    for name in failed), row["checks"]
 
 
 def test_a_malformed_reply_call_is_an_error_observation_not_a_crash():

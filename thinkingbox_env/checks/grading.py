@@ -40,7 +40,7 @@ def reward_vector(results: list[CheckResult]) -> np.ndarray:
 
 
 # kinds whose failure, next to a wrong state, follows from the wrong write (see failure_category)
-WRITE_FOLLOWING_KINDS = ("mentions", "grounded_values", "process")
+WRITE_FOLLOWING_KINDS = ("mentions", "grounded_values", "process", "claims")
 
 
 def failure_category(

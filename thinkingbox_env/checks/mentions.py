@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from ..claims import read_claims, term_claims
 from ..records import CheckResult
 from ..values import same_value
 from ..verdict_rules import DialogueContext, Mention, dialogue_context, phrase_polarity, typed_dialogue
@@ -21,8 +22,13 @@ _PROPOSAL = re.compile(r"\b(shall i|should i|would you like( me)? to|do you want
                        re.IGNORECASE)
 
 
-def said(ctx: DialogueContext, m: Mention) -> bool:
-    """Whether any assistant message of the episode tells the customer ``m``."""
+def said(ctx: DialogueContext, m: Mention, domain_path: str = "") -> bool:
+    """Whether any assistant message of the episode tells the customer ``m``.
+
+    An outcome term is also said when a message states a claim of the same action with
+    the same polarity in any words the domain's claim vocabulary reads ("called off" for
+    "cancel"), so that the frozen phrase checks accept every ordinary wording.
+    """
     if m.regex is not None:
         return any(re.search(m.regex, msg, re.IGNORECASE) for msg in ctx.agent_messages)
     if m.values:
@@ -34,6 +40,14 @@ def said(ctx: DialogueContext, m: Mention) -> bool:
         for term in m.terms:
             if m.affirmed in phrase_polarity(msg, term):
                 return True
+    if domain_path and m.terms:
+        wanted = {(a, pol == m.affirmed) for t in m.terms for a, pol in term_claims(t, domain_path)}
+        for msg in ctx.agent_messages:
+            for c in read_claims(msg, domain_path, ctx.clock, ctx.id_patterns):
+                if not c.statement:  # a proposal, an offer or a general rule reports nothing
+                    continue
+                if (c.action, c.affirmed) in wanted:
+                    return True
     return False
 
 
@@ -47,12 +61,15 @@ class MentionsCheck(CheckKind):
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         if not context.task.checks.dialogue:
             return []
+        from ..domain import load_domain
+
         ctx = dialogue_context(context)
+        domain_path = str(load_domain(context.task.domain).path)
         out = []
         for t in typed_dialogue(context):
             if not t.mentions:
                 continue
-            missing = [m.label if m.affirmed else f"not {m.label}" for m in t.mentions if not said(ctx, m)]
+            missing = [m.label if m.affirmed else f"not {m.label}" for m in t.mentions if not said(ctx, m, domain_path)]
             out.append(CheckResult(name=f"mentions:{t.name}", kind="mentions", passed=not missing,
                                    detail="all stated" if not missing else f"not stated to the customer: {missing}"))
         return out

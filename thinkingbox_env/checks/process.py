@@ -12,7 +12,11 @@ passes as "not triggered"):
   a vehicle or a billing account, read on the task's initial state);
 - ``consent_before``: every successful guarded (irreversible) write comes after a
   customer reply that agrees, given in the turn right after an agent message that
-  described that action. Agreement is read by
+  proposed that write: read with the claim reader (:mod:`thinkingbox_env.claims`), the
+  message names the write's action in any ordinary wording, what it acts on (its id, or a
+  noun of the action's objects), every date the write sets and an amount not below the
+  one the write uses. A blanket proposal ("cancel and refund whatever is needed") licenses
+  nothing specific. Agreement is read by
   :func:`thinkingbox_env.verdict_rules.agreed`, the simulated user's dialogue-act
   reader, so that an LLM user's free wording is read the same way.
 
@@ -23,10 +27,16 @@ builds it from its own call record and the dialogue the operator sends (see
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
 from typing import Any
 
+from ..claims import actions_for_tool, read_claims
 from ..records import CheckResult
+from ..values import Value, extract_values, parse_value, same_value
 from ..verdict_rules import ProcessRule, agreed, domain_rules, normalise_phrase
 from .base import CheckKind, GradingContext
 
@@ -46,13 +56,93 @@ def _verified_ok(rule: ProcessRule, event: dict[str, Any]) -> bool:
     return bool(event.get("ok")) and isinstance(result, dict) and str(result.get(rule.verified_field)) in rule.verified_values
 
 
-def _consented(rule: ProcessRule, verb: str, before: list[dict[str, Any]]) -> bool:
+@dataclass(frozen=True)
+class Reading:
+    """How proposals are read in a task's domain: its claim vocabulary, clock and id formats."""
+
+    domain_path: str = ""
+    clock: date | None = None
+    id_patterns: tuple[str, ...] = ()
+
+
+def _arg_values(arguments: Any, reading: Reading, money_keys: set[str]) -> tuple[list[Decimal], list[Value], list[Value]]:
+    """(amounts, dates, ids) a write's arguments carry: what a proposal must have named for it."""
+    amounts: list[Decimal] = []
+    dates: list[Value] = []
+    ids: list[Value] = []
+    for key, v in (arguments or {}).items() if isinstance(arguments, dict) else []:
+        if isinstance(v, bool) or v is None:
+            continue
+        if isinstance(v, (int, float, Decimal)) or (isinstance(v, str) and re.fullmatch(r"-?\d+(\.\d+)?", v)):
+            if key in money_keys and Decimal(str(v)) > 0:  # a zero amount moves no money: nothing to name
+                amounts.append(Decimal(str(v)))
+            continue
+        pv = parse_value(str(v), reading.clock, reading.id_patterns)
+        if pv is not None and pv.kind == "date":
+            dates.append(pv)
+        elif pv is not None and pv.kind == "id":
+            ids.append(pv)
+        elif isinstance(v, str) and re.search(r"\d", v) and len(v) <= 40:
+            ids.append(Value("id", v.strip().lower(), v))  # an identifier the domain's id formats do not cover
+    return amounts, dates, ids
+
+
+def proposal_licenses(text: str, event: dict[str, Any], reading: Reading, template: str = "") -> tuple[bool, str]:
+    """Whether an agent message proposed this write: its action, on its object, with the values it uses.
+
+    Read with the claim reader, so any ordinary wording of the action counts; a message
+    that names the action but not what it acts on, or no amount where the write moves
+    money, or a lower amount than the write uses, or not the date it sets, is too vague
+    to license it.
+    """
+    actions = actions_for_tool(reading.domain_path, str(event.get("name")))
+    claims = [c for c in read_claims(text, reading.domain_path, reading.clock, reading.id_patterns)
+              if c.action in actions and c.outcome != "refused"]
+    if not claims:
+        return False, f"no proposal of the action of {event.get('name')}"
+    said = extract_values(text, reading.clock, reading.id_patterns)
+    # the arguments that are money: those the rule's description writes as an amount ("${amount:.2f}")
+    money_keys = set(re.findall(r"\$\{(\w+)|\{(\w+):\.2f\}", template)) if template else set()
+    money_keys = {k for pair in money_keys for k in pair if k} if template else {"amount"}
+    amounts, dates, ids = _arg_values(event.get("arguments"), reading, money_keys)
+    if amounts:
+        # amounts as money; where the domain writes none with a currency ("estimated at 557.00"), decimals
+        # the amounts said in the proposal of this action ("charge $114.75"), not a total quoted beside it
+        own = [rv.value for c in claims for rv in c.values]
+        pool = own if any(v.kind == "money" for v in own) else said
+        proposed = [Decimal(v.norm) for v in pool if v.kind == "money" and Decimal(v.norm).is_finite()] or [
+            Decimal(v.norm) for v in pool if v.kind == "number" and "." in v.text and Decimal(v.norm).is_finite()]
+        if not proposed or max(amounts) > max(proposed):
+            return False, f"the write uses {max(amounts):.2f}; the proposal named {[str(p) for p in proposed] or 'no amount'}"
+    for d in dates:
+        if not any(same_value(d, v) for v in said):
+            return False, f"the write sets {d.norm}; the proposal did not name it"
+    named = any(same_value(i, v) or i.text.lower() in text.lower() for i in ids for v in [*said, i]) \
+        or any(c.objects for c in claims)
+    if not named:
+        return False, "the proposal does not say what the action acts on"
+    return True, "proposed"
+
+
+def _consented(rule: ProcessRule, event: dict[str, Any], before: list[dict[str, Any]], reading: Reading) -> tuple[bool, str]:
+    why = "no agent message proposed it"
+    use_claims = bool(reading.domain_path) and bool(actions_for_tool(reading.domain_path, str(event.get("name"))))
+    verb = _verb(rule, event["name"])
     for prev, reply in zip(before, before[1:]):
-        if (prev.get("type") == "message" and prev.get("role") == "assistant"
-                and reply.get("type") == "message" and reply.get("role") == "user"
-                and verb in normalise_phrase(prev["content"]) and agreed(reply["content"]) is True):
-            return True
-    return False
+        if not (prev.get("type") == "message" and prev.get("role") == "assistant"
+                and reply.get("type") == "message" and reply.get("role") == "user"):
+            continue
+        if use_claims:
+            ok, why_here = proposal_licenses(prev["content"], event, reading, rule.writes.get(event["name"], ""))
+        else:
+            ok, why_here = verb in normalise_phrase(prev["content"]), f"no message described '{verb}'"
+        if ok and agreed(reply["content"]) is True:
+            return True, "agreed"
+        if ok:
+            why = "the customer did not agree to the proposal"
+        elif why_here != f"no proposal of the action of {event.get('name')}":
+            why = why_here
+    return False, why
 
 
 Owner = Callable[[str, Any], "str | None"]  # (SQL, value) -> the customer id, or None when not found
@@ -81,7 +171,8 @@ def _verified_for(rule: ProcessRule, event: dict[str, Any]) -> str | None:
     return str(value).strip().upper() if value is not None else None
 
 
-def process_results(rules: list[ProcessRule], trace: list[dict[str, Any]], owner: Owner = _no_owner) -> list[CheckResult]:
+def process_results(rules: list[ProcessRule], trace: list[dict[str, Any]], owner: Owner = _no_owner,
+                    reading: Reading | None = None) -> list[CheckResult]:
     """One result per rule of the domain, on one trace; ``owner`` answers the rules' ``owners`` queries."""
     out: list[CheckResult] = []
     events = _events(trace)
@@ -103,9 +194,9 @@ def process_results(rules: list[ProcessRule], trace: list[dict[str, Any]], owner
                     violations.append(f"{e['name']} on {held[0]}, held by {held[1]}, with no successful "
                                       f"{rule.verify_tool} of {held[1]}")
             else:
-                verb = _verb(rule, e["name"])
-                if not _consented(rule, verb, before):
-                    violations.append(f"{e['name']} without the customer's agreement to '{verb}' given before it")
+                ok, why = _consented(rule, e, before, reading or Reading())
+                if not ok:
+                    violations.append(f"{e['name']} without the customer's agreement to a proposal of it ({why})")
         detail = ("not triggered" if not guarded else "respected") if not violations else "; ".join(violations)
         out.append(CheckResult(name=f"process:{rule.name}", kind="process", passed=not violations, detail=detail))
     return out
@@ -119,7 +210,11 @@ class ProcessCheck(CheckKind):
     order = 350
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
-        return process_results(domain_rules(context.task).process, context.trace, _initial_state_owner(context))
+        from ..domain import load_domain
+
+        domain = load_domain(context.task.domain)
+        reading = Reading(str(domain.path), domain.spec.clock.date(), tuple(domain.spec.id_patterns))
+        return process_results(domain_rules(context.task).process, context.trace, _initial_state_owner(context), reading)
 
 
 def _initial_state_owner(context: GradingContext) -> Owner:

@@ -4,7 +4,10 @@ Forbidden values are matched as whole values (``23`` is never found in ``2023``)
 bare number read back inside a record's text (a product name, an address) is not said as a value;
 a forbidden action word is forbidden when affirmed, not when denied; and the domain's
 confidential concepts and internal columns (``domains/<d>/verdicts.yaml``) give one
-more result, ``withholds:confidential``, on every task of a domain that declares them.
+more result, ``withholds:confidential``, on every task of a domain that declares them;
+the concepts are also read by meaning: any sense a domain's ``claims.yaml`` declares for
+a concept (a set of lemmas said in one sentence, "referral percentage" for the commission)
+counts as saying it.
 """
 
 from __future__ import annotations
@@ -129,8 +132,15 @@ class WithholdsCheck(CheckKind):
             leaked = [w.label for w in t.withholds if _leaked(ctx, w, said)]
             out.append(CheckResult(name=f"withholds:{t.name}", kind="withholds", passed=not leaked,
                                    detail="nothing withheld was said" if not leaked else f"said: {leaked}"))
-        if conf.concepts or conf.columns:
+        from ..claims import concepts_said, load_vocabulary
+        from ..domain import load_domain
+
+        domain_path = str(load_domain(context.task.domain).path)
+        vocab = load_vocabulary(domain_path)
+        if conf.concepts or conf.columns or (vocab is not None and vocab.concepts):
             found = [p for p in conf.concepts if any(phrase_polarity(m, p) for m in ctx.agent_messages)]
+            # the concept in any words: a sense of it (lemma sets, claims.yaml) said in one sentence
+            found += [f"{c} (by meaning)" for m in ctx.agent_messages for c in concepts_said(m, domain_path)]
             # internal values stay internal even though a tool showed them to the agent
             for v in _internal_values(ctx, conf.columns, ctx.state_records):
                 if any(s.kind == v.kind and s.norm == v.norm and not said.in_record_text(i, s) for i, s in said.values):

@@ -1,0 +1,209 @@
+"""``claims``: what the closing tells the customer, read into claims and held against what the episode did.
+
+On every task of a domain with a ``claims.yaml`` (see :mod:`thinkingbox_env.claims`), the
+assistant messages after the episode's last write (all of them where nothing was written)
+are read into claims, and four results enter the verdict:
+
+- ``claims:agrees``: an outcome claim agrees with the effects. An action reported as done
+  or coming ("your booking is cancelled", "I'll refund it") needs a successful write that
+  performs it; a refusal or denial ("could not be cancelled", "nothing went through") fails
+  next to such a write. Bookkeeping writes (tickets) do not count as a change.
+- ``claims:consistent``: no action is both reported and denied in the closing (a closing
+  stuffed with both outcomes).
+- ``claims:states_outcome``: the closing states the task's outcome itself, as the golden
+  closing does: each action the golden closing reports and the episode performed, or, where
+  the golden closing reports none, one of its outcome claims (a refusal, an escalation).
+  A proposal made earlier does not count.
+- ``claims:roles``: a value stated in a role (the refund amount, the new due date) is a value
+  of that role in the episode: an argument or result of a tool call the role names, not any
+  amount the episode showed.
+
+Each failing result names the sentence, the claim and the effect it disagrees with.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from ..claims import GENERIC, Claim, ClaimsVocabulary, load_vocabulary, read_claims
+from ..records import CheckResult
+from ..values import Value, extract_values, money_norm, parse_value, same_value
+from .base import CheckKind, GradingContext
+
+
+def _writes(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in trace if e.get("type") == "tool_call" and e.get("ok") and e.get("writes")]
+
+
+def closing_messages(dialogue: list[dict[str, Any]], trace: list[dict[str, Any]]) -> list[str]:
+    """The assistant messages said after the episode's last successful write (all where none was made)."""
+    agent = [m["content"] for m in dialogue if m.get("role") == "assistant" and m.get("content")]
+    said_before = 0
+    count = 0
+    for e in trace:
+        if e.get("type") == "tool_call" and e.get("ok") and e.get("writes"):
+            said_before = count
+        elif e.get("role") == "assistant" and e.get("content") and not e.get("tool_calls") and e.get("type") != "tool_call":
+            count += 1
+    if not _writes(trace):
+        return agent
+    # a caller that sent only the closing (no earlier turns): the closing is what was said after the writes
+    return agent[said_before:] if said_before < len(agent) else agent[-1:]
+
+
+def _claims(context: GradingContext, texts: list[str]) -> list[Claim]:
+    from ..domain import load_domain
+
+    domain = load_domain(context.task.domain)
+    clock, ids = domain.spec.clock.date(), tuple(domain.spec.id_patterns)
+    return [c for t in texts for c in read_claims(t, str(domain.path), clock, ids)]
+
+
+def _distinct(a: Claim, b: Claim) -> bool:
+    """Whether two claims speak of different things: each sentence names values (ids, years) and they share none."""
+    va = {v.value.key for v in a.values} or {k for k in _sentence_keys(a)}
+    vb = {v.value.key for v in b.values} or {k for k in _sentence_keys(b)}
+    return bool(va) and bool(vb) and not (va & vb)
+
+
+def _sentence_keys(c: Claim) -> set[tuple[str, str]]:
+    return {("token", w.strip(".,;:()")) for w in c.sentence.split() if any(ch.isdigit() for ch in w)}
+
+
+def _performed(vocab: ClaimsVocabulary, action: str, written: set[str]) -> bool:
+    if action == GENERIC:
+        return bool(written - set(vocab.bookkeeping))
+    spec = vocab.actions.get(action)
+    return spec is not None and bool(set(spec.tools) & written)
+
+
+def _role_pool(vocab: ClaimsVocabulary, role: str, trace: list[dict[str, Any]], clock: Any, ids: tuple[str, ...]) -> list[Any]:
+    spec = vocab.roles[role]
+    pool: list[Any] = []
+    total = Decimal(0)
+    for e in trace:
+        if e.get("type") != "tool_call" or not e.get("ok") or e.get("name") not in spec.tools:
+            continue
+        amount = (e.get("arguments") or {}).get("amount") if isinstance(e.get("arguments"), dict) else None
+        if isinstance(amount, (int, float)) and not isinstance(amount, bool):
+            total += Decimal(str(amount))  # two refunds of one order are told as their sum
+        for part in (e.get("arguments"), e.get("result")):
+            for key, leaf in _leaves(part):
+                if spec.keys and key not in spec.keys:
+                    continue
+                v = parse_value(str(leaf), clock, ids) if not isinstance(leaf, bool) else None
+                if v is None and isinstance(leaf, (int, float)) and spec.kind == "money":
+                    v = parse_value(f"${leaf}", clock, ids)
+                if v is not None:
+                    pool.append(v)
+                elif isinstance(leaf, str):
+                    pool += extract_values(leaf, clock, ids)
+    if total and spec.kind == "money":
+        pool.append(Value("money", money_norm(total), f"${total:.2f}"))
+    return pool
+
+
+def _leaves(x: Any, key: str = "") -> list[tuple[str, Any]]:
+    if isinstance(x, dict):
+        return [kv for k, v in x.items() for kv in _leaves(v, str(k))]
+    if isinstance(x, (list, tuple)):
+        return [kv for v in x for kv in _leaves(v, key)]
+    return [] if x is None else [(key, x)]
+
+
+def claims_results(context: GradingContext) -> list[CheckResult]:
+    """The four claim results of one episode; [] where the task's domain declares no vocabulary."""
+    from ..domain import load_domain
+
+    domain = load_domain(context.task.domain)
+    vocab = load_vocabulary(str(domain.path))
+    if vocab is None:
+        return []
+    clock, ids = domain.spec.clock.date(), tuple(domain.spec.id_patterns)
+    trace = context.trace
+    calls = [e for e in trace if e.get("type") == "tool_call"]
+    written = {e["name"] for e in _writes(trace)}
+    if not calls and context.outcome.diff:
+        written = {"(a write the trace does not show)"}  # a caller with only the closing: the diff says something changed
+    closing = closing_messages(context.dialogue, trace) if context.dialogue else [context.final_message]
+    read = _claims(context, closing)
+    claims = [c for c in read if c.statement]
+    out: list[CheckResult] = []
+
+    # agrees
+    bad: list[str] = []
+    for c in claims:
+        did = _performed(vocab, c.action, written)
+        partial = any(o.action == c.action and o.affirmed and o.outcome in ("done", "pending") and _distinct(c, o)
+                      for o in claims)
+        if c.outcome == "refused" and did and not partial:
+            bad.append(f"'{c.sentence}': {c.describe()}; but the episode wrote {sorted(written)}")
+        elif c.affirmed and c.outcome in ("done", "pending", "escalated") and c.reported and not did and calls:
+            tools = "a change" if c.action == GENERIC else "/".join(vocab.actions[c.action].tools) or c.action
+            bad.append(f"'{c.sentence}': {c.describe()}; but no successful {tools} in the episode")
+    out.append(CheckResult(name="claims:agrees", kind="claims", passed=not bad,
+                           detail="every outcome claim agrees with the effects" if not bad else "; ".join(bad)))
+
+    # consistent
+    denied = {c.action: c for c in claims if c.outcome == "refused"}
+    told = [c for c in claims if c.affirmed and c.outcome in ("done", "pending") and c.reported]
+    clash = [f"'{c.sentence}' ({c.describe()}) against '{denied[a].sentence}' ({denied[a].describe()})"
+             for c in told for a in sorted({c.action, GENERIC}) if a in denied
+             and (a == GENERIC or not _distinct(c, denied[a]))]
+    out.append(CheckResult(name="claims:consistent", kind="claims", passed=not clash,
+                           detail="no action both reported and denied" if not clash else "; ".join(dict.fromkeys(clash))))
+
+    # states_outcome
+    golden = [c for c in _claims(context, [context.task.golden_reply]) if c.statement and c.action != GENERIC]
+    backed = {c.action for c in golden if c.affirmed and c.outcome in ("done", "pending", "escalated")
+              and _performed(vocab, c.action, written)}
+    stated = {(c.action, c.affirmed) for c in claims}
+    if not golden:
+        ok, detail = True, "the task's closing states no outcome the vocabulary names"
+    elif backed:
+        missing = sorted(a for a in backed if (a, True) not in stated)
+        ok, detail = not missing, ("the closing states what was done" if not missing
+                                   else f"the closing does not state: {', '.join(missing)} (what the episode did)")
+    else:
+        want = {(c.action, c.affirmed) for c in golden}
+        ok = bool(want & stated) or any(not a for _, a in want) and any(not a for _, a in stated)
+        detail = "the closing states the outcome" if ok else \
+            f"the closing does not state the outcome ({'; '.join(g.describe() for g in golden)})"
+    out.append(CheckResult(name="claims:states_outcome", kind="claims", passed=ok, detail=detail))
+
+    # roles
+    wrong: list[str] = []
+    pools: dict[str, list[Any]] = {}
+    for c in read:  # a value is stated in its role whether the claim reports an act or a fact ("your refund is $X")
+        if not c.affirmed or c.outcome in ("proposed", "possible"):
+            continue
+        if not c.statement and {"was", "were"} & set(c.clause.lower().split()):
+            continue  # "your refund of $949.00 was issued on 2026-02-28": an earlier record, not this episode's
+        for rv in c.values:
+            if not rv.candidates:
+                continue
+            filled = []
+            for role in rv.candidates:
+                if role not in pools:
+                    pools[role] = _role_pool(vocab, role, trace, clock, ids)
+                if pools[role]:
+                    filled.append(role)
+            if filled and not any(same_value(rv.value, p) or same_value(p, rv.value)
+                                  for role in filled for p in pools[role]):
+                wrong.append(f"'{c.sentence}': {rv.value.text} stated as {'/'.join(filled)}; the episode's "
+                             f"{filled[0]} is {', '.join(sorted({p.text or p.norm for p in pools[filled[0]]}))}")
+    out.append(CheckResult(name="claims:roles", kind="claims", passed=not wrong,
+                           detail="every value stated in a role is that role's value" if not wrong else "; ".join(wrong)))
+    return out
+
+
+class ClaimsCheck(CheckKind):
+    """What the closing claims, held against the episode's effects and values (see the module docstring)."""
+
+    name = "claims"
+    group = "dialogue"
+    order = 460
+
+    def evaluate(self, context: GradingContext) -> list[CheckResult]:
+        return claims_results(context)
