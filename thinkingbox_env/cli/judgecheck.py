@@ -53,6 +53,7 @@ def _table(title: str, first: str, rows: dict[str, dict[str, Any]], overall: dic
 
 
 def cmd_judge_check(args: argparse.Namespace) -> int:
+    """Ask the judge the selected items and print its figures; 2 (a user error) when the endpoint does not answer."""
     from ..judge_check import load_items, run_judge_check, select, summarise
 
     if args.limit is not None and args.limit < 1:
@@ -81,6 +82,7 @@ def cmd_judge_check(args: argparse.Namespace) -> int:
 
 
 def add_judge_check_command(sub: argparse._SubParsersAction) -> None:
+    """Register ``judge-check`` on the ``thinkingbox`` parser."""
     p = add_command(sub, "judge-check", "measure a rubric judge on the package's labelled closings",
                     "Ask a judge model the package's labelled closings (correct, paraphrased, opposite outcome, invented, "
                     "leaking a confidential fact, carrying judge-steering text) through the rubric prompt, and print its "
