@@ -81,20 +81,30 @@ class Answer:
     error: str | None = None  # "unparsed" or the request's failure
 
 
-def run_judge_check(judge: Any, items: Iterable[dict[str, Any]],
-                    on_item: Callable[[Answer], None] | None = None) -> list[Answer]:
-    """Ask ``judge`` (a :class:`thinkingbox_env.judge.RubricJudge`) every item; a failing request is unjudged, not fatal."""
-    out = []
-    for item in items:
-        try:
-            answer, reason = judge(item["question"], "", dialogue=item["turns"], facts=item["facts"])
-            error = None if answer is not None else "unparsed"
-        except Exception as exc:  # noqa: BLE001 - one failed request is counted, the check goes on
-            answer, error = None, f"{type(exc).__name__}: {exc}"
-        result = Answer(item, answer, error)
-        out.append(result)
-        if on_item:
-            on_item(result)
+def _ask(judge: Any, item: dict[str, Any]) -> Answer:
+    try:
+        answer, _ = judge(item["question"], "", dialogue=item["turns"], facts=item["facts"])
+    except Exception as exc:  # noqa: BLE001 - one failed request is counted, the check goes on
+        return Answer(item, None, f"{type(exc).__name__}: {exc}")
+    return Answer(item, answer, None if answer is not None else "unparsed")
+
+
+def run_judge_check(judge: Any, items: Iterable[dict[str, Any]], on_item: Callable[[Answer], None] | None = None,
+                    workers: int = 1) -> list[Answer]:
+    """Ask ``judge`` (a :class:`thinkingbox_env.judge.RubricJudge`) every item, ``workers`` requests at a time.
+
+    A failing request is unjudged, not fatal; the answers come back in the items' order whatever the concurrency.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    items = list(items)
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = [pool.submit(_ask, judge, it) for it in items]
+        out = []
+        for fut in futures:
+            out.append(fut.result())
+            if on_item:
+                on_item(out[-1])
     return out
 
 

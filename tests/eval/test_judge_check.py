@@ -106,7 +106,7 @@ def test_limit_spreads_over_domains_and_classes():
 
 
 def test_oracle_judge_scores_100_percent(capsys, tmp_path):
-    rc, out, data = _run(capsys, tmp_path, _oracle)
+    rc, out, data = _run(capsys, tmp_path, _oracle, "--workers", "8")
     assert rc == 0
     o = data["overall"]
     assert o["items"] == len(ITEMS) and o["judged"] == len(ITEMS)
@@ -130,7 +130,7 @@ def test_always_yes_judge_false_yes_is_every_wrong_closing(capsys, tmp_path):
 
 
 def test_always_no_judge_false_no_is_every_right_closing(capsys, tmp_path):
-    rc, _, data = _run(capsys, tmp_path, lambda b: "OK" if _preflight(b) else NO, "--limit", "30")
+    rc, _, data = _run(capsys, tmp_path, lambda b: "OK" if _preflight(b) else NO, "--limit", "30", "--workers", "1")
     assert rc == 0
     o = data["overall"]
     assert o["items"] == 30 and o["false_no"] == 1.0 and o["false_yes"] == 0.0
@@ -146,6 +146,13 @@ def test_unparseable_replies_are_unjudged_not_yes_or_no(capsys, tmp_path):
     assert (o["items"], o["judged"], o["unparsed"], o["accuracy"]) == (24, 0, 24, None)
     assert all(a["answer"] is None and a["error"] == "unparsed" for a in data["items"])
     assert "unjudged: 24 replies did not parse" in out
+
+
+def test_bad_limit_or_workers_is_a_message(capsys):
+    assert main(["judge-check", "--judge-model", "m", "--judge-base-url", "http://127.0.0.1:9/v1", "--limit", "0"]) == 2
+    assert "--limit must be at least 1, not 0" in capsys.readouterr().out
+    assert main(["judge-check", "--judge-model", "m", "--judge-base-url", "http://127.0.0.1:9/v1", "--workers", "0"]) == 2
+    assert "--workers must be at least 1, not 0" in capsys.readouterr().out
 
 
 def test_dead_endpoint_exits_non_zero_naming_it(capsys, tmp_path):

@@ -58,11 +58,13 @@ def cmd_judge_check(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise UserError(f"--limit must be at least 1, not {args.limit}")
+    if args.workers < 1:
+        raise UserError(f"--workers must be at least 1, not {args.workers}")
     items = select(load_items(), domain=args.domain, limit=args.limit)
     judge = _judge(args)
     with new_progress() as progress:
         bar = progress.add_task("judging closings", total=len(items))
-        answers = run_judge_check(judge, items, on_item=lambda _: progress.advance(bar))
+        answers = run_judge_check(judge, items, on_item=lambda _: progress.advance(bar), workers=args.workers)
     s = summarise(answers)
     o = s["overall"]
     console.print(f"judge {judge.identity()} on {o['items']} labelled closings "
@@ -96,6 +98,7 @@ def add_judge_check_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--judge-api-key", help="API key (default: $THINKINGBOX_JUDGE_API_KEY, then $OPENAI_API_KEY)")
     p.add_argument("--domain", choices=DOMAINS, help="only this domain's closings")
     p.add_argument("--limit", type=int, help="ask at most N closings, spread evenly over the set")
+    p.add_argument("--workers", type=int, default=4, help="judge requests in flight at once")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per judge request")
     p.add_argument("--max-retries", type=int, default=2, help="retries per judge request")
     p.add_argument("--json", metavar="PATH", help="also write the figures and every item's answer as JSON")
