@@ -1,4 +1,4 @@
-"""A non-editable install ships domains/ and task_specs/ and gives a working make() for every task."""
+"""A non-editable install ships domains/, task_specs/ and the judge-check set, and gives a working make() for every task."""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ def test_wheel_install_works_outside_the_source_tree(tmp_path):
         from thinkingbox_env.domain import domain_dirs
         assert tb.__file__.startswith(sys.argv[1]), tb.__file__
         assert str(domain_dirs()["retail"]).startswith(sys.argv[1]), domain_dirs()
+        from thinkingbox_env.judge_check import DATA_FILE, load_items  # the judge-check set ships in the wheel
+        assert str(DATA_FILE).startswith(sys.argv[1]) and len(load_items()) >= 300, DATA_FILE
         tasks = tb.list_tasks()
         assert len(tasks) >= 20, tasks
         for t in tasks:

@@ -14,6 +14,7 @@ from ..spec import SpecError
 from ..version import __version__
 from .common import HelpFormatter, UserError, console
 from .eval import add_eval_commands
+from .judgecheck import add_judge_check_command
 from .play import add_play_command
 from .serve import add_serve_command
 from .tasks import add_task_commands
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_command(sub)
     add_eval_commands(sub)
     add_play_command(sub)
+    add_judge_check_command(sub)
     return parser
 
 
