@@ -18,7 +18,7 @@ policy" reads as "take off". Only the domain vocabulary is written by hand.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
@@ -286,6 +286,7 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
     spans = filter_spans(candidates)
     label = {(sp.start, sp.end): r.matcher.vocab.strings[m] for m, s, e in r.matcher(doc) for sp in [doc[s:e]]}
     out: list[Claim] = []
+    soft: set[int] = set()  # denials of "anything" that stand for everything only if nothing else is reported
     for sent in doc.sents:
         sent_norms = [t.norm_ for t in sent]
         sent_question = sent.text.rstrip().endswith("?")
@@ -329,7 +330,14 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
                     # only a denial of everything ("nothing went through", "no changes were made") is global;
                     # "the speed can't be changed" speaks of one thing, "no change fee" is a noun
                     everything = bool(set(before) & {"nothing", "none"}) or (before[-1:] == ["no"] and after in _VERB_AFTER)
-                    negated, modality = (True, "done") if everything else (False, "stated")
+                    # "could not change anything", "unable to make any changes": a denial of everything only where
+                    # the closing reports nothing else ("I haven't changed anything; I've sent it on" is scoped)
+                    of_any = not everything and (
+                        (after in ("anything", "any") and not (sp.end + 1 < b and doc[sp.end + 1].lower_ == "more"))
+                        or ("any" in before[-2:] and "more" not in before[-1:]))
+                    if of_any:
+                        soft.add(len(out))
+                    negated, modality = (True, "done") if everything or of_any else (False, "stated")
                 elif action == GENERIC and form == "base" and "now" not in inside:
                     modality = "stated"  # "while the bank's process runs": a noun
                 if conditional and modality in ("done", "future"):
@@ -374,6 +382,9 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
                 out.append(Claim(sentence=text[sent.start_char:sent.end_char].strip(), clause=clause_text.strip(), action=action,
                                  phrase=sp.text, affirmed=not negated, modality=modality, outcome=outcome,
                                  objects=objs, values=tuple(_with_roles(r, doc, a, b, cvals)), reported=reported))
+    if soft and any(c.affirmed and c.outcome in ("done", "pending", "escalated", "waiting")
+                    for i, c in enumerate(out) if i not in soft):
+        out = [replace(c, affirmed=True, modality="stated", outcome="stated") if i in soft else c for i, c in enumerate(out)]
     return tuple(out)
 
 

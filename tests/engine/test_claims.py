@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from datetime import date
 
+from adapter_helpers import as_calls, oracle_actions
+
+import thinkingbox_env as tb
 from thinkingbox_env.checks.process import Reading, proposal_licenses
 from thinkingbox_env.claims import read_claims
 from thinkingbox_env.verdict_rules import normalise_phrase
@@ -22,6 +25,11 @@ def test_outcomes_polarity_and_modality_are_read_per_clause() -> None:
     assert _read("Shall I cancel order ORD-1 for you?", RETAIL) == [("cancel", "proposed", True)]
     assert ("any", "refused", False) in _read("Nothing has gone through on your account.", RETAIL)
     assert _read("I've booked you onto Advanced forecasting.", CONSULTING) == [("enrol", "done", True)]
+    # a denial of "anything" is a denial of everything when it is all the closing says, and scoped when more is reported
+    assert _read("I'm sorry, I was not able to change anything on your account.", RETAIL) == [("any", "refused", False)]
+    assert ("any", "refused", False) not in _read(
+        "I haven't changed anything on the address, but I refunded the duplicate payment of $12.00.", RETAIL)
+    assert ("any", "refused", False) not in _read("The address can't be changed any more because it shipped.", RETAIL)
 
 
 def test_values_carry_the_role_of_the_word_next_to_them() -> None:
@@ -48,3 +56,46 @@ def test_consent_needs_the_action_the_object_and_an_amount_not_below_the_write()
     removal = {"name": "remove_vehicle", "arguments": {"vehicle_id": "VEH-7000001"}}
     ins = Reading(INSURANCE, date(2026, 5, 19), ())
     assert proposal_licenses("Shall I take the 2014 Ford Escape off the policy?", removal, ins)[0]
+
+
+def _closing_variants(task_id: str, closing: str | None = None, drop_writes: bool = False) -> dict:
+    """The oracle's episode of ``task_id`` with its closing replaced and/or its writes left out; the final info's checks."""
+    env = tb.make(task_id)
+    env.reset(seed=0)
+    box = env.unwrapped.runtime.domain.toolbox
+    writes = {name for name in box.tools if box[name].writes}
+    steps = [s for a in oracle_actions(task_id) for s in as_calls(a)]
+    info: dict = {}
+    for step in steps[:-1]:
+        if drop_writes and isinstance(step, dict) and step["name"] in writes:
+            continue
+        *_, info = env.step(step)
+    last = steps[-1]
+    assert isinstance(last, str)
+    *_, info = env.step(last if closing is None else closing.replace("{golden}", last))
+    env.close()
+    return info["checks"]
+
+
+def test_the_oracle_closing_passes_every_claim_check() -> None:
+    checks = _closing_variants("retail/ST030_001")
+    claims = {k: v for k, v in checks.items() if k.startswith("claims:")}
+    assert set(claims) == {"claims:agrees", "claims:consistent", "claims:states_outcome", "claims:roles"}
+    assert all(claims.values()), claims
+
+
+def test_a_closing_that_denies_the_write_it_made_fails_agreement() -> None:
+    checks = _closing_variants("retail/ST030_001", "I'm sorry, I was not able to change anything on your account today. <DONE>")
+    assert checks["claims:agrees"] is False
+
+
+def test_a_closing_that_reports_and_denies_the_same_outcome_fails_consistency() -> None:
+    golden = _closing_variants("retail/ST030_001")
+    assert golden["claims:consistent"] is True
+    checks = _closing_variants("retail/ST030_001", "{golden} Nothing has been changed on your account.")
+    assert checks["claims:consistent"] is False or checks["claims:agrees"] is False
+
+
+def test_the_golden_closing_without_the_writes_behind_it_fails_agreement() -> None:
+    checks = _closing_variants("retail/ST030_001", drop_writes=True)
+    assert checks["claims:agrees"] is False
