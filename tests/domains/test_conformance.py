@@ -169,3 +169,26 @@ def test_every_shipped_domain_has_tests_with_the_same_file_names():
     names = {d: sorted(p.name for p in (ROOT / "tests" / "domains" / d).glob("test_*.py")) for d in SHIPPED}
     expected = ["test_by_hand.py", "test_families.py", "test_rules.py", "test_tools.py"]
     assert all(n == expected for n in names.values()), names
+
+
+@pytest.mark.parametrize("domain", SHIPPED)
+def test_every_write_that_sets_a_declared_date_role_is_where_the_claims_read_it(domain):
+    """A date role of claims.yaml (an effective date, an end date) lists every write tool that takes that date;
+    one left out makes the oracle's own closing fail claims:roles whenever that tool sets the date it states."""
+    import inspect
+
+    import yaml
+
+    from thinkingbox_env.domain import load_domain
+
+    box = load_domain(domain).toolbox
+    roles = (yaml.safe_load((ROOT / "domains" / domain / "claims.yaml").read_text()) or {}).get("roles") or {}
+    missing = []
+    for role, spec in roles.items():
+        if spec["kind"] != "date":
+            continue
+        keys = set(spec.get("keys") or [role.split(".")[-1]])
+        for name in box.tools:
+            if box[name].writes and keys & set(inspect.signature(box[name].fn).parameters) and name not in spec["tools"]:
+                missing.append((role, name))
+    assert not missing, missing
