@@ -92,6 +92,16 @@ def _client_worker(url: str, token: str, sessions: int, calls: int, start_at: fl
     queue.put((samples, failures))
 
 
+def wait_for_port(port: int, attempts: int = 300) -> None:
+    """Return once a server accepts connections on ``port`` (about 30 s at most), so timing starts on a live server."""
+    for _ in range(attempts):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
 def measure_sessions(sessions: int, calls: int, procs: int, server_args: list[str]) -> dict[str, float]:
     """p50/p95 of one tool call while ``sessions`` sessions call at once, over one HTTP server."""
     port = free_port()
@@ -100,12 +110,7 @@ def measure_sessions(sessions: int, calls: int, procs: int, server_args: list[st
                                "--port", str(port), "--token", token, "--operator-token", "bench-operator-token-0123",
                                "--max-episodes", str(sessions), *server_args], stderr=subprocess.DEVNULL)
     try:
-        for _ in range(300):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_for_port(port)
         ctx = get_context("spawn")
         queue = ctx.Queue()
         share = [sessions // procs + (1 if i < sessions % procs else 0) for i in range(procs)]
@@ -168,12 +173,7 @@ def main() -> int:
     server = subprocess.Popen([sys.executable, "-m", "thinkingbox_env.cli", "serve", TASK, "--transport", "http",
                                "--port", str(port), "--operator-token", "bench-operator"], stderr=subprocess.DEVNULL)
     try:
-        for _ in range(300):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_for_port(port)
         backend = MCPToolBackend.http(f"http://127.0.0.1:{port}/mcp", operator_token="bench-operator")
         env = tb.make(TASK, max_actions=10 * args.calls, tool_backend=backend)
         results["mcp http"] = {"read": measure(env, READ, args.calls), "write": measure(env, WRITE, args.calls)}
