@@ -92,9 +92,12 @@ def _client_worker(url: str, token: str, sessions: int, calls: int, start_at: fl
     queue.put((samples, failures))
 
 
-def wait_for_port(port: int, attempts: int = 300) -> None:
-    """Return once a server accepts connections on ``port`` (about 30 s at most), so timing starts on a live server."""
+def wait_for_port(port: int, server: subprocess.Popen, attempts: int = 300) -> None:
+    """Return once ``server`` accepts connections on ``port`` (about 30 s at most), so timing starts on a live server;
+    a server that exits first (a refused flag) stops the benchmark with its exit status instead of a connection error."""
     for _ in range(attempts):
+        if server.poll() is not None:
+            raise SystemExit(f"thinkingbox serve exited with status {server.returncode} before listening on port {port}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             return
@@ -110,7 +113,7 @@ def measure_sessions(sessions: int, calls: int, procs: int, server_args: list[st
                                "--port", str(port), "--token", token, "--operator-token", "bench-operator-token-0123",
                                "--max-episodes", str(sessions), *server_args], stderr=subprocess.DEVNULL)
     try:
-        wait_for_port(port)
+        wait_for_port(port, server)
         ctx = get_context("spawn")
         queue = ctx.Queue()
         share = [sessions // procs + (1 if i < sessions % procs else 0) for i in range(procs)]
@@ -171,10 +174,10 @@ def main() -> int:
 
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "thinkingbox_env.cli", "serve", TASK, "--transport", "http",
-                               "--port", str(port), "--operator-token", "bench-operator"], stderr=subprocess.DEVNULL)
+                               "--port", str(port), "--operator-token", "bench-operator-token-0123"], stderr=subprocess.DEVNULL)
     try:
-        wait_for_port(port)
-        backend = MCPToolBackend.http(f"http://127.0.0.1:{port}/mcp", operator_token="bench-operator")
+        wait_for_port(port, server)
+        backend = MCPToolBackend.http(f"http://127.0.0.1:{port}/mcp", operator_token="bench-operator-token-0123")
         env = tb.make(TASK, max_actions=10 * args.calls, tool_backend=backend)
         results["mcp http"] = {"read": measure(env, READ, args.calls), "write": measure(env, WRITE, args.calls)}
         env.close()
