@@ -46,9 +46,11 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -548,6 +550,44 @@ def bench_grpo(groups: int) -> dict[str, Any]:
 # --------------------------------------------------------------------------- report
 
 
+# What a fresh process pays before and during its first episode (a Ray worker, a CLI run, a test process).
+_COLD_START_SCRIPT = """
+import json, sys, time
+t0 = time.perf_counter()
+import thinkingbox_env as tb
+from thinkingbox_env.agents.baselines import OracleAgent, run_episode
+t1 = time.perf_counter()
+env = tb.make(sys.argv[1])
+t2 = time.perf_counter()
+info = run_episode(env, OracleAgent(), seed=0)
+t3 = time.perf_counter()
+other = run_episode(tb.make(sys.argv[2]), OracleAgent(), seed=0)
+t4 = time.perf_counter()
+print(json.dumps({"import_ms": 1000 * (t1 - t0), "make_ms": 1000 * (t2 - t1), "first_episode_ms": 1000 * (t3 - t2),
+                  "second_task_ms": 1000 * (t4 - t3), "torch_loaded": "torch" in sys.modules,
+                  "oracle_failed": info["verdict"] != 1.0 or other["verdict"] != 1.0}))
+"""
+
+
+def bench_cold_start(runs: int, task_id: str = "retail/ST030_001", other_id: str = "retail/ST030_002") -> dict[str, Any]:
+    """Medians over ``runs`` fresh interpreters: import, first make(), first oracle episode, then a second task."""
+    import subprocess
+
+    samples: list[dict[str, Any]] = []
+    for _ in range(runs):
+        proc = subprocess.run([sys.executable, "-c", _COLD_START_SCRIPT, task_id, other_id],
+                              capture_output=True, text=True, timeout=600, check=True)
+        samples.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    out: dict[str, Any] = {"runs": runs, "task": task_id, "second_task": other_id,
+                           "torch_installed": importlib.util.find_spec("torch") is not None,
+                           "torch_loaded": any(s["torch_loaded"] for s in samples),
+                           "oracle_failures": sum(bool(s["oracle_failed"]) for s in samples)}
+    for key in ("import_ms", "make_ms", "first_episode_ms", "second_task_ms"):
+        values = sorted(s[key] for s in samples)
+        out[key] = {"median": statistics.median(values), "max": values[-1]}
+    return out
+
+
 def evaluate_targets(values: dict[str, float | None]) -> list[dict[str, Any]]:
     rows = []
     for key, label, unit, limit in TARGETS:
@@ -585,6 +625,14 @@ def print_report(res: dict[str, Any]) -> None:
             s = lat[key]
             print(f"  {label:<22}{s['n']:>7}{fmt(s['median_ms'], 3):>12}{fmt(s['p95_ms'], 3):>10}"
                   f"{fmt(s['mean_ms'], 3):>10}{fmt(s['max_ms'], 3):>10}")
+        print()
+    if "cold_start" in res:
+        cs = res["cold_start"]
+        print(f"Cold start ({cs['runs']} fresh processes; torch installed: {cs['torch_installed']}, "
+              f"loaded by the episode: {cs['torch_loaded']})")
+        for key, label in (("import_ms", "import thinkingbox_env"), ("make_ms", "first make()"),
+                           ("first_episode_ms", "first oracle episode"), ("second_task_ms", "second task (make + episode)")):
+            print(f"  {label:<30} median {cs[key]['median']:8.1f} ms   max {cs[key]['max']:8.1f} ms")
         print()
     if "throughput" in res:
         th = res["throughput"]
@@ -678,6 +726,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="GRPO-shaped groups of 8 episodes of one fresh variant (default: 28)")
     ap.add_argument("--live", type=int, default=1000,
                     help="live episodes for the memory measurement; 0 skips it (default: 1000)")
+    ap.add_argument("--cold-starts", type=int, default=5,
+                    help="fresh processes for the cold-start measurement; 0 skips it (default: 5)")
     ap.add_argument("--max-tasks", type=int, default=None, help="use only the first N tasks (quick runs)")
     ap.add_argument("--skip-domain-sections", action="store_true",
                     help="skip the per-domain latency and throughput sections (1-4)")
@@ -755,6 +805,10 @@ def main(argv: list[str] | None = None) -> int:
         res["fresh_variants"] = bench_fresh_variants(args.variants)
         failures += res["fresh_variants"]["oracle_failures"]
         values["fresh_variant_first_episode_ms_median"] = res["fresh_variants"]["first_episode"]["median_ms"]
+    if args.cold_starts:
+        print(f"cold start: {args.cold_starts} fresh processes ...", file=sys.stderr, flush=True)
+        res["cold_start"] = bench_cold_start(args.cold_starts)
+        failures += res["cold_start"]["oracle_failures"]
     if args.groups:
         print(f"GRPO-shaped groups: {args.groups} x {GRPO_GROUP} ...", file=sys.stderr, flush=True)
         res["grpo"] = bench_grpo(args.groups)

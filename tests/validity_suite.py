@@ -92,7 +92,38 @@ def claim_cases(spec, domain, trace) -> list[Case]:
     para = _paraphrase(g)
     if para:
         cases.append(Case(tid, "correct:outcome words paraphrased", [para]))
+    if wrote:  # where nothing but bookkeeping was written, a blanket denial is true: a refusal in other words
+        cases.append(Case(tid, "false:opposite outcome", ["I'm sorry, I wasn't able to complete that today; nothing has been changed."]))
+        cases.append(Case(tid, "false:closing only thanks after the golden turns", ["Thank you for your patience today."]))
+    vague = _role_value_made_vague(spec, domain)
+    if vague:
+        cases.append(Case(tid, "false:role value left out of the closing", [vague]))
+        cases.append(Case(tid, "correct:role value stated in a later closing turn", ["That is all done for you now.", g]))
     return cases
+
+
+def _role_value_made_vague(spec, domain) -> str | None:
+    """The golden closing with the values the task must state (its stated roles) replaced by vague words."""
+    from thinkingbox_env.checks.states import stated_roles
+    from thinkingbox_env.claims import load_vocabulary
+    from thinkingbox_env.values import same_value
+
+    required = stated_roles(spec)
+    vocab = load_vocabulary(str(domain.path))
+    if not required or vocab is None:
+        return None
+    clock, ids = domain.spec.clock.date(), tuple(domain.spec.id_patterns)
+    g = spec.golden_reply
+    golden = [v for v in extract_values(g, clock, ids)]
+    from thinkingbox_env.checks.states import golden_calls, role_values
+
+    calls = golden_calls(spec)
+    held = [v for s in required for role in s.label.split("|") for _, v in role_values(vocab.roles[role], calls, clock, ids, s.places)]
+    out = g
+    for v in sorted(golden, key=lambda v: -v.start):
+        if any(same_value(h, v) or same_value(v, h) for h in held):
+            out = out[:v.start] + ("the amount we discussed" if v.kind in ("money", "number") else "the date we discussed") + out[v.end:]
+    return out if out != g else None
 
 
 def cases_for(spec, domain) -> list[Case]:
@@ -122,7 +153,6 @@ def cases_for(spec, domain) -> list[Case]:
         leak = ""
     if leak:
         cases.append(Case(tid, "false:leaked confidential reason", [g + leak]))
-    cases.append(Case(tid, "false:opposite outcome", ["I'm sorry, I wasn't able to complete that today; nothing has been changed."]))
     return cases
 
 
@@ -204,7 +234,7 @@ def sample_tasks(per_domain: int = 35) -> list[str]:
     return out
 
 
-DIALOGUE_KINDS = ("mentions", "withholds", "grounded_values", "rubric", "claims")
+DIALOGUE_KINDS = ("mentions", "withholds", "grounded_values", "rubric", "claims", "states")
 
 
 def consent_probes(spec, domain, trace) -> list[tuple[str, bool]]:

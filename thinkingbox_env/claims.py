@@ -94,13 +94,34 @@ def load_vocabulary(domain_path: str) -> ClaimsVocabulary | None:
 # --------------------------------------------------------------------------- the pipeline
 
 
-@lru_cache(maxsize=1)
-def _nlp() -> Any:
-    """The blank English spaCy pipeline with the sentencizer and the lookup lemmatizer (spacy-lookups-data)."""
+def _import_spacy() -> Any:
+    """spaCy, imported without letting its array library (thinc) load torch.
+
+    thinc imports torch when it is installed, for GPU operations the rule-based pipeline
+    never uses; in a training environment that is seconds of the first grading in every
+    fresh process (a Ray worker, a CLI run). Where torch is not loaded yet it is hidden
+    for the length of the import (thinc then records "no torch") and importable as usual
+    afterwards; where it is already loaded, nothing changes.
+    """
+    import sys
+
+    hide = "torch" not in sys.modules
+    if hide:
+        sys.modules["torch"] = None  # type: ignore[assignment]  # an import of it raises ImportError meanwhile
     try:
         import spacy
     except ImportError as exc:  # pragma: no cover - a core dependency
         raise ImportError("the claim reader needs spaCy and spacy-lookups-data: pip install spacy spacy-lookups-data") from exc
+    finally:
+        if hide and sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
+    return spacy
+
+
+@lru_cache(maxsize=1)
+def _nlp() -> Any:
+    """The blank English spaCy pipeline with the sentencizer and the lookup lemmatizer (spacy-lookups-data)."""
+    spacy = _import_spacy()
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
     nlp.add_pipe("lemmatizer", config={"mode": "lookup"})

@@ -71,27 +71,8 @@ class CheckResult:
         return cls(str(data["name"]), str(data["kind"]), data["passed"], str(data.get("detail", "")))
 
 
-# Kinds whose checks only a judge evaluates: a trial left with nothing open but these is "unjudged".
-JUDGED_KINDS: tuple[str, ...] = ("rubric", "truthfulness")
 
-TrialOutcome = Literal["pass", "fail", "unjudged"]
-
-
-def trial_outcome(verdict: float | None, check_details: list[dict[str, Any]] | None) -> TrialOutcome:
-    """Pass, fail, or unjudged: the verdict is 0 only because judged checks were not evaluated.
-
-    A trial whose every check that did not pass is a rubric question left unevaluated
-    (no judge, a judge that failed, an answer that did not parse) says nothing about the
-    agent on those questions, and nothing it did failed: it is counted apart, neither
-    passed nor failed. Derived from the check details alone, so rows written before the
-    ``outcome`` field existed read the same way.
-    """
-    if verdict == 1.0:
-        return "pass"
-    open_checks = [d for d in check_details or [] if d.get("passed") is not True]
-    if open_checks and all(d.get("passed") is None and d.get("kind") in JUDGED_KINDS for d in open_checks):
-        return "unjudged"
-    return "fail"
+TrialOutcome = Literal["pass", "fail", "unjudged"]  # see checks.trial_outcome
 
 
 class ToolCallEvent(TypedDict):
@@ -131,6 +112,8 @@ class Verdict(BaseModel):
     failure_category: FailureCategory | None
     diff: dict[str, Any]
     state_hash: str
+    outcome: TrialOutcome = Field(
+        default="fail", description="pass, fail, or unjudged: only questions a judge answers were left open (checks.trial_outcome)")
     skipped: list[CheckResult] = Field(
         default_factory=list,
         description="Checks that exist only with a judge and had none (the automatic truthfulness rubric): "
@@ -156,11 +139,6 @@ class Verdict(BaseModel):
     @property
     def unevaluated(self) -> list[str]:
         return [r.name for r in self.results if r.passed is None]
-
-    @property
-    def outcome(self) -> TrialOutcome:
-        """``pass``, ``fail`` or ``unjudged`` (see :func:`trial_outcome`)."""
-        return trial_outcome(self.reward, self.check_details)
 
     def info(self) -> dict[str, Any]:
         """The grading part of the final Gymnasium ``info``: plain values, keys as the rows have always had them."""
@@ -197,6 +175,7 @@ class Verdict(BaseModel):
             diff=data["diff"],
             state_hash=data["state_hash"],
             skipped=[CheckResult.from_json(d) for d in data.get("skipped", [])],
+            outcome=data.get("outcome") or ("pass" if data["verdict"] == 1.0 else "fail"),
         )
 
 

@@ -96,7 +96,20 @@ class TaskRuntime:
             _ = self.golden
         except GoldenError as exc:
             raise spec.error(f"golden.{exc.index}", exc.problem) from exc
+        from .checks import kinds  # each kind checks its own entries of the task against the golden
+
+        calls = self.golden_calls()
+        for k in kinds():
+            for field_name, problem in k.check_task(spec, calls):
+                raise spec.error(field_name, problem)
         self._checked = True
+
+    def golden_calls(self) -> list[dict[str, Any]]:
+        """The golden trajectory's calls as trace events (name, arguments, result, ok, writes)."""
+        box = self.domain.toolbox
+        return [{"type": "tool_call", "name": c.name, "arguments": c.arguments, "result": r.content, "ok": r.ok,
+                 "writes": c.name in box and box[c.name].writes}
+                for c, r in zip(self.spec.golden, self.golden.results)]
 
     @property
     def template(self) -> TaskTemplate:

@@ -8,9 +8,10 @@ loading errors name the file, the task and the field.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import (
@@ -18,8 +19,10 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    TypeAdapter,
     ValidationError,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -296,11 +299,90 @@ class RubricCheck(_Strict):
     question: str
 
 
-class CheckSpecs(_Strict):
-    """The hidden checks of a task, grouped by kind; the agent never sees them."""
-    sql: list[SqlCheck] = Field(default_factory=list)
-    dialogue: list[DialogueCheck] = Field(default_factory=list)
-    rubric: list[RubricCheck] = Field(default_factory=list)
+@dataclass(frozen=True)
+class CheckSection:
+    """A section of a task's ``checks``, as the check kind that reads it declared it."""
+
+    name: str
+    owner: str  # the check kind
+    order: int  # where the section stands in a written spec (the kind's result order)
+    entries: TypeAdapter[Any]  # validates the section's list of entries
+    in_every_spec: bool  # written even when empty (the first task set's sections), so old specs keep their bytes
+
+
+_CHECK_SECTIONS: dict[str, CheckSection] = {}
+
+
+def declare_check_section(name: str, item: Any, owner: str, order: int, in_every_spec: bool = False) -> None:
+    """Let task specs carry the section ``name`` of entries of type ``item`` (called when a check kind registers).
+
+    The spec format is extended by the kinds rather than listing them, so a new kind with
+    task-level entries is one module; a second kind claiming the same section is refused.
+    """
+    existing = _CHECK_SECTIONS.get(name)
+    if existing is not None and existing.owner != owner:
+        raise ValueError(f"check kinds '{existing.owner}' and '{owner}' both declare the section '{name}'")
+    entries: Any = list[item]  # a list of the kind's entry type, named at run time
+    _CHECK_SECTIONS[name] = CheckSection(name, owner, order, TypeAdapter(entries), in_every_spec)
+
+
+def withdraw_check_section(name: str) -> None:
+    """Forget a section (a kind removed from the registry, as tests do)."""
+    _CHECK_SECTIONS.pop(name, None)
+
+
+def check_sections() -> list[CheckSection]:
+    """The declared sections in written order."""
+    return sorted(_CHECK_SECTIONS.values(), key=lambda s: (s.order, s.name))
+
+
+class CheckSpecs(BaseModel):
+    """The hidden checks of a task, one section per check kind that declares one; the agent never sees them.
+
+    The sections are not listed here: each check kind declares its own (``spec_section``
+    and ``spec_item`` on :class:`thinkingbox_env.checks.CheckKind`, which registering
+    passes to :func:`declare_check_section`), so a new kind with task-level entries is one
+    module. A section no registered kind declares is refused, naming the known ones. Every
+    declared section reads as a list (empty when absent).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    if TYPE_CHECKING:  # the sections are attributes whose names the registered kinds give
+        def __getattr__(self, name: str) -> list[Any]: ...
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sections(cls, data: Any) -> Any:
+        if isinstance(data, CheckSpecs):
+            return data
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise ValueError(f"checks must be a mapping of sections, got {type(data).__name__}")
+        sections = check_sections()
+        unknown = sorted(set(data) - {s.name for s in sections})
+        if unknown:
+            known = ", ".join(s.name for s in sections)
+            raise ValueError(f"unknown check section {', '.join(map(repr, unknown))}; known: {known}")
+        out: dict[str, Any] = {}
+        for section in sections:
+            given = data.get(section.name)
+            try:
+                out[section.name] = section.entries.validate_python([] if given is None else given)
+            except ValidationError as exc:
+                problems = "; ".join(f"{'.'.join(str(p) for p in (section.name, *e['loc']))}: {e['msg']}" for e in exc.errors())
+                raise ValueError(problems) from None
+        return out
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        """Every section, less the later ones a task leaves empty (see ``CheckSection.in_every_spec``)."""
+        data = handler(self)
+        always = {s.name for s in check_sections() if s.in_every_spec}
+        for section in [s for s, entries in data.items() if not entries and s not in always]:
+            del data[section]
+        return data
 
 
 class TaskSpec(_Strict):

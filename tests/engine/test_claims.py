@@ -99,3 +99,52 @@ def test_a_closing_that_reports_and_denies_the_same_outcome_fails_consistency() 
 def test_the_golden_closing_without_the_writes_behind_it_fails_agreement() -> None:
     checks = _closing_variants("retail/ST030_001", drop_writes=True)
     assert checks["claims:agrees"] is False
+
+
+def test_the_claim_reader_does_not_load_torch_into_a_fresh_process() -> None:
+    """spaCy's thinc imports torch when installed (seconds of every fresh worker's first grading); it must not."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("torch") is None:
+        import pytest
+
+        pytest.skip("torch is not installed here: nothing to hide")
+    code = ("import sys, thinkingbox_env as tb\n"
+            "from thinkingbox_env.agents.baselines import OracleAgent, run_episode\n"
+            "info = run_episode(tb.make('retail/ST030_001'), OracleAgent(), seed=0)\n"
+            "assert info['checks']['claims:agrees'] is True, info['checks']\n"
+            "assert 'torch' not in sys.modules, 'grading loaded torch'\n"
+            "import torch\n"
+            "assert float(torch.ones(2).sum()) == 2.0\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def _variant_checks(domain: str, family: str, seed: int, closing: str | None = None) -> dict:
+    from thinkingbox_env.agents.baselines import OracleAgent
+
+    spec = tb.generate_variant(domain, family, seed)
+    env = tb.make(spec)
+    obs, _ = env.reset(seed=0)
+    agent = OracleAgent()
+    agent.reset(env.task, obs)
+    while True:
+        action = agent.act(obs)
+        if closing is not None and isinstance(action, str) and action.rstrip().endswith("<DONE>"):
+            action = closing + " <DONE>"
+        obs, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            env.close()
+            return {"spec": spec, "checks": info["checks"]}
+
+
+def test_a_refusal_of_one_request_beside_the_same_action_done_for_another_agrees() -> None:
+    # two requests of one customer: a vehicle added, a driver with a revoked licence refused ("can't add Priya ...")
+    golden = _variant_checks("insurance", "IN011", 100037)
+    assert "can't add" in golden["spec"].golden_reply and golden["checks"]["claims:agrees"] is True
+    # the refusal said of the vehicle the episode did add disagrees with that write
+    vehicle = golden["spec"].golden_reply.split(" (VIN")[0].replace("Your ", "")
+    denied = _variant_checks("insurance", "IN011", 100037, f"I'm sorry, I can't add the {vehicle} to your policy.")
+    assert denied["checks"]["claims:agrees"] is False

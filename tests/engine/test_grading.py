@@ -14,9 +14,9 @@ from thinkingbox_env.records import CheckResult, FailureCategory, FinishReason, 
 
 def test_the_built_in_kinds_are_registered_in_result_order():
     assert [k.name for k in kinds()] == ["effect", "no_collateral", "sql", "process", "mentions", "withholds",
-                                         "grounded_values", "claims", "rubric", "truthfulness"]
+                                         "grounded_values", "claims", "states", "rubric", "truthfulness"]
     assert kinds_in("state") == ("effect", "no_collateral", "sql")
-    assert kinds_in("dialogue") == ("mentions", "withholds", "grounded_values", "claims", "rubric", "truthfulness")
+    assert kinds_in("dialogue") == ("mentions", "withholds", "grounded_values", "claims", "states", "rubric", "truthfulness")
     assert kinds_in("process") == ("process",)
     assert [k.name for k in kinds() if k.optional] == ["truthfulness"]
     with pytest.raises(KeyError, match="unknown check kind 'nope'"):

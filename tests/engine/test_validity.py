@@ -48,6 +48,10 @@ def test_claim_classes_meet_their_targets_in_every_domain(suite: dict) -> None:
     for label in ("false:vague consent", "false:consent to a lower amount"):
         n, wrong = total(label)
         assert n >= 5 and wrong == 0, (label, n, wrong)
-    for label in ("correct:outcome words paraphrased", "correct:consent asked in other words"):
+    for label in ("false:closing only thanks after the golden turns", "false:role value left out of the closing"):
+        n, wrong = total(label)
+        assert n >= 10 and wrong == 0, (label, n, wrong)
+    for label in ("correct:outcome words paraphrased", "correct:consent asked in other words",
+                  "correct:role value stated in a later closing turn"):
         n, wrong = total(label)
         assert n and wrong <= 0.01 * n, (label, n, wrong)

@@ -18,7 +18,19 @@ import pkgutil
 
 from ..diff import StateDiff
 from ..records import FAILURE_CATEGORIES, CheckResult
-from .base import CheckGroup, CheckKind, GradingContext, Judge, kind, kinds, kinds_in, register
+from .base import (
+    CheckGroup,
+    CheckKind,
+    GradingContext,
+    Judge,
+    kind,
+    kinds,
+    kinds_in,
+    kinds_where,
+    register,
+    reward_groups,
+    spec_sections,
+)
 from .grading import (
     assemble_verdict,
     dialogue_positions,
@@ -28,6 +40,7 @@ from .grading import (
     grade,
     interleave,
     reward_vector,
+    trial_outcome,
     verdict,
 )
 from .outcome import StateOutcome, state_outcome
@@ -74,9 +87,13 @@ __all__ = [
     "kind",
     "kinds",
     "kinds_in",
+    "kinds_where",
+    "reward_groups",
+    "spec_sections",
     "register",
     "reward_vector",
     "state_checks",
     "state_outcome",
+    "trial_outcome",
     "verdict",
 ]

@@ -8,7 +8,14 @@ next to the state (in-process, or by the MCP server that holds it) and travel to
 grading inside the :class:`~thinkingbox_env.checks.outcome.StateOutcome`.
 
 Adding a kind is adding a module that defines a ``CheckKind`` subclass: the package
-imports every module it holds, and the subclass registers itself.
+imports every module it holds, and the subclass registers itself. The class declares
+everything the rest of the package needs to know about the kind, so that nothing else
+names it by string: the section of a task's ``checks`` it reads and the type of one entry
+(``spec_section``, ``spec_item``; :class:`thinkingbox_env.spec.CheckSpecs` accepts
+exactly the sections registered kinds declare), its place in the failure taxonomy
+(``group``, ``follows_write``, ``judged``), the trainers' reward group it feeds
+(``reward_group``), what it asks of a task at load time (:meth:`CheckKind.check_task`)
+and how ``thinkingbox show --task`` describes its entries (:meth:`CheckKind.describe_task`).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..records import CheckResult, FinishReason
+from ..spec import declare_check_section, withdraw_check_section
 
 if TYPE_CHECKING:
     from ..diff import StateDiff
@@ -66,6 +74,20 @@ class CheckKind:
     group: ClassVar[CheckGroup] = "state"
     order: ClassVar[int] = 1000
     optional: ClassVar[bool] = False
+    # A failure of this kind next to a wrong state follows from the wrong write (the value told, the missing
+    # consent), so the failure taxonomy books it as the write's failure rather than a dialogue failure.
+    follows_write: ClassVar[bool] = False
+    # Only a judge evaluates this kind: a trial whose only open checks are of judged kinds is "unjudged".
+    judged: ClassVar[bool] = False
+    # The per-check reward group of the trainer adapters (``reward_<group>``); "" for none.
+    reward_group: ClassVar[str] = ""
+    # The key under a task's ``checks`` that this kind reads ("" for kinds derived from the golden alone), and the
+    # type of one entry of that list (a pydantic model, or a plain type such as ``str``).
+    spec_section: ClassVar[str] = ""
+    spec_item: ClassVar[Any] = None
+    # Sections of the first task set are written in every spec, even empty, so that those specs keep their bytes
+    # and content hashes; a later section is written only where a task uses it.
+    section_in_every_spec: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -78,6 +100,23 @@ class CheckKind:
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         raise NotImplementedError
+
+    def check_task(self, task: TaskSpec, golden_calls: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        """Problems with the task's entries of this kind, found at load time: ``(field, problem)`` pairs.
+
+        ``golden_calls`` are the golden trajectory's calls as trace events (name, arguments,
+        result, ok), so that a kind can check its entries against what the golden does.
+        """
+        return []
+
+    def describe_spec(self, item: Any) -> str:
+        """One entry of the task's section as ``thinkingbox show --task`` lists it."""
+        label = getattr(item, "name", item)
+        return f"{self.spec_section or self.name}:{label}"
+
+    def describe_task(self, task: TaskSpec) -> list[str]:
+        """What ``thinkingbox show --task`` lists for this kind: the task's entries of its section."""
+        return [self.describe_spec(item) for item in getattr(task.checks, self.spec_section)] if self.spec_section else []
 
 
 _KINDS: dict[str, CheckKind] = {}
@@ -93,7 +132,18 @@ def register(cls: type[CheckKind]) -> None:
         raise ValueError(f"check kind '{cls.name}' is defined twice: {type(existing).__module__} and {cls.__module__}")
     if cls.group not in ("state", "dialogue", "process"):
         raise ValueError(f"check kind '{cls.name}': group must be state, dialogue or process, got {cls.group!r}")
+    if cls.spec_section:
+        if cls.spec_item is None:
+            raise ValueError(f"check kind '{cls.name}' declares the section '{cls.spec_section}' but no spec_item type")
+        declare_check_section(cls.spec_section, cls.spec_item, cls.name, cls.order, cls.section_in_every_spec)
     _KINDS[cls.name] = cls()
+
+
+def unregister(name: str) -> None:
+    """Remove a kind and the spec section it declared (a kind defined for a test)."""
+    removed = _KINDS.pop(name, None)
+    if removed is not None and removed.spec_section:
+        withdraw_check_section(removed.spec_section)
 
 
 def kinds() -> list[CheckKind]:
@@ -112,3 +162,22 @@ def kind(name: str) -> CheckKind:
 def kinds_in(group: CheckGroup) -> tuple[str, ...]:
     """The names of the kinds whose failures belong to ``group``."""
     return tuple(k.name for k in kinds() if k.group == group)
+
+
+def kinds_where(attribute: str) -> tuple[str, ...]:
+    """The names of the kinds that set a boolean class attribute (``follows_write``, ``judged``, ``optional``)."""
+    return tuple(k.name for k in kinds() if getattr(k, attribute))
+
+
+def reward_groups() -> dict[str, tuple[str, ...]]:
+    """Reward group name -> the kinds that feed it, in kind order (the trainers' ``reward_<group>`` functions)."""
+    out: dict[str, list[str]] = {}
+    for k in kinds():
+        if k.reward_group:
+            out.setdefault(k.reward_group, []).append(k.name)
+    return {g: tuple(names) for g, names in out.items()}
+
+
+def spec_sections() -> dict[str, CheckKind]:
+    """Section name under a task's ``checks`` -> the kind that declares it, in kind order."""
+    return {k.spec_section: k for k in kinds() if k.spec_section}

@@ -23,6 +23,8 @@ Each failing result names the sentence, the claim and the effect it disagrees wi
 
 from __future__ import annotations
 
+import json
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -69,6 +71,31 @@ def _distinct(a: Claim, b: Claim) -> bool:
 
 def _sentence_keys(c: Claim) -> set[tuple[str, str]]:
     return {("token", w.strip(".,;:()")) for w in c.sentence.split() if any(ch.isdigit() for ch in w)}
+
+
+_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][a-z]+(?:[ -][A-Z][a-z0-9]+)*")
+_NOT_NAMES = {"I", "I'm", "I've", "I'll", "Unfortunately", "Sorry", "Your", "The", "This", "That", "It"}
+
+
+def _about_another(c: Claim, writes: list[dict[str, Any]], clock: Any, ids: tuple[str, ...]) -> bool:
+    """Whether a refusal names something in particular that none of the writes performing its action touched.
+
+    "I can't add Priya Abernathy" next to a successful add_vehicle for a Nissan speaks of
+    another thing than the write, so the two do not disagree; a refusal that names nothing
+    in particular ("the order could not be cancelled", "nothing went through") is about
+    every such write.
+    """
+    names = {m.group(0) for m in _NAME.finditer(c.clause)} - _NOT_NAMES
+    # a bare number (a model year, a count) says too little to tell one record from another
+    values = [rv.value for rv in c.values if rv.value.kind != "number"]
+    if not names and not values:
+        return False
+    text = " ".join(json.dumps([w.get("arguments"), w.get("result")], default=str) for w in writes)
+    words = {w.lower() for n in names for w in re.split(r"[ -]", n) if len(w) >= 3}  # a record stores make and model apart
+    if any(re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", text.lower()) for w in words):
+        return False
+    touched = extract_values(text, clock, ids)
+    return not any(same_value(v, t) or same_value(t, v) for v in values for t in touched)
 
 
 def _performed(vocab: ClaimsVocabulary, action: str, written: set[str]) -> bool:
@@ -137,6 +164,10 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
         did = _performed(vocab, c.action, written)
         partial = any(o.action == c.action and o.affirmed and o.outcome in ("done", "pending") and _distinct(c, o)
                       for o in claims)
+        if c.outcome == "refused" and did and not partial and c.action != GENERIC:
+            spec = vocab.actions.get(c.action)
+            doing = [e for e in _writes(trace) if spec is not None and e.get("name") in spec.tools]
+            partial = _about_another(c, doing, clock, ids)
         if c.outcome == "refused" and did and not partial:
             bad.append(f"'{c.sentence}': {c.describe()}; but the episode wrote {sorted(written)}")
         elif c.affirmed and c.outcome in ("done", "pending", "escalated") and c.reported and not did and calls:
@@ -204,6 +235,8 @@ class ClaimsCheck(CheckKind):
     name = "claims"
     group = "dialogue"
     order = 460
+    follows_write = True
+    reward_group = "dialogue"
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         return claims_results(context)

@@ -69,6 +69,7 @@ class EffectCheck(CheckKind):
     name = "effect"
     group = "state"
     order = 100
+    reward_group = "effects"
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         return effect_results(context.golden, context.outcome.as_diff())

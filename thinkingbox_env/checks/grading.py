@@ -12,9 +12,9 @@ import numpy as np
 
 from ..diff import StateDiff
 from ..protocol import DONE_MARKER
-from ..records import CheckResult, FailureCategory, FinishReason, Verdict
+from ..records import CheckResult, FailureCategory, FinishReason, TrialOutcome, Verdict
 from ..spec import TaskSpec
-from .base import GradingContext, Judge, kinds, kinds_in
+from .base import GradingContext, Judge, kinds, kinds_in, kinds_where
 from .outcome import StateOutcome
 
 
@@ -29,6 +29,24 @@ def finish_reason_of(value: FinishReason | str) -> FinishReason:
         raise ValueError(f"unknown finish_reason {value!r}; expected one of {valid}") from None
 
 
+def trial_outcome(verdict: float | None, check_details: list[dict[str, Any]] | None) -> TrialOutcome:
+    """Pass, fail, or unjudged: the verdict is 0 only because checks of judged kinds were not evaluated.
+
+    A trial whose every check that did not pass is a question only a judge answers, left
+    unevaluated (no judge, a judge that failed, an answer that did not parse), says nothing
+    about the agent on those questions, and nothing it did failed: it is counted apart,
+    neither passed nor failed. Derived from the check details alone, so rows written
+    before the ``outcome`` field existed read the same way.
+    """
+    if verdict == 1.0:
+        return "pass"
+    open_checks = [d for d in check_details or [] if d.get("passed") is not True]
+    judged = kinds_where("judged")
+    if open_checks and all(d.get("passed") is None and d.get("kind") in judged for d in open_checks):
+        return "unjudged"
+    return "fail"
+
+
 def verdict(results: list[CheckResult]) -> float:
     """The conjunctive verdict: every check evaluated and passed."""
     return 1.0 if results and all(r.passed is True for r in results) else 0.0
@@ -38,9 +56,6 @@ def reward_vector(results: list[CheckResult]) -> np.ndarray:
     """One 0/1 entry per check in verdict order, for trainers that shape rewards per check instead of the all-or-nothing verdict."""
     return np.array([1.0 if r.passed else 0.0 for r in results], dtype=np.float32)
 
-
-# kinds whose failure, next to a wrong state, follows from the wrong write (see failure_category)
-WRITE_FOLLOWING_KINDS = ("mentions", "grounded_values", "process", "claims")
 
 
 def failure_category(
@@ -69,14 +84,14 @@ def failure_category(
     for i, call in enumerate(calls):
         if not call["ok"] and not any(later["ok"] and later["name"] == call["name"] for later in calls[i + 1 :]):
             return FailureCategory.TOOL_USAGE
-    state_kinds, dialogue_kinds = kinds_in("state"), kinds_in("dialogue")
+    state_kinds, dialogue_kinds, following = kinds_in("state"), kinds_in("dialogue"), kinds_where("follows_write")
     state_failed = any(r.passed is False for r in results if r.kind in state_kinds)
     wrote = any(c["ok"] and c["writes"] for c in calls)
     if state_failed and golden_has_effects and not wrote:
         return FailureCategory.NO_STATE_CHANGING_ACTION
-    told = tuple(k for k in dialogue_kinds if k not in WRITE_FOLLOWING_KINDS)
+    told = tuple(k for k in dialogue_kinds if k not in following)
     dialogue_failed = any(r.passed is False for r in results if r.kind in told) or (
-        not state_failed and any(r.passed is False for r in results if r.kind in WRITE_FOLLOWING_KINDS))
+        not state_failed and any(r.passed is False for r in results if r.kind in following))
     if not finish_reason_of(finish_reason).terminated or dialogue_failed:
         return FailureCategory.INCOMPLETE_USER_RESOLUTION
     return FailureCategory.WRONG_STATE_UPDATE if wrote else FailureCategory.NO_STATE_CHANGING_ACTION
@@ -176,12 +191,14 @@ def assemble_verdict(
     benchmark's reference hashes) ends here too, so its verdict has the same fields.
     """
     reason = finish_reason_of(finish_reason)
+    reward = verdict(results)
     return Verdict(
         task_id=task_id,
-        reward=verdict(results),
+        reward=reward,
         results=results,
         finish_reason=reason,
         failure_category=failure_category(results, trace, reason, golden_has_effects),
         diff=diff,
         state_hash=state_hash,
+        outcome=trial_outcome(reward, [r.to_json() for r in results]),
     )

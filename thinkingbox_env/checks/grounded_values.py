@@ -153,6 +153,8 @@ class GroundedValuesCheck(CheckKind):
     name = "grounded_values"
     group = "dialogue"
     order = 420
+    follows_write = True
+    reward_group = "dialogue"
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         name, kind, passed, detail = grounded_values_result(dialogue_context(context))

@@ -13,6 +13,7 @@ import re
 
 from ..claims import read_claims, term_claims
 from ..records import CheckResult
+from ..spec import DialogueCheck
 from ..values import same_value
 from ..verdict_rules import DialogueContext, Mention, dialogue_context, phrase_polarity, typed_dialogue
 from .base import CheckKind, GradingContext
@@ -57,6 +58,15 @@ class MentionsCheck(CheckKind):
     name = "mentions"
     group = "dialogue"
     order = 400
+    follows_write = True
+    reward_group = "dialogue"
+    # the regex entries of the first task sets; ``withholds`` reads their must_not half
+    spec_section = "dialogue"
+    spec_item = DialogueCheck
+    section_in_every_spec = True
+
+    def describe_spec(self, item: DialogueCheck) -> str:
+        return f"dialogue:{item.name}"
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         if not context.task.checks.dialogue:

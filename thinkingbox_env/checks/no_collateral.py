@@ -37,6 +37,7 @@ class NoCollateralCheck(CheckKind):
     name = "no_collateral"
     group = "state"
     order = 200
+    reward_group = "no_collateral"
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         return [collateral_result(context.golden, context.outcome.as_diff())]

@@ -208,6 +208,8 @@ class ProcessCheck(CheckKind):
     name = "process"
     group = "process"
     order = 350
+    follows_write = True
+    reward_group = "process"
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         from ..domain import load_domain

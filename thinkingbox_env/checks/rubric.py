@@ -3,12 +3,13 @@
 Without a judge, when the judge fails, or when its answer does not parse, the check
 is not evaluated (``None``): it never counts as passed, and it is not the agent's
 failure either; a trial whose only open checks are these is *unjudged*
-(:func:`thinkingbox_env.records.trial_outcome`).
+(:func:`thinkingbox_env.checks.trial_outcome`).
 """
 
 from __future__ import annotations
 
 from ..records import CheckResult
+from ..spec import RubricCheck as RubricCheckSpec
 from .base import CheckKind, GradingContext, Judge
 
 
@@ -37,6 +38,14 @@ class RubricCheck(CheckKind):
     name = "rubric"
     group = "dialogue"
     order = 500
+    judged = True
+    reward_group = "rubric"
+    spec_section = "rubric"
+    spec_item = RubricCheckSpec
+    section_in_every_spec = True
+
+    def describe_spec(self, item: RubricCheckSpec) -> str:
+        return f"rubric:{item.name} ({item.question})"
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         out = []

@@ -12,6 +12,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ..records import CheckResult
+from ..spec import SqlCheck as SqlCheckSpec
 from .base import CheckKind, GradingContext
 
 if TYPE_CHECKING:
@@ -26,6 +27,13 @@ class SqlCheck(CheckKind):
     name = "sql"
     group = "state"
     order = 300
+    reward_group = "effects"
+    spec_section = "sql"
+    spec_item = SqlCheckSpec
+    section_in_every_spec = True
+
+    def describe_spec(self, item: SqlCheckSpec) -> str:
+        return f"sql:{item.name}"
 
     def on_state(self, task: TaskSpec, state: EpisodeState) -> list[CheckResult]:
         out = []

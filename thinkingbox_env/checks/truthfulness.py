@@ -75,6 +75,8 @@ class TruthfulnessCheck(CheckKind):
     group = "dialogue"
     order = 510
     optional = True
+    judged = True
+    reward_group = "rubric"
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         name = "rubric:truthfulness"

@@ -120,6 +120,7 @@ class WithholdsCheck(CheckKind):
     name = "withholds"
     group = "dialogue"
     order = 410
+    reward_group = "dialogue"
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         ctx = dialogue_context(context)

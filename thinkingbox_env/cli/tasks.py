@@ -9,8 +9,8 @@ from typing import Any
 from rich.table import Table
 
 from ..agents.baselines import NoopAgent, OracleAgent, run_episode
+from ..checks import trial_outcome
 from ..domain import domain_dirs, load_domain
-from ..records import trial_outcome
 from ..registry import generate_variant, load_task, make
 from ..runtime import runtime_for
 from ..spec import GoldenTurn, SpecError, TaskSpec, dump_task, interleave
@@ -217,8 +217,9 @@ def render_task(spec: TaskSpec) -> list[str]:
         for arg, source in call.why.items():
             lines.append(f"       {arg} <- {source}")
     lines.append(f"[bold]closing:[/] {spec.golden_reply}")
-    checks = [f"sql:{c.name}" for c in spec.checks.sql] + [f"dialogue:{c.name}" for c in spec.checks.dialogue]
-    checks += [f"rubric:{c.name} ({c.question})" for c in spec.checks.rubric]
+    from ..checks import kinds
+
+    checks = [line for k in kinds() for line in k.describe_task(spec)]
     if checks:
         lines.append("checks: " + "; ".join(checks))
     return lines

@@ -24,8 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import FAILURE_CATEGORIES
-from ..records import trial_outcome
+from ..checks import FAILURE_CATEGORIES, trial_outcome
 from ..users import DONE_MARKER
 
 BOOTSTRAP_SAMPLES = 2000

@@ -46,11 +46,11 @@ from typing import Any
 from ..agents.baselines import NoopAgent, OracleAgent, run_episode
 from ..agents.customer_tool import CustomerToolAgent
 from ..agents.openai_chat import ModelCallError, OpenAIChatAgent, SamplingConfig
+from ..checks import trial_outcome
 from ..domain import load_domain
 from ..env import ThinkingboxEnv
 from ..judge import RubricJudge
 from ..llm import sum_usage
-from ..records import trial_outcome
 from ..registry import make
 from ..spec import TaskSpec
 from ..users import LLMUser, ScriptedUser

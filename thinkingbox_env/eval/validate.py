@@ -18,9 +18,9 @@ from decimal import Decimal
 from typing import Any
 
 from ..agents.baselines import NoopAgent, OracleAgent, run_episode
+from ..checks import trial_outcome
 from ..diff import canonical_hash
 from ..env import ThinkingboxEnv
-from ..records import trial_outcome
 from ..runtime import runtime_for
 from ..spec import TaskSpec, ToolCall
 from ..values import Value, extract_values

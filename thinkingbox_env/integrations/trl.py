@@ -27,7 +27,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from ..checks import Judge
+from ..checks import Judge, reward_groups
 from ..domain import load_domain
 from ..env import ThinkingboxEnv
 from ..protocol import END_TOOL_NAME, EPISODE_OVER, REPLY_TOOL, customer_tool_prompt, reply_to_customer, tool_function
@@ -209,14 +209,8 @@ def _infos(completions: list[Any], environments: list[Any]) -> list[dict[str, An
 
 
 # The per-check reward groups by name, shared with the other trainer adapters (verifiers, SkyRL) so a reward
-# called reward_effects means the same checks everywhere.
-REWARD_GROUPS: dict[str, tuple[str, ...]] = {
-    "reward_effects": ("effect", "sql"),
-    "reward_no_collateral": ("no_collateral",),
-    "reward_dialogue": ("mentions", "withholds", "grounded_values"),
-    "reward_process": ("process",),
-    "reward_rubric": ("rubric",),
-}
+# called reward_effects means the same checks everywhere. Each check kind names its group (``reward_group``).
+REWARD_GROUPS: dict[str, tuple[str, ...]] = {f"reward_{group}": names for group, names in reward_groups().items()}
 
 
 def group_value(check_details: list[dict[str, Any]], kinds: tuple[str, ...]) -> float | None:
@@ -254,13 +248,13 @@ reward_no_collateral.__name__ = "reward_no_collateral"
 reward_no_collateral.__doc__ = "1.0 when nothing else in the backend changed."
 reward_dialogue = _group(REWARD_GROUPS["reward_dialogue"])
 reward_dialogue.__name__ = "reward_dialogue"
-reward_dialogue.__doc__ = "1.0 when what the agent told the customer meets the dialogue checks (mentions, withholds, grounded values)."
+reward_dialogue.__doc__ = "1.0 when what the agent told the customer meets the dialogue checks (mentions, withholds, grounded values, claims)."
 reward_process = _group(REWARD_GROUPS["reward_process"])
 reward_process.__name__ = "reward_process"
 reward_process.__doc__ = "1.0 when the domain's order rules (verification, consent) were kept; None where none applies."
 reward_rubric = _group(REWARD_GROUPS["reward_rubric"])
 reward_rubric.__name__ = "reward_rubric"
-reward_rubric.__doc__ = "1.0 when every rubric question is answered yes; None for tasks without rubrics."
+reward_rubric.__doc__ = "1.0 when every judged question (rubrics, truthfulness) is answered yes; None for tasks without them."
 
 
 def reward_progress(completions: list[Any], environments: list[Any] | None = None, **kwargs: Any) -> list[float | None]:

@@ -1,0 +1,244 @@
+"""``states``: the closing conveys the values the task's outcome consists of, named by their role.
+
+A task says what its closing must convey as roles of the domain's claim vocabulary
+(``domains/<d>/claims.yaml``), not as phrases::
+
+    checks:
+      states: [refund.amount, new_due_date]
+
+A role's value is not any value of the episode: it sits in a particular place of a
+particular call (the ``amount`` argument of ``issue_refund``, the due date in the result of
+``grant_extension``). The places are found once per task in the golden trajectory, where
+the golden closing's value of that role sits, and each episode is then held to the value
+in the same places of its own calls. So "your $5.00 payment" fails where the refund was
+$45.00 even though $5.00 is a real fee of the episode, and a closing that says only "thank
+you for your patience" fails where the amount was said only in a proposal before the write:
+the closing (what is said after the episode's last write) must state the value itself.
+
+Tasks frozen before the section carry phrase checks instead. Their ``dialogue`` entries
+are translated: a value they require that the golden closing states, and that sits where
+one of the domain's roles keeps its value in the golden trajectory, becomes a stated role.
+One result per stated role, ``states:<role>``, names the closing sentence that states it,
+or the value the episode holds and what the closing said instead.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from ..claims import ClaimsVocabulary, RoleSpec, load_vocabulary
+from ..records import CheckResult
+from ..spec import TaskSpec
+from ..values import Value, extract_values, keyed_leaves, money_norm, parse_value, same_value
+from .base import CheckKind, GradingContext
+
+# A place in a trajectory that holds a role's value: (tool, "arguments" | "result", field name); ("*sum*", role, "")
+# stands for the sum of the amounts of the role's calls (two refunds of one order are told as their total).
+Place = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class StatedRole:
+    """One thing the closing must convey: a role (or, translated from a phrase, any of a few) and where its value sits."""
+
+    label: str
+    places: frozenset[Place]
+
+
+def _leaf_value(leaf: Any, spec: RoleSpec, clock: Any, ids: tuple[str, ...]) -> Value | None:
+    if leaf is None or isinstance(leaf, bool):
+        return None
+    if isinstance(leaf, (int, float)) and spec.kind == "money":
+        return parse_value(f"${leaf}", clock, ids)
+    v = parse_value(str(leaf), clock, ids)
+    return v if v is not None and v.kind == spec.kind or v is not None and v.kind == "number" else None
+
+
+def role_values(spec: RoleSpec, calls: list[dict[str, Any]], clock: Any, ids: tuple[str, ...],
+                places: frozenset[Place] | None = None) -> list[tuple[Place, Value]]:
+    """The values a role holds in the successful calls of a trajectory, with their places (only ``places`` when given)."""
+    out: list[tuple[Place, Value]] = []
+    total, summed = Decimal(0), 0
+    for call in calls:
+        if not call.get("ok") or call.get("name") not in spec.tools:
+            continue
+        for side in ("arguments", "result"):
+            for key, leaf in keyed_leaves(call.get(side)):
+                if spec.keys and key not in spec.keys:
+                    continue
+                place = (str(call["name"]), side, key)
+                if places is not None and place not in places:
+                    continue
+                v = _leaf_value(leaf, spec, clock, ids)
+                if v is not None:
+                    out.append((place, v))
+        amount = call.get("arguments", {}).get("amount") if isinstance(call.get("arguments"), dict) else None
+        if spec.kind == "money" and isinstance(amount, (int, float)) and not isinstance(amount, bool):
+            try:
+                total += Decimal(str(amount))
+                summed += 1
+            except InvalidOperation:
+                pass
+    if summed > 1:
+        place = ("*sum*", ",".join(spec.tools), "")
+        if places is None or place in places:
+            out.append((place, Value("money", money_norm(total), f"${total:.2f}")))
+    return out
+
+
+def golden_calls(task: TaskSpec) -> list[dict[str, Any]]:
+    """The golden trajectory's calls as trace events (replayed once per task and process)."""
+    from ..runtime import runtime_for
+
+    return runtime_for(task).golden_calls()
+
+
+def _context(task: TaskSpec) -> tuple[ClaimsVocabulary | None, Any, tuple[str, ...]]:
+    from ..domain import load_domain
+
+    domain = load_domain(task.domain)
+    return load_vocabulary(str(domain.path)), domain.spec.clock.date(), tuple(domain.spec.id_patterns)
+
+
+def _places_stated_by_golden(vocab: ClaimsVocabulary, role: str, calls: list[dict[str, Any]], golden_values: list[Value],
+                             clock: Any, ids: tuple[str, ...], wanted: list[Value] | None = None) -> frozenset[Place]:
+    """The places of ``role`` whose golden value the golden closing states (and, when given, is one of ``wanted``)."""
+    found = set()
+    for place, v in role_values(vocab.roles[role], calls, clock, ids):
+        if not any(same_value(v, g) or same_value(g, v) for g in golden_values):
+            continue
+        if wanted is not None and not any(same_value(w, v) or same_value(v, w) for w in wanted):
+            continue
+        found.add(place)
+    return frozenset(found)
+
+
+def _declared(task: TaskSpec, vocab: ClaimsVocabulary, calls: list[dict[str, Any]], clock: Any,
+              ids: tuple[str, ...]) -> tuple[list[StatedRole], list[tuple[str, str]]]:
+    golden_values = extract_values(task.golden_reply, clock, ids)
+    out, problems = [], []
+    for i, role in enumerate(task.checks.states):
+        if role not in vocab.roles:
+            problems.append((f"checks.states.{i}", f"unknown role '{role}'; the domain's roles: {', '.join(vocab.roles) or 'none'}"))
+            continue
+        places = _places_stated_by_golden(vocab, role, calls, golden_values, clock, ids)
+        if not places:
+            problems.append((f"checks.states.{i}", f"the golden closing states no value of '{role}' that its calls "
+                                                   f"({', '.join(vocab.roles[role].tools)}) hold"))
+            continue
+        out.append(StatedRole(role, places))
+    return out, problems
+
+
+def _translated(task: TaskSpec, vocab: ClaimsVocabulary, calls: list[dict[str, Any]], clock: Any,
+                ids: tuple[str, ...]) -> list[StatedRole]:
+    """Stated roles read from the phrase checks of a task that declares none."""
+    if not task.checks.dialogue or not vocab.roles:
+        return []
+    from ..verdict_rules import domain_rules, typed_dialogue_for
+
+    golden_values = extract_values(task.golden_reply, clock, ids)
+    wanted = [v for t in typed_dialogue_for(task, clock, ids, domain_rules(task)) for m in t.mentions for v in m.values]
+    wanted = [w for w in wanted if any(same_value(w, g) or same_value(g, w) for g in golden_values)]
+    out: list[StatedRole] = []
+    for w in wanted:
+        roles: list[str] = []
+        places: set[Place] = set()
+        for role in vocab.roles:
+            found = _places_stated_by_golden(vocab, role, calls, golden_values, clock, ids, [w])
+            if found:
+                roles.append(role)
+                places |= found
+        if roles:
+            label = "|".join(roles)
+            if not any(s.label == label and s.places == frozenset(places) for s in out):
+                out.append(StatedRole(label, frozenset(places)))
+    return out
+
+
+_CACHE: OrderedDict[tuple[str, str], list[StatedRole]] = OrderedDict()
+
+
+def stated_roles(task: TaskSpec) -> list[StatedRole]:
+    """What the task's closing must convey: its declared roles, else the roles its phrase checks translate to."""
+    key = (task.full_id, task.content_key())
+    cached = _CACHE.get(key)
+    if cached is not None:
+        _CACHE.move_to_end(key)
+        return cached
+    vocab, clock, ids = _context(task)
+    if vocab is None:
+        result: list[StatedRole] = []
+    else:
+        calls = golden_calls(task)
+        result = _declared(task, vocab, calls, clock, ids)[0] if task.checks.states else _translated(task, vocab, calls, clock, ids)
+    _CACHE[key] = result
+    while len(_CACHE) > 512:
+        _CACHE.popitem(last=False)
+    return result
+
+
+class StatesCheck(CheckKind):
+    """The closing states each value the task's outcome consists of, as the episode holds it (see the module docstring)."""
+
+    name = "states"
+    group = "dialogue"
+    order = 470
+    follows_write = True
+    reward_group = "dialogue"
+    spec_section = "states"
+    spec_item = str
+
+    def describe_spec(self, item: str) -> str:
+        return f"states:{item}"
+
+    def describe_task(self, task: TaskSpec) -> list[str]:
+        if task.checks.states:
+            return super().describe_task(task)
+        return [f"states:{s.label} (from the phrase checks)" for s in stated_roles(task)]
+
+    def check_task(self, task: TaskSpec, golden: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        if not task.checks.states:
+            return []
+        vocab, clock, ids = _context(task)
+        if vocab is None:
+            return [("checks.states", f"the domain '{task.domain}' declares no roles (no claims.yaml)")]
+        return _declared(task, vocab, golden, clock, ids)[1]
+
+    def evaluate(self, context: GradingContext) -> list[CheckResult]:
+        required = stated_roles(context.task)
+        if not required:
+            return []
+        from .claims import closing_messages
+
+        vocab, clock, ids = _context(context.task)
+        assert vocab is not None  # stated roles exist only where the domain declares roles
+        calls = [e for e in context.trace if e.get("type") == "tool_call"]
+        if not calls:  # a caller that sent only the closing: held to the golden's values (the state checks judge the state)
+            calls = golden_calls(context.task)
+        closing = closing_messages(context.dialogue, context.trace) if context.dialogue else [context.final_message]
+        said = [(text, v) for text in closing for v in extract_values(text, clock, ids)]
+        out = []
+        for s in required:
+            held = [v for role in s.label.split("|") for _, v in role_values(vocab.roles[role], calls, clock, ids, s.places)]
+            hit = next(((text, v) for text, v in said for h in held if same_value(h, v) or same_value(v, h)), None)
+            if hit is not None:
+                detail = f"the closing states {s.label} {hit[1].text}: '{_sentence(hit[0], hit[1])}'"
+            elif not held:
+                detail = f"the episode holds no {s.label} (no successful {', '.join(sorted({p[0] for p in s.places}))})"
+            else:
+                shown = ", ".join(sorted({v.text or v.norm for v in held}))
+                told = ", ".join(v.text for _, v in said) or "no amount, date or id"
+                detail = f"the closing does not state {s.label} ({shown}); it states {told}"
+            out.append(CheckResult(name=f"states:{s.label}", kind="states", passed=hit is not None, detail=detail))
+        return out
+
+
+def _sentence(text: str, v: Value) -> str:
+    start = max(text.rfind(". ", 0, v.start), text.rfind("\n", 0, v.start)) + 1
+    end_dot = text.find(". ", v.end)
+    end = len(text) if end_dot < 0 else end_dot + 1
+    return text[start:end].strip()
