@@ -12,7 +12,21 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from pydantic import Field
+
+from .plugins import Options
+
 DEFAULT_MODEL = "gpt-4o-mini"
+
+
+class EndpointOptions(Options):
+    """The options of a backend behind an OpenAI-compatible endpoint; the key is left out of every record."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = Field(default=None, exclude=True, repr=False)
+    timeout: float = 600.0
+    max_retries: int = 5
 
 
 def resolve_model(role: str, model: str | None) -> str:

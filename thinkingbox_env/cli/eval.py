@@ -87,6 +87,31 @@ def _stop_on_signals(stop: Callable[[str], None]) -> Iterator[None]:
             signal.signal(s, h)
 
 
+def _backend_options(flag: str, items: list[str] | None) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs for a backend; a value is read as JSON where it parses (numbers, true, lists), else as text."""
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"{flag} takes KEY=VALUE, got {item!r}; e.g. {flag} temperature=0.2")
+        try:
+            out[key.strip()] = json.loads(text)
+        except json.JSONDecodeError:
+            out[key.strip()] = text
+    return out
+
+
+def _option_hint(exc: ValueError) -> str:
+    """The message of a refused backend option, with the command-line flag that sets each bad field."""
+    from ..eval.runner import OPTION_OF
+    from ..plugins import BackendOptionError
+
+    if not isinstance(exc, BackendOptionError):
+        return str(exc)
+    flags = sorted({OPTION_OF.get(f"{exc.kind}.{name}", f"--{exc.kind}-option {name.split('.')[0]}=...") for name in exc.fields})
+    return f"{exc} (set with {', '.join(flags)})"
+
+
 def eval_config(args: argparse.Namespace) -> Any:
     """Translate the command line into the library's ``EvalConfig``, so training and the CLI run evaluations from the same record."""
     from ..agents.openai_chat import SamplingConfig
@@ -116,6 +141,10 @@ def eval_config(args: argparse.Namespace) -> Any:
         seed=args.seed,
         protocol=args.protocol,
         include_policy=not args.no_policy,
+        judge=args.judge,
+        agent_options=_backend_options("--agent-option", args.agent_option),
+        user_options=_backend_options("--user-option", args.user_option),
+        judge_options=_backend_options("--judge-option", args.judge_option),
     )
 
 
@@ -126,6 +155,7 @@ def _require_judge_for_rubrics(tasks: list[str], config: Any, no_judge: bool) ->
     measures nothing about the agent on those tasks; ``--no-judge`` says it is meant and
     marks every row. (The automatic truthfulness rubric is only reported as skipped.)
     """
+    from ..eval.runner import judge_runs
     from ..registry import load_task
 
     if no_judge:
@@ -133,7 +163,7 @@ def _require_judge_for_rubrics(tasks: list[str], config: Any, no_judge: bool) ->
             raise UserError("--no-judge contradicts --judge-model/--judge-base-url; give one or the other")
         config.no_judge = True
         return
-    if config.judge_endpoint is not None:
+    if judge_runs(config):
         return
     with_rubrics = [t for t in tasks if load_task(t).checks.rubric]
     if with_rubrics:
@@ -151,8 +181,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     terminal needs: signal handlers, the progress bar and the exit codes (2 a refused
     run, 130 stopped by a signal, 1 stopped by errors or no valid trial).
     """
+    from rich.markup import escape
+
     from ..eval.api import EvalSummary, evaluate
-    from ..eval.runner import PreflightError, RunControl, RunFileError
+    from ..eval.runner import PreflightError, RunControl, RunFileError, check_config
     from . import tbbench
 
     options = tbbench.task_options(args)
@@ -165,17 +197,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return tbbench.reference_check(args, tasks, options)
     config = eval_config(args)
     config.task_options = options
+    try:  # an unknown backend, a refused option, a missing extra: named before anything runs
+        check_config(config)
+    except ValueError as exc:
+        console.print(f"[red]error:[/] {escape(_option_hint(exc))}", highlight=False)
+        return 2
     if suite is None:
         _require_judge_for_rubrics(tasks, config, args.no_judge)
     if (args.ray or args.ray_address) and importlib.util.find_spec("ray") is None:
         raise UserError("--ray needs Ray, which is not installed: pip install -e '.[ray]' in the thinkingbox-env checkout "
                         "(or leave out --ray: trials then run on local threads, -c at a time)")
-    if config.agent == "transformers":
-        missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
-        if missing or not config.agent_endpoint.model:
-            why = f"{', '.join(missing)} not installed (pip install -e '.\\[train]' in the thinkingbox-env checkout)" if missing else "--model is required"
-            console.print(f"[red]error:[/] the transformers agent runs a local checkpoint: {why}")
-            return 2
     out = Path(args.output)
     if not out.parent.exists():
         raise UserError(f"the folder of -o {out} does not exist; create it (mkdir -p {out.parent}) or choose another file")
@@ -233,7 +264,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _add_eval(sub: Any) -> None:
-    from ..eval.runner import AGENT_KINDS, PROTOCOLS, USER_KINDS
+    from ..agents.registry import AGENTS
+    from ..eval.runner import PROTOCOLS
+    from ..judges import DEFAULT_JUDGE, JUDGES
+    from ..users.registry import USERS
+
+    def listing(registry: Any) -> str:
+        return "; ".join(f"{name}: {line}" for name, line in registry.describe_all())
 
     p = add_command(sub, "eval", "run trials of an agent over tasks and write one JSON row per trial",
                     "Run trials of an agent over tasks and append one JSON row per finished trial to the run file. "
@@ -246,8 +283,10 @@ def _add_eval(sub: Any) -> None:
     p.add_argument("--tasks", dest="task_patterns", nargs="+", metavar="PATTERN", help="the same as the positional task arguments")
     p.add_argument("--task-file", help="file with one task id, domain or glob per line")
     p.add_argument("--split", choices=["test", "train"], help="keep only tasks of this split")
-    p.add_argument("--agent", choices=AGENT_KINDS, default="openai",
-                   help="openai: a model behind an OpenAI-compatible endpoint; transformers: a local checkpoint (--model PATH)")
+    p.add_argument("--agent", choices=AGENTS.names(), default="openai", metavar="NAME",
+                   help=f"the agent backend, one of: {listing(AGENTS)}")
+    p.add_argument("--agent-option", action="append", metavar="KEY=VALUE",
+                   help="an option of the agent backend beyond the flags below (repeatable; VALUE read as JSON where it parses)")
     p.add_argument("--model", help="agent model name (or THINKINGBOX_AGENT_MODEL); for --agent transformers a checkpoint path")
     p.add_argument("--protocol", choices=PROTOCOLS, default="chat",
                    help="chat: the environment's protocol; customer-tool: the one TRL training uses (reply_to_customer tool, "
@@ -267,12 +306,17 @@ def _add_eval(sub: Any) -> None:
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per model request")
     p.add_argument("--max-retries", type=int, default=5, help="retries on 502/503/504 and timeouts")
     p.add_argument("--backoff", type=float, default=1.0, help="first retry delay in seconds (doubles each retry)")
-    p.add_argument("--user", choices=USER_KINDS, default="scripted", help="simulated user: scripted (offline) or llm")
+    p.add_argument("--user", choices=USERS.names(), default="scripted", metavar="NAME",
+                   help=f"the simulated user, one of: {listing(USERS)}")
+    p.add_argument("--user-option", action="append", metavar="KEY=VALUE", help="an option of the user backend (repeatable)")
     p.add_argument("--user-model", help="--user llm: the user's model (or THINKINGBOX_USER_MODEL)")
     p.add_argument("--user-base-url", help="--user llm: its endpoint (or THINKINGBOX_USER_BASE_URL)")
     p.add_argument("--user-api-key", help="--user llm: its API key (or THINKINGBOX_USER_API_KEY)")
     p.add_argument("--user-temperature", type=float, default=0.3, help="--user llm: sampling temperature")
     p.add_argument("--persona", choices=PERSONAS, default="plain", help="how the simulated user behaves")
+    p.add_argument("--judge", choices=JUDGES.names(), default=DEFAULT_JUDGE, metavar="NAME",
+                   help=f"the judge of rubric checks, one of: {listing(JUDGES)}")
+    p.add_argument("--judge-option", action="append", metavar="KEY=VALUE", help="an option of the judge backend (repeatable)")
     p.add_argument("--judge-model", help="rubric judge model (a judge runs when this or --judge-base-url is given)")
     p.add_argument("--judge-base-url", help="rubric judge endpoint")
     p.add_argument("--judge-api-key", help="rubric judge API key")

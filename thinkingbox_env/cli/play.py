@@ -153,6 +153,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     """``thinkingbox play``: one trial with a person in the loop, written as an eval row."""
     from ..eval.runner import EndpointConfig, EvalConfig, RowWriter, run_trial
     from ..registry import load_task
+    from ..users.registry import UserCapabilities
 
     load_task(args.task)  # an unknown task fails before the terminal session starts
     if args.as_ == "customer":
@@ -161,7 +162,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         endpoint = EndpointConfig(model=args.model, base_url=args.base_url, api_key=args.api_key or "EMPTY", timeout=args.timeout,
                                   max_retries=1)
         config = EvalConfig(agent="openai", agent_endpoint=endpoint, user="human", max_actions=args.max_actions, seed=args.seed)
-        row = run_trial(config, args.task, trial=0, user=TerminalCustomer())
+        # a person may leave with /bye, and no seed fixes what they write
+        row = run_trial(config, args.task, trial=0, user=TerminalCustomer(), user_capabilities=UserCapabilities(can_end=True))
     else:
         config = EvalConfig(agent="human", max_actions=args.max_actions, seed=args.seed)
         row = run_trial(config, args.task, trial=0, agent=TerminalAgent())

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..agents.registry import AGENTS
 from ..domain import domain_dirs
 from ..registry import UnknownTaskError, list_tasks, load_task
 from .runner import (
@@ -25,6 +26,7 @@ from .runner import (
     RunControl,
     RunFileError,
     RunLock,
+    check_config,
     plan_trials,
     preflight,
     prepare_resume,
@@ -168,7 +170,8 @@ def evaluate(
 
     refuse_existing()
     # the endpoint is asked before the lock is taken, so a dead or refusing endpoint leaves no lock file behind
-    if config.agent == "openai":
+    check_config(config)  # an unknown backend or a refused option is named before anything is written
+    if AGENTS.get(config.agent).capabilities.needs_endpoint:
         config.agent_endpoint.model = resolve_agent_model(config.agent_endpoint)
         if check_endpoint:
             preflight(config)

@@ -29,6 +29,7 @@ as before.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import logging
 import os
@@ -43,17 +44,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agents.baselines import NoopAgent, OracleAgent, run_episode
+from ..agents.baselines import run_episode
 from ..agents.customer_tool import CustomerToolAgent
-from ..agents.openai_chat import ModelCallError, OpenAIChatAgent, SamplingConfig
+from ..agents.openai_chat import ModelCallError, SamplingConfig
+from ..agents.registry import AGENTS, AgentCapabilities
 from ..checks import trial_outcome
 from ..domain import load_domain
 from ..env import ThinkingboxEnv
-from ..judge import RubricJudge
+from ..judges import DEFAULT_JUDGE, JUDGES, Judge
 from ..llm import sum_usage
+from ..plugins import Options, Registry
 from ..registry import make
 from ..spec import TaskSpec
-from ..users import LLMUser, ScriptedUser
+from ..users.registry import USERS, UserCapabilities
 from ..wrappers import CustomerToolWrapper
 
 log = logging.getLogger(__name__)
@@ -61,9 +64,7 @@ log = logging.getLogger(__name__)
 
 ROW_SCHEMA_VERSION = 2
 SHARED_TEXT_MIN_CHARS = 256  # system texts this long are stored once per run file, not once per row
-AGENT_KINDS = ("openai", "transformers", "oracle", "noop")
 PROTOCOLS = ("chat", "customer-tool")
-USER_KINDS = ("scripted", "llm")
 
 
 @dataclass
@@ -106,29 +107,94 @@ class EvalConfig:
     # run on purpose without a judge although tasks carry rubrics: recorded in every row, whose rubric
     # checks are then not evaluated (and the verdict 0) by choice, not by a missing endpoint
     no_judge: bool = False
+    # the registered judge backend (judges.py); it runs when it needs no endpoint or judge_endpoint is given
+    judge: str = DEFAULT_JUDGE
+    # options for the chosen backend beyond the common settings above; a name it does not take is an error
+    agent_options: dict[str, Any] = field(default_factory=dict)
+    user_options: dict[str, Any] = field(default_factory=dict)
+    judge_options: dict[str, Any] = field(default_factory=dict)
 
     def public(self) -> dict[str, Any]:
-        """The configuration as recorded in every row (keys left out)."""
+        """The configuration as recorded in every row: each backend's validated options, keys left out.
+
+        A name with no registered backend (``thinkingbox play``'s person at the terminal) is
+        recorded by name only.
+        """
         agent: dict[str, Any] = {"kind": self.agent}
-        if self.agent == "openai":
-            agent.update(self.agent_endpoint.public(), sampling=asdict(self.sampling), backoff=self.backoff,
-                         send_reasoning=self.send_reasoning)
-        if self.agent == "transformers":
-            agent.update(model=self.agent_endpoint.model, sampling=asdict(self.sampling))
+        if AGENTS.find(self.agent) is not None:
+            agent.update(agent_options(self).model_dump())
         if self.protocol != "chat":
             agent.update(protocol=self.protocol, include_policy=self.include_policy)
             if self.tools is not None:
                 agent.update(tools=list(self.tools))
-        user: dict[str, Any] = {"kind": self.user, "persona": self.persona}
-        if self.user == "llm":
-            user.update(self.user_endpoint.public(), temperature=self.user_temperature)
-        judge = self.judge_endpoint.public() if self.judge_endpoint else None
+        user: dict[str, Any] = {"kind": self.user}
+        user.update(user_options(self).model_dump() if USERS.find(self.user) is not None else {"persona": self.persona})
+        judge: dict[str, Any] | None = None
+        if judge_runs(self):  # the default judge is recorded by its options alone, as before judges had names
+            judge = judge_options(self).model_dump()
+            if self.judge != DEFAULT_JUDGE:
+                judge = {"kind": self.judge, **judge}
         out = {"agent": agent, "user": user, "judge": judge, "max_actions": self.max_actions, "seed": self.seed}
         if self.task_options:
             out["task_options"] = self.task_options
         if self.no_judge:
             out["no_judge"] = True
         return out
+
+
+def _endpoint_offer(ep: EndpointConfig | None) -> dict[str, Any]:
+    return {} if ep is None else {"model": ep.model, "base_url": ep.base_url, "api_key": ep.api_key, "timeout": ep.timeout,
+                                  "max_retries": ep.max_retries}
+
+
+def agent_options(config: EvalConfig) -> Options:
+    """The agent backend's validated options: the run's common agent settings it declares, then ``agent_options``."""
+    offered = {**_endpoint_offer(config.agent_endpoint), "sampling": config.sampling, "backoff": config.backoff,
+               "send_reasoning": config.send_reasoning}
+    return AGENTS.options(config.agent, offered, config.agent_options)
+
+
+def user_options(config: EvalConfig) -> Options:
+    """The user backend's validated options (endpoint, temperature and persona as it declares them, then ``user_options``)."""
+    offered = {**_endpoint_offer(config.user_endpoint), "temperature": config.user_temperature, "persona": config.persona}
+    return USERS.options(config.user, offered, config.user_options)
+
+
+def judge_options(config: EvalConfig) -> Options:
+    """The judge backend's validated options (its endpoint, if one is given, then ``judge_options``)."""
+    return JUDGES.options(config.judge, _endpoint_offer(config.judge_endpoint), config.judge_options)
+
+
+def judge_runs(config: EvalConfig) -> bool:
+    """Whether trials are judged: a judge that asks a model needs its endpoint; one that does not runs unless ``no_judge``."""
+    if JUDGES.get(config.judge).capabilities.needs_endpoint:
+        return config.judge_endpoint is not None
+    return not config.no_judge
+
+
+def _declared(registry: Registry[Any], name: str, default: Any) -> Any:
+    """The capabilities declared for ``name``, or ``default`` for an object that no backend built (a person at a terminal)."""
+    backend = registry.find(name)
+    return default if backend is None else backend.capabilities
+
+
+def check_config(config: EvalConfig) -> None:
+    """Refuse, before any trial, what cannot run: an unknown backend, an option it refuses, a missing extra, a protocol mismatch.
+
+    Raises ``ValueError`` (``UnknownBackendError`` and ``BackendOptionError`` among them)
+    with a message that names the backend and what to change.
+    """
+    _check_protocol(config)
+    agent = AGENTS.get(config.agent)
+    missing = [m for m in agent.capabilities.requires if importlib.util.find_spec(m) is None]
+    if missing:
+        extra = agent.capabilities.extra
+        hint = f" (pip install -e '.[{extra}]' in the thinkingbox-env checkout)" if extra else ""
+        raise ValueError(f"the {config.agent} agent needs {', '.join(missing)}, not installed{hint}")
+    agent_options(config)
+    user_options(config)
+    if judge_runs(config):
+        judge_options(config)
 
 
 def trial_seed(base_seed: int, trial: int) -> int:
@@ -153,15 +219,20 @@ class TrialCancelled(Exception):
 
 
 class _GuardedUser:
-    """Passes calls through to a simulated user; its exceptions become ``InfrastructureError``."""
+    """Passes calls through to a simulated user; its exceptions become ``InfrastructureError``.
 
-    def __init__(self, user: Any, stop: threading.Event | None = None):
+    What the env may ask of the user (determinism, leaving the chat, the domain's
+    vocabulary) is answered from the user's declared capabilities.
+    """
+
+    def __init__(self, user: Any, capabilities: UserCapabilities, stop: threading.Event | None = None):
         self.user = user
         self.stop = stop
-        self.deterministic = getattr(user, "deterministic", False)
+        self.capabilities = capabilities
+        self.deterministic = capabilities.deterministic
 
     def bind_domain(self, domain: Any) -> None:
-        if hasattr(self.user, "bind_domain"):
+        if self.capabilities.binds_domain:
             self.user.bind_domain(domain)
 
     def reset(self, spec: Any, seed: int | None) -> None:
@@ -170,7 +241,7 @@ class _GuardedUser:
     @property
     def ended(self) -> bool:
         """Whether the user left the chat, passed through so the env can end the episode."""
-        return bool(getattr(self.user, "ended", False))
+        return self.capabilities.can_end and bool(self.user.ended)
 
     def reply(self, dialogue: list[dict[str, str]]) -> str:
         if self.stop is not None and self.stop.is_set():
@@ -182,13 +253,16 @@ class _GuardedUser:
 
 
 class RecordingJudge:
-    """The rubric judge, with every question, raw answer, parsed verdict and reason kept for the row."""
+    """The judge, with every question, raw answer, parsed verdict and reason kept for the row.
 
-    def __init__(self, judge: RubricJudge):
+    ``accepts_dialogue`` is the judge's declared capability; grading reads it here to decide
+    whether to pass the structured dialogue and facts.
+    """
+
+    def __init__(self, judge: Judge, accepts_dialogue: bool = True):
         self.judge = judge
+        self.accepts_dialogue = accepts_dialogue
         self.calls: list[dict[str, Any]] = []
-
-    accepts_dialogue = True
 
     def identity(self) -> dict[str, Any]:
         return self.judge.identity()
@@ -197,7 +271,10 @@ class RecordingJudge:
                  facts: str | None = None) -> tuple[bool | None, str]:
         started = time.perf_counter()
         try:
-            answer, reason = self.judge(question, transcript, dialogue=dialogue, facts=facts)
+            if self.accepts_dialogue:
+                answer, reason = self.judge(question, transcript, dialogue=dialogue, facts=facts)
+            else:
+                answer, reason = self.judge(question, transcript)
         except Exception as exc:
             self.calls.append({"question": question, "ok": False, "error": f"{type(exc).__name__}: {exc}",
                                "seconds": time.perf_counter() - started})
@@ -232,7 +309,7 @@ class _StoppableAgent:
 def _check_protocol(config: EvalConfig) -> None:
     if config.protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol '{config.protocol}'; choose from {', '.join(PROTOCOLS)}")
-    if config.protocol == "customer-tool" and config.agent in ("oracle", "noop"):
+    if config.protocol == "customer-tool" and not _declared(AGENTS, config.agent, AgentCapabilities(customer_tool=True)).customer_tool:
         raise ValueError(f"the {config.agent} agent speaks the chat protocol only")
     if config.tools is not None and config.protocol != "customer-tool":
         raise ValueError("a restricted tool set (tools) applies to the customer-tool protocol only")
@@ -248,48 +325,20 @@ def build_agent(config: EvalConfig, seed: int) -> Any:
 
 
 def _build_model_agent(config: EvalConfig, seed: int) -> Any:
-    if config.agent == "oracle":
-        return OracleAgent()
-    if config.agent == "noop":
-        return NoopAgent()
-    if config.agent == "openai":
-        ep = config.agent_endpoint
-        agent: Any = OpenAIChatAgent(model=ep.model, base_url=ep.base_url, api_key=ep.api_key, sampling=config.sampling,
-                                timeout=ep.timeout, max_retries=ep.max_retries, backoff=config.backoff,
-                                send_reasoning=config.send_reasoning)
-        agent.set_seed(seed)
-        return agent
-    if config.agent == "transformers":
-        from ..agents.transformers_local import TransformersChatAgent
-
-        if not config.agent_endpoint.model:
-            raise ValueError("the transformers agent needs --model (a checkpoint folder or model name)")
-        sampling = config.sampling
-        agent = TransformersChatAgent.from_pretrained(config.agent_endpoint.model, max_new_tokens=sampling.max_tokens or 1024,
-                                                      temperature=sampling.temperature or 0.0, top_p=sampling.top_p or 1.0)
-        agent.set_seed(seed)
-        return agent
-    raise ValueError(f"unknown agent '{config.agent}'; choose from {', '.join(AGENT_KINDS)}")
+    return AGENTS.get(config.agent).build(agent_options(config), seed)
 
 
 def build_user(config: EvalConfig) -> Any:
     """The simulated customer of a trial; the scripted one needs no endpoint, the LLM one is the realistic setting."""
-    if config.user == "scripted":
-        return ScriptedUser(persona=config.persona)
-    if config.user == "llm":
-        ep = config.user_endpoint
-        return LLMUser(model=ep.model, base_url=ep.base_url, api_key=ep.api_key, temperature=config.user_temperature, persona=config.persona,
-                       timeout=ep.timeout, max_retries=ep.max_retries)
-    raise ValueError(f"unknown user '{config.user}'; choose from {', '.join(USER_KINDS)}")
+    return USERS.get(config.user).build(user_options(config))
 
 
 def build_judge(config: EvalConfig) -> RecordingJudge | None:
-    """The rubric judge, recording its calls so their cost and failures land in the row; None leaves rubrics unevaluated."""
-    ep = config.judge_endpoint
-    if ep is None:
+    """The judge, recording its calls so their cost and failures land in the row; None leaves rubrics unevaluated."""
+    if not judge_runs(config):
         return None
-    return RecordingJudge(RubricJudge(model=ep.model, base_url=ep.base_url, api_key=ep.api_key, timeout=ep.timeout,
-                                      max_retries=ep.max_retries))
+    backend = JUDGES.get(config.judge)
+    return RecordingJudge(backend.build(judge_options(config)), accepts_dialogue=backend.capabilities.accepts_dialogue)
 
 
 def _annotate_trace(trace: list[dict[str, Any]], calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -317,13 +366,16 @@ def trace_counts(trace: list[dict[str, Any]], messages: list[dict[str, Any]]) ->
 
 
 def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Event | None = None,
-              agent: Any = None, user: Any = None) -> dict[str, Any]:
+              agent: Any = None, user: Any = None, *, agent_capabilities: AgentCapabilities | None = None,
+              user_capabilities: UserCapabilities | None = None) -> dict[str, Any]:
     """Run one trial and return its row. Never raises for a failing model, user or judge.
 
     With ``stop`` set during the trial it raises ``TrialCancelled`` at the next agent or
     user turn instead: an interrupted episode says nothing about the agent. ``agent`` and
     ``user`` replace the ones ``config`` describes (``thinkingbox play``: a person at the
-    terminal), so such a trial is recorded in the same row as any other.
+    terminal), so such a trial is recorded in the same row as any other; what they can do
+    is ``agent_capabilities``/``user_capabilities``, else what the backend of the configured
+    name declares, else nothing optional.
     """
     from ..version import __version__
 
@@ -333,13 +385,17 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
     _check_protocol(config)
     if agent is None:
         agent = _build_model_agent(config, seed)
+        agent_capabilities = AGENTS.get(config.agent).capabilities
+    agent_caps: AgentCapabilities = agent_capabilities or _declared(AGENTS, config.agent, AgentCapabilities())
     if stop is not None:
         agent = _StoppableAgent(agent, stop)
     judge = build_judge(config)
     if user is None:
         user = build_user(config)
+        user_capabilities = USERS.get(config.user).capabilities
+    user_caps: UserCapabilities = user_capabilities or _declared(USERS, config.user, UserCapabilities())
     options = config.task_options.get(task_id.split("/", 1)[0], {})
-    base = make(task_id, **options, user=_GuardedUser(user, stop), judge=judge, max_actions=config.max_actions)
+    base = make(task_id, **options, user=_GuardedUser(user, user_caps, stop), judge=judge, max_actions=config.max_actions)
     env: ThinkingboxEnv | CustomerToolWrapper = base
     if config.protocol == "customer-tool":  # the model plays the protocol it was trained in
         env = CustomerToolWrapper(base, include_policy=config.include_policy, tools=config.tools)
@@ -361,7 +417,7 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
     messages = list(base.messages)
     trace = info["trace"] if info else list(base.trace)
     env.close()
-    model_calls = list(getattr(agent, "calls", []))
+    model_calls = list(agent.calls) if agent_caps.records_calls else []
     judge_calls = judge.calls if judge else []
     if info and system_error is None and judge is not None:
         failed = [c for c in judge_calls if not c["ok"]]
@@ -559,7 +615,9 @@ OPTION_OF = {
     "agent.sampling.reasoning_effort": "--reasoning-effort", "agent.sampling.extra_body": "--extra-body",
     "agent.protocol": "--protocol", "agent.include_policy": "--no-policy",
     "user.kind": "--user", "user.model": "--user-model", "user.base_url": "--user-base-url",
-    "user.temperature": "--user-temperature", "judge": "--judge-model/--judge-base-url",
+    "user.temperature": "--user-temperature", "user.persona": "--persona", "judge": "--judge-model/--judge-base-url",
+    "judge.kind": "--judge", "judge.timeout": "--timeout", "judge.max_retries": "--max-retries",
+    "user.timeout": "--timeout", "user.max_retries": "--max-retries",
     "judge.model": "--judge-model", "judge.base_url": "--judge-base-url",
     "max_actions": "--max-actions", "seed": "--seed",
 }
