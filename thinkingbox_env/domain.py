@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from .spec import DomainSpec, SpecError, load_domain_spec
 from .state import DomainDatabase
+from .ticketing import Ticketing
 from .tools import Toolbox
 
 if TYPE_CHECKING:
@@ -163,11 +164,22 @@ class Domain:
                 return fam
         raise KeyError(f"domain '{self.name}' has no task family '{key}'; families: {', '.join(self.families)}")
 
+    @cached_property
+    def ticketing(self) -> Ticketing | None:
+        """The ticketing system ``tools.py`` declares (a module-level ``Ticketing``), whose tables the database gets."""
+        found = [v for v in vars(self.tools_module).values() if isinstance(v, Ticketing)]
+        if len(found) > 1:
+            raise SpecError(f"{self.path / 'tools.py'}: declares {len(found)} Ticketing systems; a domain has one")
+        return found[0] if found else None
+
     @property
     def db(self) -> DomainDatabase:
         with self._lock:
             if self._db is None:
                 schema_sql = (self.path / "schema.sql").read_text(encoding="utf-8")
+                ticketing = self.ticketing
+                if ticketing is not None:
+                    schema_sql = ticketing.schema_sql() + schema_sql
                 self._db = DomainDatabase(self.spec, schema_sql, self.path / "seed")
             return self._db
 

@@ -3,11 +3,13 @@
 Domains differ only in the categories, statuses and priorities a ticket may take,
 the entity a ticket is about (an order, a policy) and whether tickets are
 escalated to teams; :class:`Ticketing` takes those as parameters and returns the
-tools, so a new domain declares its ticketing in a few lines and its tickets
-behave like every other domain's. The tables it expects are ``ticket_users(id,
-name, email, created_at)`` and ``tickets(id, requester_id, subject, description,
-category, priority, status, [assigned_team,] <link column>, created_at,
-updated_at)``, both with id sequences in ``domain.yaml``.
+tools and the two tables' declarations, so a new domain declares its ticketing in a
+few lines of ``tools.py`` (a module-level ``Ticketing`` instance) and its tickets
+behave like every other domain's. The tables, ``ticket_users(id, name, email,
+created_at)`` and ``tickets(id, requester_id, subject, description, category,
+priority, status, [assigned_team,] <link column>, created_at, updated_at)``, are
+created from :meth:`Ticketing.schema_sql` next to the domain's ``schema.sql``; their
+id sequences are in ``domain.yaml``.
 """
 
 from __future__ import annotations
@@ -67,6 +69,36 @@ class Ticketing:
             raise ValueError(f"Ticketing.statuses must include 'open' (the default of a new ticket), got {self.statuses}")
         if not self.link_column.isidentifier() or not self.link_table.isidentifier():
             raise ValueError(f"Ticketing link column and table must be plain identifiers, got {self.link_column!r}, {self.link_table!r}")
+
+    def schema_sql(self) -> str:
+        """The ``ticket_users`` and ``tickets`` tables, with this domain's values as CHECK constraints."""
+
+        def one_of(column: str, values: tuple[str, ...]) -> str:
+            return f"CHECK ({column} IN ({', '.join(repr(v) for v in values)}))"
+
+        team = f"    assigned_team VARCHAR {one_of('assigned_team', self.teams)},\n" if self.teams else ""
+        return (
+            "-- Ticketing system (declared by the domain's Ticketing): people who contacted support, and their tickets.\n"
+            "CREATE TABLE ticket_users (\n"
+            "    id INTEGER PRIMARY KEY,\n"
+            "    name VARCHAR NOT NULL,\n"
+            "    email VARCHAR NOT NULL,\n"
+            "    created_at TIMESTAMP NOT NULL\n"
+            ");\n"
+            "CREATE TABLE tickets (\n"
+            "    id INTEGER PRIMARY KEY,\n"
+            "    requester_id INTEGER NOT NULL,\n"
+            "    subject VARCHAR NOT NULL,\n"
+            "    description VARCHAR NOT NULL DEFAULT '',\n"
+            f"    category VARCHAR NOT NULL {one_of('category', self.categories)},\n"
+            f"    priority VARCHAR NOT NULL {one_of('priority', self.priorities)},\n"
+            f"    status VARCHAR NOT NULL {one_of('status', self.statuses)},\n"
+            f"{team}"
+            f"    {self.link_column} VARCHAR,\n"
+            "    created_at TIMESTAMP NOT NULL,\n"
+            "    updated_at TIMESTAMP NOT NULL\n"
+            ");\n"
+        )
 
     @property
     def ticket_columns(self) -> tuple[str, ...]:

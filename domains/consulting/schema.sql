@@ -1,28 +1,8 @@
+-- The ticketing tables (ticket_users, tickets) are not here: they come from the Ticketing that tools.py
+-- declares (thinkingbox_env/ticketing.py, Ticketing.schema_sql), with this domain's categories and teams.
 -- Halcrow & Vine Advisory service desk backend: eighteen small systems that must agree
 -- with each other. Every table has a primary key; free text that does not carry the
 -- outcome of a task is declared volatile in domain.yaml.
-
--- Ticketing: staff who contacted the desk, and their tickets.
-CREATE TABLE ticket_users (
-    id INTEGER PRIMARY KEY,
-    name VARCHAR NOT NULL,
-    email VARCHAR NOT NULL,
-    created_at TIMESTAMP NOT NULL
-);
-
-CREATE TABLE tickets (
-    id INTEGER PRIMARY KEY,
-    requester_id INTEGER NOT NULL,
-    subject VARCHAR NOT NULL,
-    description VARCHAR NOT NULL DEFAULT '',
-    category VARCHAR NOT NULL CHECK (category IN ('access', 'software', 'hardware', 'expenses', 'onboarding', 'training', 'staffing', 'travel', 'general')),
-    priority VARCHAR NOT NULL CHECK (priority IN ('low', 'normal', 'high', 'urgent')),
-    status VARCHAR NOT NULL CHECK (status IN ('open', 'pending', 'solved', 'closed')),
-    assigned_team VARCHAR CHECK (assigned_team IN ('security', 'procurement', 'finance', 'hr_ops', 'learning', 'travel_desk')),
-    employee_id VARCHAR,
-    created_at TIMESTAMP NOT NULL,
-    updated_at TIMESTAMP NOT NULL
-);
 
 -- HR directory. delegate_id approves in the employee's place while they are on leave.
 CREATE TABLE employees (

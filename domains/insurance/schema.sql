@@ -1,31 +1,11 @@
+-- The ticketing tables (ticket_users, tickets) are not here: they come from the Ticketing that tools.py
+-- declares (thinkingbox_env/ticketing.py, Ticketing.schema_sql), with this domain's categories and teams.
 -- Ashgrove Mutual Insurance: personal auto support backend.
 -- Eight systems: ticketing; customer records and identity verification; policy
 -- administration (policies, drivers, vehicles, endorsements); motor-vehicle records;
 -- billing (accounts, payment arrangements, payments); claims; documents; policy
 -- servicing (cancellations, reinstatements). Every table has a primary key; free-text
 -- columns that do not carry the outcome of a task are declared volatile in domain.yaml.
-
--- Ticketing: people who contacted support, and their tickets.
-CREATE TABLE ticket_users (
-    id INTEGER PRIMARY KEY,
-    name VARCHAR NOT NULL,
-    email VARCHAR NOT NULL,
-    created_at TIMESTAMP NOT NULL
-);
-
-CREATE TABLE tickets (
-    id INTEGER PRIMARY KEY,
-    requester_id INTEGER NOT NULL,
-    subject VARCHAR NOT NULL,
-    description VARCHAR NOT NULL DEFAULT '',
-    category VARCHAR NOT NULL CHECK (category IN ('billing', 'documents', 'policy_change', 'claims', 'cancellation', 'reinstatement', 'general')),
-    priority VARCHAR NOT NULL CHECK (priority IN ('low', 'normal', 'high', 'urgent')),
-    status VARCHAR NOT NULL CHECK (status IN ('open', 'pending', 'solved', 'closed')),
-    assigned_team VARCHAR CHECK (assigned_team IN ('billing', 'underwriting', 'claims', 'special_investigations')),
-    policy_id VARCHAR,
-    created_at TIMESTAMP NOT NULL,
-    updated_at TIMESTAMP NOT NULL
-);
 
 -- Customer records. Date of birth, security answer and SSN digits are never shown by a tool.
 CREATE TABLE customers (

@@ -1,3 +1,5 @@
+-- The ticketing tables (ticket_users, tickets) are not here: they come from the Ticketing that tools.py
+-- declares (thinkingbox_env/ticketing.py, Ticketing.schema_sql), with this domain's categories and teams.
 -- Tidewell Bank: internal IT support backend.
 -- Three systems behind one service desk: the HR directory (Crew Directory), identity and
 -- access management (Keyring) and IT service management (Harbour Desk: tickets,
@@ -135,26 +137,6 @@ CREATE TABLE identity_verifications (
 );
 
 -- ============================================================ IT service management (Harbour Desk)
-CREATE TABLE ticket_users (
-    id INTEGER PRIMARY KEY,
-    name VARCHAR NOT NULL,
-    email VARCHAR NOT NULL,
-    created_at TIMESTAMP NOT NULL
-);
-
-CREATE TABLE tickets (
-    id INTEGER PRIMARY KEY,
-    requester_id INTEGER NOT NULL,
-    subject VARCHAR NOT NULL,
-    description VARCHAR NOT NULL DEFAULT '',
-    category VARCHAR NOT NULL CHECK (category IN ('access', 'account_security', 'hardware', 'software', 'incident', 'procurement', 'general')),
-    priority VARCHAR NOT NULL CHECK (priority IN ('low', 'normal', 'high', 'urgent')),
-    status VARCHAR NOT NULL CHECK (status IN ('open', 'pending', 'solved', 'closed')),
-    assigned_team VARCHAR CHECK (assigned_team IN ('identity', 'security', 'end_user_computing', 'procurement', 'people_team')),
-    employee_id VARCHAR,
-    created_at TIMESTAMP NOT NULL,
-    updated_at TIMESTAMP NOT NULL
-);
 
 CREATE TABLE incidents (
     id VARCHAR PRIMARY KEY,

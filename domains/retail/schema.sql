@@ -1,26 +1,7 @@
+-- The ticketing tables (ticket_users, tickets) are not here: they come from the Ticketing that tools.py
+-- declares (thinkingbox_env/ticketing.py, Ticketing.schema_sql), with this domain's categories and teams.
 -- Brightwell Electronics support backend. Every table has a primary key; free-text
 -- columns that do not carry the outcome of a task are declared volatile in domain.yaml.
-
--- Ticketing system: people who contacted support, and their tickets.
-CREATE TABLE ticket_users (
-    id INTEGER PRIMARY KEY,
-    name VARCHAR NOT NULL,
-    email VARCHAR NOT NULL,
-    created_at TIMESTAMP NOT NULL
-);
-
-CREATE TABLE tickets (
-    id INTEGER PRIMARY KEY,
-    requester_id INTEGER NOT NULL,
-    subject VARCHAR NOT NULL,
-    description VARCHAR NOT NULL DEFAULT '',
-    category VARCHAR NOT NULL CHECK (category IN ('membership', 'order', 'delivery', 'payment', 'general')),
-    priority VARCHAR NOT NULL CHECK (priority IN ('low', 'normal', 'high', 'urgent')),
-    status VARCHAR NOT NULL CHECK (status IN ('open', 'pending', 'hold', 'solved', 'closed')),
-    order_id VARCHAR,
-    created_at TIMESTAMP NOT NULL,
-    updated_at TIMESTAMP NOT NULL
-);
 
 -- Customer profiles (CRM). customer_score is internal and confidential.
 CREATE TABLE customers (

@@ -1,3 +1,5 @@
+-- The ticketing tables (ticket_users, tickets) are not here: they come from the Ticketing that tools.py
+-- declares (thinkingbox_env/ticketing.py, Ticketing.schema_sql), with this domain's categories and teams.
 -- Harborlight Stays: eight backend systems. Ticketing; the customer CRM (profiles, VIP tiers,
 -- loyalty, preferences); reservations (bookings, modification history, special requests,
 -- inventory); group sales (group blocks and their services); corporate accounts (negotiated
@@ -5,28 +7,6 @@
 -- the hotel-partner system (hotels, partner terms, contacts, the hotel's own reservation
 -- records, verifications, escalations); lookups (room types, the service catalogue).
 -- Free-text columns that do not carry a task's outcome are volatile in domain.yaml.
-
--- Ticketing
-CREATE TABLE ticket_users (
-    id INTEGER PRIMARY KEY,
-    name VARCHAR NOT NULL,
-    email VARCHAR NOT NULL,
-    created_at TIMESTAMP NOT NULL
-);
-
-CREATE TABLE tickets (
-    id INTEGER PRIMARY KEY,
-    requester_id INTEGER NOT NULL,
-    subject VARCHAR NOT NULL,
-    description VARCHAR NOT NULL DEFAULT '',
-    category VARCHAR NOT NULL CHECK (category IN ('booking_change', 'cancellation', 'payment', 'corporate', 'group', 'hotel_issue', 'special_request', 'complaint', 'general')),
-    priority VARCHAR NOT NULL CHECK (priority IN ('low', 'normal', 'high', 'urgent')),
-    status VARCHAR NOT NULL CHECK (status IN ('open', 'pending', 'solved', 'closed')),
-    assigned_team VARCHAR CHECK (assigned_team IN ('payments', 'partner_relations', 'group_sales', 'corporate_billing', 'guest_relations')),
-    booking_id VARCHAR,
-    created_at TIMESTAMP NOT NULL,
-    updated_at TIMESTAMP NOT NULL
-);
 
 -- CRM
 CREATE TABLE customers (

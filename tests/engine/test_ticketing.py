@@ -48,3 +48,24 @@ def test_bad_configuration_is_refused_with_the_field_named():
         Ticketing(categories=("a",), statuses=("closed",), link_column="order_id", link_table="orders", link_noun="order")
     with pytest.raises(ValueError, match="categories"):
         Ticketing(categories=(), statuses=("open",), link_column="order_id", link_table="orders", link_noun="order")
+
+
+@pytest.mark.parametrize("domain", ["retail", "insurance", "travel", "neobank", "consulting"])
+def test_the_ticket_tables_come_from_the_declaration_and_agree_with_the_tools(domain):
+    """The tables are declared once, by the domain's Ticketing: the database refuses what the tools' schema does not list."""
+    import duckdb
+
+    dom = load_domain(domain)
+    assert "CREATE TABLE ticket" not in (dom.path / "schema.sql").read_text()  # declared once, not per domain
+    con = duckdb.connect()
+    con.execute(dom.ticketing.schema_sql())
+    enum = dom.toolbox["create_ticket"].parameters["properties"]["status"]["enum"]
+    row = "INSERT INTO tickets (id, requester_id, subject, category, priority, status, {link}, created_at, updated_at) " \
+          "VALUES (1, 1, 's', ?, 'normal', ?, NULL, TIMESTAMP '2026-01-01', TIMESTAMP '2026-01-01')"
+    link = dom.ticketing.link_column
+    con.execute(row.format(link=link), [dom.ticketing.categories[0], enum[-1]])
+    with pytest.raises(duckdb.ConstraintException):
+        con.execute(row.format(link=link).replace("(1, 1,", "(2, 1,"), [dom.ticketing.categories[0], "not-a-status"])
+    columns = [c[0] for c in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'tickets' "
+                                         "ORDER BY ordinal_position").fetchall()]
+    assert tuple(columns) == dom.ticketing.ticket_columns

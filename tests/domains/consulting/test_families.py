@@ -309,7 +309,7 @@ def measure() -> dict:
     requests = [b for s in specs for b in s.origin.branches if not b.startswith("HV010:")]
     outcomes = Counter(OUTCOMES[b.split(":")[0]][b.split(":")[1]] for b in requests)
     return {
-        "tables": len(re.findall(r"CREATE TABLE", (domain.path / "schema.sql").read_text())),
+        "tables": len(re.findall(r"CREATE TABLE", domain.ticketing.schema_sql() + (domain.path / "schema.sql").read_text())),
         "tools": len(tools), "read": sum(not box[n].writes for n in tools), "write": sum(box[n].writes for n in tools),
         "policy_words": len((domain.path / "policy.md").read_text().split()),
         "documents": len(list((domain.path / "kb").glob("*.md"))),
