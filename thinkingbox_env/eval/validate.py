@@ -115,7 +115,8 @@ def validate_task(spec: TaskSpec, judge: Any = None) -> ValidationResult:
     res = ValidationResult(spec.full_id)
     if spec.checks.rubric and judge is None:
         # only a judge reads a rubric: without one, everything else the task checks is validated
-        spec = spec.model_copy(update={"checks": spec.checks.model_copy(update={"rubric": []})})
+        checks = type(spec.checks).model_validate({**spec.checks.model_dump(mode="json"), "rubric": []})
+        spec = spec.model_copy(update={"checks": checks})
         res.counts["rubric"] = "unjudged"
     elif spec.checks.rubric:
         res.counts["rubric"] = "judged"
