@@ -148,3 +148,14 @@ def test_a_refusal_of_one_request_beside_the_same_action_done_for_another_agrees
     vehicle = golden["spec"].golden_reply.split(" (VIN")[0].replace("Your ", "")
     denied = _variant_checks("insurance", "IN011", 100037, f"I'm sorry, I can't add the {vehicle} to your policy.")
     assert denied["checks"]["claims:agrees"] is False
+
+
+def test_one_action_refused_for_one_person_and_done_for_another_thing_is_consistent() -> None:
+    # "I can't exclude Ezekiel Corcoran ... The 2025 Kia Forte is removed": two objects, no contradiction
+    golden = _variant_checks("insurance", "IN011", 100139)
+    assert "can't exclude" in golden["spec"].golden_reply and "is removed" in golden["spec"].golden_reply
+    assert golden["checks"]["claims:consistent"] is True
+    # the same removal reported and denied for the same vehicle is a contradiction
+    both = _variant_checks("insurance", "IN011", 100139,
+                           golden["spec"].golden_reply + " Sorry, I could not remove the Kia Forte after all.")
+    assert both["checks"]["claims:consistent"] is False or both["checks"]["claims:agrees"] is False

@@ -63,10 +63,16 @@ def _claims(context: GradingContext, texts: list[str]) -> list[Claim]:
 
 
 def _distinct(a: Claim, b: Claim) -> bool:
-    """Whether two claims speak of different things: each sentence names values (ids, years) and they share none."""
-    va = {v.value.key for v in a.values} or {k for k in _sentence_keys(a)}
-    vb = {v.value.key for v in b.values} or {k for k in _sentence_keys(b)}
+    """Whether two claims speak of different things: each names values (ids, years) or proper names, and they share none."""
+    va = ({v.value.key for v in a.values} or {k for k in _sentence_keys(a)}) | _names(a)
+    vb = ({v.value.key for v in b.values} or {k for k in _sentence_keys(b)}) | _names(b)
     return bool(va) and bool(vb) and not (va & vb)
+
+
+def _names(c: Claim) -> set[tuple[str, str]]:
+    """The proper names of a claim's clause ("Ezekiel Corcoran", "Kia Forte"), word by word."""
+    return {("name", w.lower()) for m in _NAME.finditer(c.clause) if m.group(0) not in _NOT_NAMES
+            for w in re.split(r"[ -]", m.group(0)) if len(w) >= 3}
 
 
 def _sentence_keys(c: Claim) -> set[tuple[str, str]]:
