@@ -158,6 +158,11 @@ _CLAUSE_BREAK = {";", ":", "but", "so", "because", "although", "though", "howeve
 _REPORTED = {"i", "we", "'ve", "i've", "we've", "is", "are", "am", "'re", "has", "have", "now", "done", "will",
              "'ll", "being", "been", "successfully"}
 _FREE_TOKENS = 4  # words allowed between the words of a phrase ("take [the vehicle] off")
+# verbs that carry the act when the action is named by a noun: "I've processed a refund", "no charge was made",
+# "the cancellation didn't go through", "a replacement has been arranged"
+_LIGHT_VERBS = {"issue", "process", "make", "arrange", "put", "set", "go", "complete", "send", "place", "book", "raise",
+                "submit", "open", "file", "log", "lodge", "initiate", "organise", "organize", "action"}
+_DETERMINERS = {"a", "an", "the", "no", "your", "my", "this", "that", "its", "their", "his", "her", "full", "partial"}
 
 
 @dataclass(frozen=True)
@@ -347,6 +352,10 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
                     modality = "done"
                 else:
                     modality = "stated"
+                if modality == "stated" and action != GENERIC and not sent_proposal:
+                    light = _light_verb_reading(doc, a, b, sp)
+                    if light is not None:
+                        modality, negated = light
                 if action == GENERIC and negated:
                     # only a denial of everything ("nothing went through", "no changes were made") is global;
                     # "the speed can't be changed" speaks of one thing, "no change fee" is a noun
@@ -407,6 +416,33 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
                     for i, c in enumerate(out) if i not in soft):
         out = [replace(c, affirmed=True, modality="stated", outcome="stated") if i in soft else c for i, c in enumerate(out)]
     return tuple(out)
+
+
+def _light_verb_reading(doc: Any, a: int, b: int, sp: Any) -> tuple[Modality, bool] | None:
+    """The modality and negation of an action named by a noun, read from the verb that carries it.
+
+    "No refund has been issued" and "the refund didn't go through" deny the refund; "I've
+    processed a refund" and "a replacement has been arranged" report it; "a refund will be
+    issued" promises it. Only a noun reading counts: the action word right after a
+    determiner ("a", "the", "no", "your", "a full"), and a carrying verb in the same clause.
+    """
+    if sp.start <= a or doc[sp.start - 1].lower_ not in _DETERMINERS:
+        return None
+    verbs = [i for i in range(a, b) if not sp.start <= i < sp.end and doc[i].norm_ in _LIGHT_VERBS]
+    if not verbs:
+        return None
+    j = min(verbs, key=lambda i: abs(i - sp.start))
+    before = [doc[i].norm_ for i in range(max(a, j - 4), j) if not sp.start <= i < sp.end]
+    form = _verb_form(doc[j], doc[j].norm_)
+    negated = bool(set(before) & _NEGATIONS) or doc[sp.start - 1].lower_ == "no" or (
+        sp.start - 2 >= a and doc[sp.start - 2].lower_ == "no")
+    if set(before) & _FUTURE:
+        return "future", negated
+    if form == "past" or set(before) & _HAVE or (set(before) & _BE and form != "base"):
+        return "done", negated
+    if negated and set(before) & (_POSSIBLE | {"do", "will", "able"}):
+        return "done", True  # "couldn't process the refund", "the refund didn't go through": a refusal
+    return None
 
 
 def _with_roles(r: _Reader, doc: Any, a: int, b: int, vals: list[Value]) -> list[RoleValue]:

@@ -32,6 +32,17 @@ def test_outcomes_polarity_and_modality_are_read_per_clause() -> None:
     assert ("any", "refused", False) not in _read("The address can't be changed any more because it shipped.", RETAIL)
 
 
+def test_an_action_named_by_a_noun_takes_the_act_of_the_verb_that_carries_it() -> None:
+    assert ("refund", "refused", False) in _read("No refund has been issued.", RETAIL)
+    assert ("refund", "refused", False) in _read("The refund didn't go through.", RETAIL)
+    assert ("refund", "refused", False) in _read("I couldn't process the refund.", RETAIL)
+    assert ("replace", "refused", False) in _read("I haven't been able to arrange a replacement.", RETAIL)
+    assert ("refund", "done", True) in _read("I've gone ahead and processed a refund of $45.00 to your card.", RETAIL)
+    assert ("refund", "pending", True) in _read("A refund will be issued within 5 days.", RETAIL)
+    assert ("refund", "proposed", True) in _read("Shall I process a refund?", RETAIL)
+    assert ("refund", "stated", True) in _read("A refund is issued when the item arrives.", RETAIL)  # a rule
+
+
 def test_values_carry_the_role_of_the_word_next_to_them() -> None:
     claims = read_claims("I refunded $12.00 and the $5.00 fee was charged.", RETAIL)
     roles = {rv.value.text: rv.role for c in claims for rv in c.values}
