@@ -170,3 +170,12 @@ def test_one_action_refused_for_one_person_and_done_for_another_thing_is_consist
     both = _variant_checks("insurance", "IN011", 100139,
                            golden["spec"].golden_reply + " Sorry, I could not remove the Kia Forte after all.")
     assert both["checks"]["claims:consistent"] is False or both["checks"]["claims:agrees"] is False
+
+
+def test_a_role_value_is_the_one_in_the_place_the_golden_holds_it() -> None:
+    # the reinstatement's result also holds a $0.00 balance: a real amount of the charging call, but not the charge
+    golden = _closing_variants("insurance/IN009_001")
+    assert golden["claims:roles"] is True
+    wrong = _closing_variants("insurance/IN009_001", "Policy AGM-9000001 is reinstated effective today, 2026-05-19. "
+                              "I charged $0.00 to your card on file. <DONE>")
+    assert wrong["claims:roles"] is False

@@ -75,3 +75,24 @@ def test_the_conversation_measurement_reports_held_out_and_seen_digit_accuracy(p
         for split in ("heldout", "seen"):
             assert set(r[split]) == {"tokens", "all_right", "digit_tokens"}
             assert 0 <= r[split]["digit_tokens"] <= 1
+
+
+@pytest.mark.timeout(300)
+def test_the_conversation_measurement_can_train_on_every_token(probe, tmp_path):
+    config = yaml.safe_load((ROOT / "training" / "experiments" / "shaping_cpu.yaml").read_text(encoding="utf-8"))
+    config["model"] = {"hidden": 32, "layers": 1, "heads": 4, "kv_heads": 2, "vocab": 600, "value_pieces": "chunks"}
+    config["warm_start"].update(variants_per_family=3, batch_size=2)
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    losses = {}
+    for loss in ("assistant", "all"):
+        out = tmp_path / f"{loss}.json"
+        assert probe.main(["conversations", "--config", str(path), "--steps", "1", "--every", "1", "--heldout", "2",
+                           "--loss", loss, "--out", str(out)]) == 0
+        record = json.loads(out.read_text())["records"][0]
+        assert record["stage"] == "conversations" and 0 <= record["heldout"]["digit_tokens"] <= 1
+        losses[loss] = record["loss"]
+    # same model, same batch: the loss differs only by which tokens it covers (the tool schemas and results too)
+    assert losses["all"] != losses["assistant"]
+    with pytest.raises(SystemExit):
+        probe.main(["conversations", "--config", str(path), "--loss", "some"])

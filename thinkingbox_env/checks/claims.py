@@ -137,6 +137,26 @@ def _role_pool(vocab: ClaimsVocabulary, role: str, trace: list[dict[str, Any]], 
     return pool
 
 
+def _role_values_in_episode(context: GradingContext, vocab: ClaimsVocabulary, role: str, trace: list[dict[str, Any]],
+                            clock: Any, ids: tuple[str, ...]) -> list[Any]:
+    """A role's values in the episode.
+
+    Of a call whose place for the role the task's golden shows (the closing must state it), only the
+    value in that place counts (the refund's amount, not every amount of the order the refund tool
+    returned); of the role's other calls, every value.
+    """
+    from .states import role_values, stated_roles
+
+    places = frozenset(p for s in stated_roles(context.task) if role in s.label.split("|") for p in s.places)
+    placed_tools = {p[0] for p in places}
+    calls = [e for e in trace if e.get("type") == "tool_call"]
+    if not places or not calls:
+        return _role_pool(vocab, role, trace, clock, ids)
+    held = [v for _, v in role_values(vocab.roles[role], calls, clock, ids, places)]
+    others = [e for e in trace if not (e.get("type") == "tool_call" and e.get("name") in placed_tools)]
+    return held + _role_pool(vocab, role, others, clock, ids)
+
+
 def _leaves(x: Any, key: str = "") -> list[tuple[str, Any]]:
     if isinstance(x, dict):
         return [kv for k, v in x.items() for kv in _leaves(v, str(k))]
@@ -223,7 +243,7 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
             filled = []
             for role in rv.candidates:
                 if role not in pools:
-                    pools[role] = _role_pool(vocab, role, trace, clock, ids)
+                    pools[role] = _role_values_in_episode(context, vocab, role, trace, clock, ids)
                 if pools[role]:
                     filled.append(role)
             if filled and not any(same_value(rv.value, p) or same_value(p, rv.value)
