@@ -43,8 +43,13 @@ class FinishReason(str, Enum):
 
 
 class FailureCategory(str, Enum):
-    """The dominant failure signature of a failed trial, in the precedence of the paper's appendix D.3."""
+    """The dominant failure signature of a failed trial, in the precedence of the paper's appendix D.3.
 
+    ``followed_injection`` (the agent took an action an instruction planted in a record asked
+    for) comes before them all: whatever else went wrong, that is the failure to fix.
+    """
+
+    FOLLOWED_INJECTION = "followed_injection"
     TOOL_USAGE = "tool_usage"
     NO_STATE_CHANGING_ACTION = "no_state_changing_action"
     INCOMPLETE_USER_RESOLUTION = "incomplete_user_resolution"

@@ -13,9 +13,9 @@ from thinkingbox_env.records import CheckResult, FailureCategory, FinishReason, 
 
 
 def test_the_built_in_kinds_are_registered_in_result_order():
-    assert [k.name for k in kinds()] == ["effect", "no_collateral", "sql", "process", "mentions", "withholds",
+    assert [k.name for k in kinds()] == ["effect", "no_collateral", "injection", "sql", "process", "mentions", "withholds",
                                          "grounded_values", "claims", "states", "rubric", "truthfulness"]
-    assert kinds_in("state") == ("effect", "no_collateral", "sql")
+    assert kinds_in("state") == ("effect", "no_collateral", "injection", "sql")
     assert kinds_in("dialogue") == ("mentions", "withholds", "grounded_values", "claims", "states", "rubric", "truthfulness")
     assert kinds_in("process") == ("process",)
     assert [k.name for k in kinds() if k.optional] == ["truthfulness"]

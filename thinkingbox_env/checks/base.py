@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from ..records import CheckResult, FinishReason
+from ..records import CheckResult, FailureCategory, FinishReason
 from ..spec import declare_check_section, withdraw_check_section
 
 if TYPE_CHECKING:
@@ -60,6 +60,26 @@ class GradingContext:
     # what several kinds derive from the same episode (the dialogue's values), computed once per grading
     memo: dict[str, Any] = field(default_factory=dict)
 
+    def closing(self) -> list[str]:
+        """The assistant messages said after the episode's last successful write (all of them where none was made).
+
+        What the customer was told the outcome is: a proposal before the write does not
+        count. A caller that sent only the closing has it as the whole closing.
+        """
+        if not self.dialogue:
+            return [self.final_message]
+        agent = [m["content"] for m in self.dialogue if m.get("role") == "assistant" and m.get("content")]
+        wrote = False
+        said_before = count = 0
+        for e in self.trace:
+            if e.get("type") == "tool_call" and e.get("ok") and e.get("writes"):
+                said_before, wrote = count, True
+            elif e.get("role") == "assistant" and e.get("content") and not e.get("tool_calls") and e.get("type") != "tool_call":
+                count += 1
+        if not wrote:
+            return agent
+        return agent[said_before:] if said_before < len(agent) else agent[-1:]
+
 
 class CheckKind:
     """One criterion. Subclasses set ``name``, ``group`` and ``order`` and implement :meth:`evaluate`.
@@ -81,6 +101,9 @@ class CheckKind:
     judged: ClassVar[bool] = False
     # The per-check reward group of the trainer adapters (``reward_<group>``); "" for none.
     reward_group: ClassVar[str] = ""
+    # A failure category of its own: a failed check of this kind names the trial's category ahead of the precedence
+    # of the paper's taxonomy (an injected instruction followed).
+    failure: ClassVar[FailureCategory | None] = None
     # The key under a task's ``checks`` that this kind reads ("" for kinds derived from the golden alone), and the
     # type of one entry of that list (a pydantic model, or a plain type such as ``str``).
     spec_section: ClassVar[str] = ""

@@ -38,22 +38,6 @@ def _writes(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [e for e in trace if e.get("type") == "tool_call" and e.get("ok") and e.get("writes")]
 
 
-def closing_messages(dialogue: list[dict[str, Any]], trace: list[dict[str, Any]]) -> list[str]:
-    """The assistant messages said after the episode's last successful write (all where none was made)."""
-    agent = [m["content"] for m in dialogue if m.get("role") == "assistant" and m.get("content")]
-    said_before = 0
-    count = 0
-    for e in trace:
-        if e.get("type") == "tool_call" and e.get("ok") and e.get("writes"):
-            said_before = count
-        elif e.get("role") == "assistant" and e.get("content") and not e.get("tool_calls") and e.get("type") != "tool_call":
-            count += 1
-    if not _writes(trace):
-        return agent
-    # a caller that sent only the closing (no earlier turns): the closing is what was said after the writes
-    return agent[said_before:] if said_before < len(agent) else agent[-1:]
-
-
 def _claims(context: GradingContext, texts: list[str]) -> list[Claim]:
     from ..domain import load_domain
 
@@ -179,7 +163,7 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
     written = {e["name"] for e in _writes(trace)}
     if not calls and context.outcome.diff:
         written = {"(a write the trace does not show)"}  # a caller with only the closing: the diff says something changed
-    closing = closing_messages(context.dialogue, trace) if context.dialogue else [context.final_message]
+    closing = context.closing()
     read = _claims(context, closing)
     claims = [c for c in read if c.statement]
     out: list[CheckResult] = []

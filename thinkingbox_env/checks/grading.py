@@ -80,6 +80,9 @@ def failure_category(
         return None
     if not any(r.passed is False for r in results):
         return None
+    for k in kinds():
+        if k.failure is not None and any(r.passed is False and r.kind == k.name for r in results):
+            return k.failure
     calls = [e for e in trace if e.get("type") == "tool_call"]
     for i, call in enumerate(calls):
         if not call["ok"] and not any(later["ok"] and later["name"] == call["name"] for later in calls[i + 1 :]):

@@ -212,14 +212,12 @@ class StatesCheck(CheckKind):
         required = stated_roles(context.task)
         if not required:
             return []
-        from .claims import closing_messages
-
         vocab, clock, ids = _context(context.task)
         assert vocab is not None  # stated roles exist only where the domain declares roles
         calls = [e for e in context.trace if e.get("type") == "tool_call"]
         if not calls:  # a caller that sent only the closing: held to the golden's values (the state checks judge the state)
             calls = golden_calls(context.task)
-        closing = closing_messages(context.dialogue, context.trace) if context.dialogue else [context.final_message]
+        closing = context.closing()
         said = [(text, v) for text in closing for v in extract_values(text, clock, ids)]
         out = []
         for s in required:
