@@ -626,6 +626,15 @@ def print_report(res: dict[str, Any]) -> None:
             print(f"  {label:<22}{s['n']:>7}{fmt(s['median_ms'], 3):>12}{fmt(s['p95_ms'], 3):>10}"
                   f"{fmt(s['mean_ms'], 3):>10}{fmt(s['max_ms'], 3):>10}")
         print()
+    if res.get("fast_path_hits"):
+        st = res.get("statements", {})
+        print(f"Statements answered in Python (the fast path), per shape, over the whole run "
+              f"({st.get('read', 0)} reads, {st.get('write', 0)} writes asked)")
+        for shape, n in sorted(res["fast_path_hits"].items(), key=lambda kv: -kv[1]):
+            base = st.get("read" if shape.startswith("read") else "write", 0)
+            share = f"{100 * n / base:5.1f}% of {'reads' if shape.startswith('read') else 'writes'}" if base else ""
+            print(f"  {shape:<22}{n:>9}   {share}")
+        print()
     if "cold_start" in res:
         cs = res["cold_start"]
         print(f"Cold start ({cs['runs']} fresh processes; torch installed: {cs['torch_installed']}, "
@@ -814,6 +823,10 @@ def main(argv: list[str] | None = None) -> int:
         res["grpo"] = bench_grpo(args.groups)
         failures += res["grpo"]["oracle_failures"]
 
+    from thinkingbox_env.state import FAST_PATH_HITS, STATEMENTS
+
+    res["fast_path_hits"] = dict(FAST_PATH_HITS)  # statements answered in Python, per shape, over the whole run
+    res["statements"] = dict(STATEMENTS)
     res["targets"] = evaluate_targets(values)
     res["all_targets_met"] = all(r["pass"] is not False for r in res["targets"])
     res["oracle_failures"] = failures

@@ -35,12 +35,14 @@ full scan at grading, which is what every table got before.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import csv
 import functools
 import itertools
 import logging
 import operator
+import os
 import re
 import threading
 from collections.abc import Sequence
@@ -262,6 +264,34 @@ def _reserved_words() -> frozenset[str]:
 
 class StateError(RuntimeError):
     """The engine was asked to do something with the state that it must not do."""
+
+
+class FastPathMismatch(StateError):
+    """In verify mode, an answer computed in Python that is not the one DuckDB gives: a bug of the fast path."""
+
+
+# The Python answers to statements (reads by equality, one-row writes), checked against DuckDB's when verify mode is on.
+VERIFY_ENV = "THINKINGBOX_STATE_VERIFY"
+FAST_PATH_HITS: collections.Counter[str] = collections.Counter()  # per statement shape, for bench_env.py
+STATEMENTS: collections.Counter[str] = collections.Counter()  # reads and writes asked of episode states, the share's base
+
+
+def verify_mode() -> bool:
+    """Whether every fast-path answer is also computed by DuckDB and compared (``THINKINGBOX_STATE_VERIFY=1``)."""
+    return os.environ.get(VERIFY_ENV, "") not in ("", "0", "false", "no")
+
+
+def _same_answer(python: Sequence[tuple[Any, ...]], duck: Sequence[tuple[Any, ...]]) -> bool:
+    return len(python) == len(duck) and all(
+        len(a) == len(b) and all(x == y and type(x) is type(y) or (x is None and y is None) for x, y in zip(a, b))
+        for a, b in zip(python, duck))
+
+
+def _check_fast_path(shape: str, sql: str, params: Sequence[Any], python: tuple[tuple[str, ...], list[tuple]],
+                     duck: tuple[tuple[str, ...], list[tuple]]) -> None:
+    if tuple(python[0]) != tuple(duck[0]) or not _same_answer(python[1], duck[1]):
+        raise FastPathMismatch(f"fast path ({shape}) disagrees with DuckDB on {sql.strip()[:200]!r} with {list(params)!r}: "
+                               f"Python {python[0]} {python[1]!r}; DuckDB {duck[0]} {duck[1]!r}")
 
 
 @dataclass(frozen=True)
@@ -1170,6 +1200,7 @@ class EpisodeState:
         """Run a parameterised read and return rows as dicts."""
         if not _READ_RE.match(sql):
             raise StateError("query() only runs SELECT statements; use execute() to write")
+        STATEMENTS["read"] += 1
         cache = self.template.domain.read_cache
         tables = cache.tables_of(sql, self.tables)
         key = self._memo_key("r", sql, params, tables) if tables is not None else None
@@ -1178,10 +1209,13 @@ class EpisodeState:
             if hit is not None:
                 names, rows = hit
                 return [dict(zip(names, row)) for row in rows]
+        found = None
         if cache.enabled:
             found = self._by_equality(sql, params, cache.template_only)
             if found is not None:
-                return found
+                FAST_PATH_HITS["read by equality"] += 1
+                if not verify_mode():
+                    return found
         if tables is None or self.materialized.intersection(tables):
             self._sync()
         self._copy_patched_in(tables)
@@ -1189,6 +1223,10 @@ class EpisodeState:
         cur = self._cur().execute(sql, list(params))
         names = tuple(d[0] for d in cur.description)
         rows = cur.fetchall()
+        if found is not None:
+            python_names = tuple(found[0]) if found else names
+            _check_fast_path("read by equality", sql, params,
+                             (python_names, [tuple(r[n] for n in python_names) for r in found]), (names, rows))
         if key is not None:
             cache.put(key, (names, rows))
         return [dict(zip(names, row)) for row in rows]
@@ -1306,6 +1344,7 @@ class EpisodeState:
         match = _WRITE_RE.match(sql)
         if not match:
             raise StateError("execute() only runs INSERT, UPDATE or DELETE statements")
+        STATEMENTS["write"] += 1
         table = match.group(1)
         if table not in self.tables:
             raise StateError(f"unknown table '{table}'")
@@ -1335,10 +1374,15 @@ class EpisodeState:
             key = self._memo_key("w", run, params, (table,))
         cache = self.template.domain.read_cache
         hit = cache.get(key) if key is not None else None
+        python_answer = None
         if hit is None and tracked and info.memoisable and cache.enabled and not cache.template_only and not self.closed:
             hit = self._write_in_python(table, run, params)
-            if hit is not None and key is not None:
-                cache.put(key, hit)  # exactly DuckDB's answer, as every memo entry is
+            if hit is not None:
+                FAST_PATH_HITS[f"{kind.lower()} of one row"] += 1
+                if verify_mode():
+                    python_answer, hit = hit, None  # DuckDB answers too, and the two are compared
+                elif key is not None:
+                    cache.put(key, hit)  # exactly DuckDB's answer, as every memo entry is
         if hit is None:
             self._decide_for([table])
             self._sync()
@@ -1348,6 +1392,8 @@ class EpisodeState:
             cur = self._cur().execute(run, params)
             names: tuple[str, ...] = tuple(d[0] for d in cur.description) if cur.description is not None else ()
             values = cur.fetchall() if cur.description is not None else []
+            if python_answer is not None:
+                _check_fast_path(f"{kind.lower()} of one row", run, params, python_answer, (names, values))
             if key is not None:
                 cache.put(key, (names, values))
             self._log.append((run, params))

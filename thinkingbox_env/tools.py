@@ -28,6 +28,7 @@ import duckdb
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema, create_model
 
 from .diff import jsonable
+from .state import FastPathMismatch
 
 log = logging.getLogger(__name__)
 
@@ -366,6 +367,8 @@ class Toolbox:
                 state.rollback(saved)
             reason = str(exc).splitlines()[0][:200]
             return ToolResult(name, {"error": f"tool '{name}': an argument value does not fit the backend ({reason})"}, False, t.writes, "arguments")
+        except FastPathMismatch:
+            raise  # verify mode (THINKINGBOX_STATE_VERIFY) exists to stop on an engine bug, not to hand it to the agent
         except Exception as exc:  # noqa: BLE001 - the contract is that step() never raises
             log.exception("tool %s failed", name)
             if t.writes:
