@@ -123,8 +123,8 @@ def test_failure_shares_weak_evaluator_and_costs():
     s = summarize(rows, prices={"input": 2.0, "cached": 0.5, "output": 10.0})
     fc = s["failure_categories"]
     assert fc["failed_trials"] == 5
-    assert fc["overall"] == {"tool_usage": 0.2, "no_state_changing_action": 0.2, "incomplete_user_resolution": 0.2,
-                             "wrong_state_update": 0.4}
+    assert fc["overall"] == {"followed_injection": 0.0, "tool_usage": 0.2, "no_state_changing_action": 0.2,
+                             "incomplete_user_resolution": 0.2, "wrong_state_update": 0.4}
     w = s["weak_evaluator"]
     assert w["clean_termination"] == pytest.approx(4 / 5)  # C/0 asks a question
     assert w["clean_and_write"] == pytest.approx(3 / 5)  # B/0 wrote nothing
