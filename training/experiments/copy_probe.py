@@ -204,13 +204,17 @@ def run_conversations(args: argparse.Namespace) -> list[dict[str, Any]]:
     records = (induction_stage(model, tokenizer, args.induction_steps, args.batch, args.lr, args.induction_vocab,
                                args.seed, args.every, measure) if args.induction_steps else [])
     rng = random.Random(args.seed)
+    # the loss of the training rows: the assistant's tokens only, or every token (the customer's answers and the
+    # tool results repeat the email and ids said before, so they are copies too); measured on the assistant's either way
+    assistant_only = cfg.warm_start.assistant_only_loss if args.loss == "config" else args.loss == "assistant"
+    fit = train if assistant_only else [(ids, [1] * len(ids)) for ids, _ in train]
 
     def batches() -> Any:
         order: list[int] = []
         while True:
             if len(order) < cfg.warm_start.batch_size:
-                order += rng.sample(range(len(train)), len(train))
-            yield [train[order.pop()] for _ in range(cfg.warm_start.batch_size)]
+                order += rng.sample(range(len(fit)), len(fit))
+            yield [fit[order.pop()] for _ in range(cfg.warm_start.batch_size)]
 
     steps = args.steps or cfg.warm_start.max_steps
     records += _train(model, batches(), steps, cfg.warm_start.learning_rate, args.every, measure, pad, "conversations")
@@ -231,6 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--induction_steps", type=int, default=0, help="conversations: induction steps first")
     parser.add_argument("--induction_vocab", type=int, default=0,
                         help="conversations: draw induction sequences from this many tokens (0: the whole vocabulary)")
+    parser.add_argument("--loss", choices=["config", "assistant", "all"], default="config",
+                        help="conversations: train on the assistant's tokens or on every token (default: the config's "
+                             "warm_start.assistant_only_loss)")
     parser.add_argument("--batch", type=int, default=32, help="induction sequences per step")
     parser.add_argument("--lr", type=float, default=1e-3, help="induction learning rate")
     parser.add_argument("--every", type=int, default=100, help="measure every N steps")
