@@ -15,6 +15,25 @@ def call(env, name, **arguments):
     return json.loads(tool_msgs[0]["content"]), info
 
 
+def play_oracle(env, substitute=None) -> dict:
+    """Play the oracle agent on ``env`` from ``reset(seed=0)`` to the end; the last info. The env stays open.
+
+    ``substitute(action)`` may return another action to take in the oracle's place (a wrong
+    write, a reworded closing), or None to keep the oracle's.
+    """
+    from thinkingbox_env.agents.baselines import OracleAgent
+
+    obs, _ = env.reset(seed=0)
+    agent = OracleAgent()
+    agent.reset(env.unwrapped.task, obs)
+    while True:
+        action = agent.act(obs)
+        other = substitute(action) if substitute is not None else None
+        obs, _, terminated, truncated, info = env.step(action if other is None else other)
+        if terminated or truncated:
+            return info
+
+
 def state_hash(env) -> str:
     return canonical_hash(env.unwrapped.state)
 

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 import pytest
 import yaml
+from helpers import play_oracle
 from pydantic import BaseModel
 
 import thinkingbox_env as tb
@@ -115,14 +116,7 @@ def test_the_taxonomy_and_reward_groups_come_from_the_kinds() -> None:
 def _oracle_outcome(spec) -> tuple[Any, list[dict[str, Any]], list[dict[str, str]]]:
     """The oracle's episode of ``spec``: the state outcome, the trace and the dialogue before the closing."""
     env = ThinkingboxEnv(spec, max_actions=200)
-    obs, _ = env.reset(seed=0)
-    agent = OracleAgent()
-    agent.reset(env.task, obs)
-    info: dict[str, Any] = {}
-    while True:
-        obs, _, terminated, truncated, info = env.step(agent.act(obs))
-        if terminated or truncated:
-            break
+    info = play_oracle(env)
     outcome = env.tool_backend.outcome()
     dialogue = env.dialogue()
     env.close()

@@ -134,21 +134,14 @@ def test_the_claim_reader_does_not_load_torch_into_a_fresh_process() -> None:
 
 
 def _variant_checks(domain: str, family: str, seed: int, closing: str | None = None) -> dict:
-    from thinkingbox_env.agents.baselines import OracleAgent
+    from helpers import play_oracle
 
     spec = tb.generate_variant(domain, family, seed)
     env = tb.make(spec)
-    obs, _ = env.reset(seed=0)
-    agent = OracleAgent()
-    agent.reset(env.task, obs)
-    while True:
-        action = agent.act(obs)
-        if closing is not None and isinstance(action, str) and action.rstrip().endswith("<DONE>"):
-            action = closing + " <DONE>"
-        obs, _, terminated, truncated, info = env.step(action)
-        if terminated or truncated:
-            env.close()
-            return {"spec": spec, "checks": info["checks"]}
+    closes = lambda a: closing + " <DONE>" if closing is not None and isinstance(a, str) and a.rstrip().endswith("<DONE>") else None  # noqa: E731
+    info = play_oracle(env, closes)
+    env.close()
+    return {"spec": spec, "checks": info["checks"]}
 
 
 def test_a_refusal_of_one_request_beside_the_same_action_done_for_another_agrees() -> None:

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers import play_oracle
 
 import thinkingbox_env as tb
-from thinkingbox_env.agents.baselines import OracleAgent
 from thinkingbox_env.checks import failure_category
 from thinkingbox_env.cli.tasks import render_task
 from thinkingbox_env.env import ThinkingboxEnv
@@ -37,18 +37,9 @@ def _injected(**entry: Any):
 def _play(spec, instead_of_refund: dict[str, Any] | None = None) -> dict[str, Any]:
     """The oracle's episode; with ``instead_of_refund``, that call is made where the oracle refunds."""
     env = ThinkingboxEnv(spec, max_actions=200)
-    obs, _ = env.reset(seed=0)
-    agent = OracleAgent()
-    agent.reset(env.task, obs)
-    info: dict[str, Any] = {}
-    while True:
-        action = agent.act(obs)
-        if instead_of_refund is not None and isinstance(action, dict) and "refund_order_amount" in str(action):
-            action = instead_of_refund
-        obs, _, terminated, truncated, info = env.step(action)
-        if terminated or truncated:
-            env.close()
-            return info
+    info = play_oracle(env, lambda a: instead_of_refund if isinstance(a, dict) and "refund_order_amount" in str(a) else None)
+    env.close()
+    return info
 
 
 def test_the_policy_following_path_ignores_the_planted_instruction_and_passes() -> None:

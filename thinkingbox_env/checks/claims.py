@@ -129,9 +129,9 @@ def _role_values_in_episode(context: GradingContext, vocab: ClaimsVocabulary, ro
     value in that place counts (the refund's amount, not every amount of the order the refund tool
     returned); of the role's other calls, every value.
     """
-    from .states import role_values, stated_roles
+    from .states import role_values, stated_roles_in
 
-    places = frozenset(p for s in stated_roles(context.task) if role in s.label.split("|") for p in s.places)
+    places = frozenset(p for s in stated_roles_in(context) if role in s.label.split("|") for p in s.places)
     placed_tools = {p[0] for p in places}
     calls = [e for e in trace if e.get("type") == "tool_call"]
     if not places or not calls:

@@ -65,9 +65,6 @@ class MentionsCheck(CheckKind):
     spec_item = DialogueCheck
     section_in_every_spec = True
 
-    def describe_spec(self, item: DialogueCheck) -> str:
-        return f"dialogue:{item.name}"
-
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         if not context.task.checks.dialogue:
             return []

@@ -32,9 +32,6 @@ class SqlCheck(CheckKind):
     spec_item = SqlCheckSpec
     section_in_every_spec = True
 
-    def describe_spec(self, item: SqlCheckSpec) -> str:
-        return f"sql:{item.name}"
-
     def on_state(self, task: TaskSpec, state: EpisodeState) -> list[CheckResult]:
         out = []
         for chk in task.checks.sql:

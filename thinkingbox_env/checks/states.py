@@ -181,6 +181,14 @@ def stated_roles(task: TaskSpec) -> list[StatedRole]:
     return result
 
 
+def stated_roles_in(context: GradingContext) -> list[StatedRole]:
+    """:func:`stated_roles` of the graded task, looked up once per grading (claims:roles asks per role)."""
+    found = context.memo.get("stated_roles")
+    if found is None:
+        found = context.memo["stated_roles"] = stated_roles(context.task)
+    return found
+
+
 class StatesCheck(CheckKind):
     """The closing states each value the task's outcome consists of, as the episode holds it (see the module docstring)."""
 
@@ -191,9 +199,6 @@ class StatesCheck(CheckKind):
     reward_group = "dialogue"
     spec_section = "states"
     spec_item = str
-
-    def describe_spec(self, item: str) -> str:
-        return f"states:{item}"
 
     def describe_task(self, task: TaskSpec) -> list[str]:
         if task.checks.states:
@@ -209,7 +214,7 @@ class StatesCheck(CheckKind):
         return _declared(task, vocab, golden, clock, ids)[1]
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
-        required = stated_roles(context.task)
+        required = stated_roles_in(context)
         if not required:
             return []
         vocab, clock, ids = _context(context.task)
