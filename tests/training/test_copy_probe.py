@@ -59,13 +59,19 @@ def test_the_induction_measurement_trains_and_records_copy_accuracy(probe, tmp_p
         probe.main(["induction", "--steps", "2", "--every", "0"])
 
 
-@pytest.mark.timeout(300)
-def test_the_conversation_measurement_reports_held_out_and_seen_digit_accuracy(probe, tmp_path):
+def _tiny_config(tmp_path):
+    """The CPU shaping config with a model and warm start small enough for a test."""
     config = yaml.safe_load((ROOT / "training" / "experiments" / "shaping_cpu.yaml").read_text(encoding="utf-8"))
     config["model"] = {"hidden": 32, "layers": 1, "heads": 4, "kv_heads": 2, "vocab": 600, "value_pieces": "chunks"}
     config["warm_start"].update(variants_per_family=3, batch_size=2)
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+@pytest.mark.timeout(300)
+def test_the_conversation_measurement_reports_held_out_and_seen_digit_accuracy(probe, tmp_path):
+    path = _tiny_config(tmp_path)
     out = tmp_path / "conversations.json"
     assert probe.main(["conversations", "--config", str(path), "--steps", "2", "--every", "1", "--heldout", "2",
                        "--induction_steps", "1", "--batch", "2", "--out", str(out)]) == 0
@@ -79,11 +85,7 @@ def test_the_conversation_measurement_reports_held_out_and_seen_digit_accuracy(p
 
 @pytest.mark.timeout(300)
 def test_the_conversation_measurement_can_train_on_every_token(probe, tmp_path):
-    config = yaml.safe_load((ROOT / "training" / "experiments" / "shaping_cpu.yaml").read_text(encoding="utf-8"))
-    config["model"] = {"hidden": 32, "layers": 1, "heads": 4, "kv_heads": 2, "vocab": 600, "value_pieces": "chunks"}
-    config["warm_start"].update(variants_per_family=3, batch_size=2)
-    path = tmp_path / "tiny.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    path = _tiny_config(tmp_path)
     losses = {}
     for loss in ("assistant", "all"):
         out = tmp_path / f"{loss}.json"
