@@ -14,12 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from decimal import Decimal
 from typing import Any
 
-from .state import EpisodeState, StateError, TableInfo
+from .state import EpisodeState, OutcomeInputs, StateError, TableInfo
 
 
 def jsonable(value: Any) -> Any:
@@ -99,18 +100,19 @@ class StateDiff:
 
 def compute_diff(state: EpisodeState) -> StateDiff:
     """Compare the episode's tables with the template; only tables the episode wrote are read, which keeps grading cheap."""
-    infos = state.tables
+    inputs = state.outcome_inputs()
+    infos = inputs.tables
     tables: dict[str, TableDiff] = {}
     final_rows: dict[str, list[dict[str, Any]]] = {}
-    for table in state.changed_tables():
+    for table in sorted(inputs.written):
         info = infos[table]
         cols = info.compared_columns
         td = TableDiff()
         tracked = state.final_rows(table)  # from the writes' returned rows: no read of the table
         if tracked is not None:
             final_rows[table] = tracked
-            base = state.base_index(table)
-            overlay = state.overlay.get(table, {})
+            base = inputs.base_index(table)
+            overlay = inputs.overlay.get(table, {})
             for k in sorted(overlay):
                 row, old = overlay[k], base.get(k)
                 if row is None:
@@ -164,7 +166,7 @@ def _canonical_content(info: TableInfo, row: dict[str, Any], created: dict[tuple
     return {c: _canon_value(info, c, row[c], created) for c in info.compared_columns if c != seq_col}
 
 
-def _created_keys(infos: dict[str, TableInfo], tables: dict[str, TableDiff]) -> dict[tuple[str, Any], str]:
+def _created_keys(infos: Mapping[str, TableInfo], tables: dict[str, TableDiff]) -> dict[tuple[str, Any], str]:
     """Content keys for rows created with a sequence id, resolving references between them."""
     pending: list[tuple[TableInfo, dict[str, Any]]] = [
         (infos[t], row) for t, td in tables.items() if infos[t].meta.sequence for row in td.inserted
@@ -221,27 +223,26 @@ def _digest_of_lines(info: TableInfo, lines: list[str]) -> str:
     return hashlib.sha256((info.name + "\n" + "\n".join(lines)).encode()).hexdigest()
 
 
-def _base_lines(state: EpisodeState, info: TableInfo) -> dict[tuple, str]:
+def _base_lines(inputs: OutcomeInputs, info: TableInfo) -> dict[tuple, str]:
     """The canonical line of every template row of a table, by key; kept per template schema.
 
     A task template's table is the domain template's plus a few patched rows, and its
     unchanged rows are the very same objects: only the patched ones are rendered anew.
     """
     table = info.name
-    schema = state.template.base_schema(table)
-    cache = state.template.domain.row_lines
+    schema = inputs.base_schema(table)
+    cache = inputs.line_cache
     lines = cache.get((schema, table))
     if lines is not None:
         return lines
     seq_col = info.meta.sequence.column if info.meta.sequence else None
-    rows = state.base_index(table)
-    domain = state.template.domain
-    domain_rows = domain.base_rows.get(table)
-    if schema != domain.schema and domain_rows is not None:
-        shared = cache.get((domain.schema, table))
+    rows = inputs.base_index(table)
+    domain_rows = inputs.domain_rows.get(table)
+    if schema != inputs.domain_schema and domain_rows is not None:
+        shared = cache.get((inputs.domain_schema, table))
         if shared is None:
             shared = {k: _row_line(info, row, {}, set(), seq_col) for k, row in domain_rows.items()}
-            cache[(domain.schema, table)] = shared
+            cache[(inputs.domain_schema, table)] = shared
         lines = {k: shared[k] if domain_rows.get(k) is row else _row_line(info, row, {}, set(), seq_col) for k, row in rows.items()}
     else:
         lines = {k: _row_line(info, row, {}, set(), seq_col) for k, row in rows.items()}
@@ -251,7 +252,7 @@ def _base_lines(state: EpisodeState, info: TableInfo) -> dict[tuple, str]:
     return lines
 
 
-def _overlay_digest(state: EpisodeState, info: TableInfo, diff: StateDiff) -> str | None:
+def _overlay_digest(inputs: OutcomeInputs, info: TableInfo, diff: StateDiff) -> str | None:
     """A written table's digest from its template rows' lines (kept per template) and the overlay's rows.
 
     A template row's line depends on the created rows only through a reference to one
@@ -259,10 +260,10 @@ def _overlay_digest(state: EpisodeState, info: TableInfo, diff: StateDiff) -> st
     is not tracked, the caller digests every row instead.
     """
     table = info.name
-    if table in state.untracked or any(ref == t for ref in info.meta.references.values() for t, _ in diff.created_keys):
+    if table in inputs.untracked or any(ref == t for ref in info.meta.references.values() for t, _ in diff.created_keys):
         return None
-    base_lines = _base_lines(state, info)
-    overlay = state.overlay.get(table, {})
+    base_lines = _base_lines(inputs, info)
+    overlay = inputs.overlay.get(table, {})
     seq_col = info.meta.sequence.column if info.meta.sequence else None
     new_keys = set(diff.created_keys)
     lines = [line for k, line in base_lines.items() if k not in overlay]
@@ -273,21 +274,22 @@ def _overlay_digest(state: EpisodeState, info: TableInfo, diff: StateDiff) -> st
 def canonical_hash(state: EpisodeState, diff: StateDiff | None = None) -> str:
     """SHA-256 over every table in canonical form; untouched tables reuse a per-template digest."""
     diff = diff if diff is not None else compute_diff(state)
+    inputs = state.outcome_inputs()
     new_keys = set(diff.created_keys)
     h = hashlib.sha256()
-    for table in sorted(state.tables):
-        info = state.tables[table]
-        if table in state.materialized:
-            digest: str | None = _overlay_digest(state, info, diff)
+    for table in sorted(inputs.tables):
+        info = inputs.tables[table]
+        if table in inputs.written:
+            digest: str | None = _overlay_digest(inputs, info, diff)
             if digest is None:
                 rows = diff.final_rows[table] if table in diff.final_rows else state.rows(table)
                 digest = _table_digest(info, rows, diff.created_keys, new_keys)
         else:
-            base = state.template.base_schema(table)
+            base = inputs.base_schema(table)
             cache_key = (base, table)
             digest = _BASE_DIGESTS.get(cache_key)
             if digest is None:
-                digest = _digest_of_lines(info, list(_base_lines(state, info).values()))
+                digest = _digest_of_lines(info, list(_base_lines(inputs, info).values()))
                 if len(_BASE_DIGESTS) > 100_000:  # schemas of dropped templates leave stale entries behind
                     _BASE_DIGESTS.clear()
                 _BASE_DIGESTS[cache_key] = digest

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .tools import ToolError
+
+if TYPE_CHECKING:
+    from .state import ToolContext
 
 _TOKEN_RE = re.compile(
     r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<num>-?\d+(?:\.\d+)?)|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<punct>[(),]))"
@@ -180,7 +183,7 @@ def compile_order_by(text: str | None, columns: set[str], default: str) -> str:
     return ", ".join(parts)
 
 
-def search_rows(db: Any, table: str, columns: tuple[str, ...], filter: str | None, order_by: str | None,
+def search_rows(db: ToolContext, table: str, columns: tuple[str, ...], filter: str | None, order_by: str | None,
                 limit: int, offset: int, default_order: str = '"id" ASC') -> dict[str, Any]:
     """The body of a list/search tool, so every domain pages and filters the same way.
 

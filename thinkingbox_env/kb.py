@@ -9,11 +9,14 @@ from __future__ import annotations
 import re
 import threading
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rank_bm25 import BM25Okapi
 
 from .domain import load_domain
+
+if TYPE_CHECKING:
+    from .state import ToolContext
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:[.%$][a-z0-9]+)*")
 _LOCK = threading.Lock()
@@ -31,7 +34,7 @@ def _index(domain: str) -> tuple[list[str], list[str], BM25Okapi | None]:
     return names, texts, BM25Okapi([tokenize(t) for t in texts]) if texts else None
 
 
-def search_knowledge_base(db: Any, query: str, top_k: int = 3) -> list[dict]:
+def search_knowledge_base(db: ToolContext, query: str, top_k: int = 3) -> list[dict]:
     """Search the knowledge base of the domain the episode state ``db`` belongs to.
 
     Tools call this rather than naming their domain, so a domain's policy-search

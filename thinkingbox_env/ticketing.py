@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from .filters import search_rows
 from .invariants import well_formed_email, well_formed_text
-from .state import EpisodeState
+from .state import ToolContext
 from .tools import FreeText, Tool, ToolError, tool
 
 
@@ -30,11 +30,12 @@ def _or_list(values: tuple[str, ...]) -> str:
 
 def _build(fn: Any, name: str, doc: str, params: list[tuple[str, Any, Any]], writes: bool) -> Tool:
     """A tool from a generic body and a signature made here, so each domain's schema lists its own values."""
+    # the published first parameter is the state's narrow face, as every domain tool's is (the conformance tests pin it)
     fn.__signature__ = inspect.Signature(
-        [inspect.Parameter("db", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=EpisodeState)]
+        [inspect.Parameter("db", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=ToolContext)]
         + [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=t, default=d) for n, t, d in params]
     )
-    fn.__annotations__ = {"db": EpisodeState, **{n: t for n, t, _ in params}, "return": dict}
+    fn.__annotations__ = {"db": ToolContext, **{n: t for n, t, _ in params}, "return": dict}
     fn.__doc__ = doc
     fn.__name__ = fn.__qualname__ = name
     return tool(fn, writes=writes, name=name)
@@ -106,7 +107,7 @@ class Ticketing:
         return ("id", "requester_id", "subject", "description", "category", "priority", "status", *team, self.link_column,
                 "created_at", "updated_at")
 
-    def _linked(self, db: EpisodeState, value: str) -> None:
+    def _linked(self, db: ToolContext, value: str) -> None:
         if db.query_one(f'SELECT 1 AS found FROM "{self.link_table}" WHERE id = ?', [value]) is None:
             raise ToolError(f"{self.link_noun} {value} not found")
 
@@ -117,7 +118,7 @@ class Ticketing:
     def _search_tickets(self) -> Tool:
         tables = {"users": ("ticket_users", ("id", "name", "email", "created_at")), "tickets": ("tickets", self.ticket_columns)}
 
-        def search_tickets(db: EpisodeState, *, table: str, filter: str | None, order_by: str | None, limit: int, offset: int) -> dict:
+        def search_tickets(db: ToolContext, *, table: str, filter: str | None, order_by: str | None, limit: int, offset: int) -> dict:
             sql_table, columns = tables[table]
             return search_rows(db, sql_table, columns, filter, order_by, limit, offset)
 
@@ -135,7 +136,7 @@ class Ticketing:
         return _build(search_tickets, "search_tickets", doc, params, writes=False)
 
     def _get_ticket(self) -> Tool:
-        def get_ticket(db: EpisodeState, *, ticket_id: int) -> dict:
+        def get_ticket(db: ToolContext, *, ticket_id: int) -> dict:
             row = db.query_one("SELECT * FROM tickets WHERE id = ?", [ticket_id])
             if row is None:
                 raise ToolError(f"ticket {ticket_id} not found")
@@ -149,7 +150,7 @@ class Ticketing:
         return _build(get_ticket, "get_ticket", doc, [("ticket_id", int, inspect.Parameter.empty)], writes=False)
 
     def _create_ticket_user(self) -> Tool:
-        def create_ticket_user(db: EpisodeState, *, name: str, email: str) -> dict:
+        def create_ticket_user(db: ToolContext, *, name: str, email: str) -> dict:
             name, email = well_formed_text(name, "name"), well_formed_email(email)
             if db.query_one("SELECT id FROM ticket_users WHERE lower(email) = lower(?)", [email]):
                 raise ToolError(f"a ticketing user with email {email} already exists")
@@ -169,7 +170,7 @@ class Ticketing:
     def _create_ticket(self) -> Tool:
         link, columns = self.link_column, self.ticket_columns
 
-        def create_ticket(db: EpisodeState, **args: Any) -> dict:
+        def create_ticket(db: ToolContext, **args: Any) -> dict:
             if db.query_one("SELECT id FROM ticket_users WHERE id = ?", [args["requester_id"]]) is None:
                 raise ToolError(f"ticketing user {args['requester_id']} not found")
             if args[link] is not None:
@@ -204,7 +205,7 @@ class Ticketing:
         link = self.link_column
         fields = ["status", "priority", "category", *(["assigned_team"] if self.teams else []), link]
 
-        def update_ticket(db: EpisodeState, *, ticket_id: int, note: str | None, **changes: Any) -> dict:
+        def update_ticket(db: ToolContext, *, ticket_id: int, note: str | None, **changes: Any) -> dict:
             row = db.query_one("SELECT * FROM tickets WHERE id = ?", [ticket_id])
             if row is None:
                 raise ToolError(f"ticket {ticket_id} not found")

@@ -28,7 +28,7 @@ import duckdb
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema, create_model
 
 from .diff import jsonable
-from .state import FastPathMismatch
+from .state import FastPathMismatch, ToolContext
 
 log = logging.getLogger(__name__)
 
@@ -237,7 +237,7 @@ def tool(fn: Callable[..., Any] | None = None, *, writes: bool = False, name: st
     return wrap(fn) if fn is not None else wrap
 
 
-def _end_conversation(db: Any) -> dict[str, Any]:
+def _end_conversation(db: ToolContext) -> dict[str, Any]:
     """End the conversation with the customer. Call it only when the request is fully handled."""
     return {"ended": True}
 

@@ -15,9 +15,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from thinkingbox_env.injection import report_injection  # noqa: F401  (offered to the agent: instructions planted in records)
 from thinkingbox_env.invariants import money_within, not_before, not_too_far_ahead, plausible_date, well_formed_text
 from thinkingbox_env.kb import search_knowledge_base
-from thinkingbox_env.state import EpisodeState
+from thinkingbox_env.state import ToolContext
 from thinkingbox_env.ticketing import Ticketing
 from thinkingbox_env.tools import FreeText, IsoDate, ToolError, tool
 
@@ -40,28 +41,28 @@ Kind = Literal["software", "hardware", "expense", "folder_access", "staffing", "
 # --------------------------------------------------------------------------- shared lookups
 
 
-def _employee(db: EpisodeState, employee_id: str) -> dict:
+def _employee(db: ToolContext, employee_id: str) -> dict:
     row = db.query_one("SELECT * FROM employees WHERE id = ?", [employee_id])
     if row is None:
         raise ToolError(f"employee {employee_id} not found")
     return row
 
 
-def _engagement(db: EpisodeState, engagement_id: str) -> dict:
+def _engagement(db: ToolContext, engagement_id: str) -> dict:
     row = db.query_one("SELECT * FROM engagements WHERE id = ?", [engagement_id])
     if row is None:
         raise ToolError(f"engagement {engagement_id} not found")
     return row
 
 
-def _person(db: EpisodeState, employee_id: str | None) -> dict | None:
+def _person(db: ToolContext, employee_id: str | None) -> dict | None:
     if not employee_id:
         return None
     row = db.query_one("SELECT id, name, level, status, delegate_id FROM employees WHERE id = ?", [employee_id])
     return row
 
 
-def _approval(db: EpisodeState, kind: str, subject: str, requester_id: str, approver_id: str, amount: Decimal | None, note: str) -> str:
+def _approval(db: ToolContext, kind: str, subject: str, requester_id: str, approver_id: str, amount: Decimal | None, note: str) -> str:
     """An approval row: the approvals system is where every routed decision is recorded."""
     approver = _employee(db, approver_id)
     if approver_id == requester_id:
@@ -78,7 +79,7 @@ def _approval(db: EpisodeState, kind: str, subject: str, requester_id: str, appr
 
 
 @tool
-def get_employee(db: EpisodeState, employee_id: str | None = None, email: str | None = None) -> dict:
+def get_employee(db: ToolContext, employee_id: str | None = None, email: str | None = None) -> dict:
     """Look up a member of staff in the HR directory by employee id or work email, with their onboarding phase.
 
     Args:
@@ -100,7 +101,7 @@ def get_employee(db: EpisodeState, employee_id: str | None = None, email: str | 
 
 
 @tool(writes=True)
-def advance_onboarding(db: EpisodeState, employee_id: str, phase: Literal["accounts", "training", "equipped", "complete"]) -> dict:
+def advance_onboarding(db: ToolContext, employee_id: str, phase: Literal["accounts", "training", "equipped", "complete"]) -> dict:
     """Move a joiner to the next onboarding phase (phases run preboarding, accounts, training, equipped, complete).
 
     Args:
@@ -124,7 +125,7 @@ def advance_onboarding(db: EpisodeState, employee_id: str, phase: Literal["accou
 
 
 @tool
-def get_engagement(db: EpisodeState, engagement_id: str) -> dict:
+def get_engagement(db: ToolContext, engagement_id: str) -> dict:
     """Read an engagement: client, status, dates, lead and partner, billable or internal.
 
     Args:
@@ -138,7 +139,7 @@ def get_engagement(db: EpisodeState, engagement_id: str) -> dict:
 
 
 @tool
-def get_staffing(db: EpisodeState, employee_id: str) -> dict:
+def get_staffing(db: ToolContext, employee_id: str) -> dict:
     """The engagements an employee is staffed on, with allocations and the total active allocation.
 
     Args:
@@ -156,7 +157,7 @@ def get_staffing(db: EpisodeState, employee_id: str) -> dict:
 
 
 @tool
-def find_approver(db: EpisodeState, employee_id: str, engagement_id: str | None = None) -> dict:
+def find_approver(db: ToolContext, employee_id: str, engagement_id: str | None = None) -> dict:
     """Who can approve for an employee: line manager, practice head and, for an engagement, its lead and partner.
 
     Each approver is shown with their status and delegate (who approves while they are on leave).
@@ -177,7 +178,7 @@ def find_approver(db: EpisodeState, employee_id: str, engagement_id: str | None 
 
 
 @tool
-def get_approvals(db: EpisodeState, employee_id: str) -> dict:
+def get_approvals(db: ToolContext, employee_id: str) -> dict:
     """Approval requests raised for an employee, newest first.
 
     Args:
@@ -189,7 +190,7 @@ def get_approvals(db: EpisodeState, employee_id: str) -> dict:
 
 
 @tool(writes=True)
-def request_approval(db: EpisodeState, kind: Kind, subject: str, requester_id: str, approver_id: str,
+def request_approval(db: ToolContext, kind: Kind, subject: str, requester_id: str, approver_id: str,
                      amount: Annotated[float, Field(ge=0)] | None = None, note: FreeText = "") -> dict:
     """Route a request to an approver; it waits in the approvals system as pending.
 
@@ -213,7 +214,7 @@ def request_approval(db: EpisodeState, kind: Kind, subject: str, requester_id: s
 
 
 @tool
-def get_client_system(db: EpisodeState, system_id: str) -> dict:
+def get_client_system(db: ToolContext, system_id: str) -> dict:
     """A client system with its requirements: clearance level, background check, VPN.
 
     Args:
@@ -227,7 +228,7 @@ def get_client_system(db: EpisodeState, system_id: str) -> dict:
 
 
 @tool
-def get_compliance_record(db: EpisodeState, employee_id: str) -> dict:
+def get_compliance_record(db: ToolContext, employee_id: str) -> dict:
     """An employee's NDAs per client, security clearance and background checks.
 
     Args:
@@ -243,7 +244,7 @@ def get_compliance_record(db: EpisodeState, employee_id: str) -> dict:
 
 
 @tool
-def get_access(db: EpisodeState, employee_id: str) -> dict:
+def get_access(db: ToolContext, employee_id: str) -> dict:
     """What an employee can reach: client-system grants, VPN profiles and document-folder access.
 
     Args:
@@ -259,7 +260,7 @@ def get_access(db: EpisodeState, employee_id: str) -> dict:
 
 
 @tool(writes=True)
-def send_nda(db: EpisodeState, employee_id: str, client_id: str) -> dict:
+def send_nda(db: ToolContext, employee_id: str, client_id: str) -> dict:
     """Send a client NDA to an employee for e-signature; it stays 'sent' until they sign.
 
     Args:
@@ -277,7 +278,7 @@ def send_nda(db: EpisodeState, employee_id: str, client_id: str) -> dict:
 
 
 @tool(writes=True)
-def request_background_check(db: EpisodeState, employee_id: str) -> dict:
+def request_background_check(db: ToolContext, employee_id: str) -> dict:
     """Ask the screening provider for a background check.
 
     Args:
@@ -292,7 +293,7 @@ def request_background_check(db: EpisodeState, employee_id: str) -> dict:
 
 
 @tool(writes=True)
-def grant_system_access(db: EpisodeState, employee_id: str, system_id: str, engagement_id: str, expires_on: IsoDate) -> dict:
+def grant_system_access(db: ToolContext, employee_id: str, system_id: str, engagement_id: str, expires_on: IsoDate) -> dict:
     """Grant an employee access to a client system for an engagement, until a date.
 
     Args:
@@ -319,7 +320,7 @@ def grant_system_access(db: EpisodeState, employee_id: str, system_id: str, enga
 
 
 @tool(writes=True)
-def create_vpn_profile(db: EpisodeState, employee_id: str, client_id: str, expires_on: IsoDate) -> dict:
+def create_vpn_profile(db: ToolContext, employee_id: str, client_id: str, expires_on: IsoDate) -> dict:
     """Create a client VPN profile for an employee, valid until a date.
 
     Args:
@@ -343,7 +344,7 @@ def create_vpn_profile(db: EpisodeState, employee_id: str, client_id: str, expir
 
 
 @tool
-def get_folder(db: EpisodeState, folder_id: str) -> dict:
+def get_folder(db: ToolContext, folder_id: str) -> dict:
     """A document folder: its engagement, confidentiality and who has access.
 
     Args:
@@ -357,7 +358,7 @@ def get_folder(db: EpisodeState, folder_id: str) -> dict:
 
 
 @tool
-def list_folders(db: EpisodeState, engagement_id: str) -> dict:
+def list_folders(db: ToolContext, engagement_id: str) -> dict:
     """The document folders of an engagement.
 
     Args:
@@ -368,7 +369,7 @@ def list_folders(db: EpisodeState, engagement_id: str) -> dict:
 
 
 @tool(writes=True)
-def grant_folder_access(db: EpisodeState, folder_id: str, employee_id: str, level: Literal["read", "edit"], approval_id: str | None = None) -> dict:
+def grant_folder_access(db: ToolContext, folder_id: str, employee_id: str, level: Literal["read", "edit"], approval_id: str | None = None) -> dict:
     """Give an employee read or edit access to a document folder; the grant is written to the access log.
 
     Args:
@@ -395,7 +396,7 @@ def grant_folder_access(db: EpisodeState, folder_id: str, employee_id: str, leve
 
 
 @tool
-def search_software(db: EpisodeState, query: Annotated[str, Field(min_length=1)]) -> dict:
+def search_software(db: ToolContext, query: Annotated[str, Field(min_length=1)]) -> dict:
     """Search the software catalogue by name or SKU: role bundles, engagement-only titles, cost and free seats.
 
     Args:
@@ -407,7 +408,7 @@ def search_software(db: EpisodeState, query: Annotated[str, Field(min_length=1)]
 
 
 @tool
-def get_licences(db: EpisodeState, employee_id: str) -> dict:
+def get_licences(db: ToolContext, employee_id: str) -> dict:
     """The software licences assigned to an employee.
 
     Args:
@@ -418,7 +419,7 @@ def get_licences(db: EpisodeState, employee_id: str) -> dict:
 
 
 @tool(writes=True)
-def provision_licence(db: EpisodeState, employee_id: str, sku: str, engagement_id: str | None = None, approval_id: str | None = None) -> dict:
+def provision_licence(db: ToolContext, employee_id: str, sku: str, engagement_id: str | None = None, approval_id: str | None = None) -> dict:
     """Assign a software licence seat to an employee.
 
     Args:
@@ -451,7 +452,7 @@ def provision_licence(db: EpisodeState, employee_id: str, sku: str, engagement_i
 
 
 @tool
-def search_hardware(db: EpisodeState, category: Literal["laptop", "monitor", "phone", "headset", "dock"] | None = None) -> dict:
+def search_hardware(db: ToolContext, category: Literal["laptop", "monitor", "phone", "headset", "dock"] | None = None) -> dict:
     """The hardware catalogue, optionally one category: price and the lowest level each item is issued to.
 
     Args:
@@ -465,7 +466,7 @@ def search_hardware(db: EpisodeState, category: Literal["laptop", "monitor", "ph
 
 
 @tool
-def get_devices(db: EpisodeState, employee_id: str) -> dict:
+def get_devices(db: ToolContext, employee_id: str) -> dict:
     """The devices assigned to an employee and their hardware orders.
 
     Args:
@@ -478,7 +479,7 @@ def get_devices(db: EpisodeState, employee_id: str) -> dict:
 
 
 @tool(writes=True)
-def order_hardware(db: EpisodeState, employee_id: str, sku: str, reason: Literal["new_joiner", "entitlement", "replacement"],
+def order_hardware(db: ToolContext, employee_id: str, sku: str, reason: Literal["new_joiner", "entitlement", "replacement"],
                    replaces_asset: str | None = None) -> dict:
     """Place a hardware order for an employee at the catalogue price.
 
@@ -508,7 +509,7 @@ def order_hardware(db: EpisodeState, employee_id: str, sku: str, reason: Literal
 
 
 @tool
-def get_expense_report(db: EpisodeState, report_id: str) -> dict:
+def get_expense_report(db: ToolContext, report_id: str) -> dict:
     """An expense report with its lines, and the limits per category.
 
     Args:
@@ -523,7 +524,7 @@ def get_expense_report(db: EpisodeState, report_id: str) -> dict:
 
 
 @tool(writes=True)
-def submit_expense_report(db: EpisodeState, report_id: str, approver_id: str, excluded_lines: list[int] | None = None) -> dict:
+def submit_expense_report(db: ToolContext, report_id: str, approver_id: str, excluded_lines: list[int] | None = None) -> dict:
     """Submit a draft expense report to an approver, leaving out the lines that cannot be claimed.
 
     Args:
@@ -556,7 +557,7 @@ def submit_expense_report(db: EpisodeState, report_id: str, approver_id: str, ex
 
 
 @tool
-def get_course(db: EpisodeState, course_code: str) -> dict:
+def get_course(db: ToolContext, course_code: str) -> dict:
     """A course: mandatory or not, lowest level, external fee, validity, seats and prerequisites.
 
     Args:
@@ -570,7 +571,7 @@ def get_course(db: EpisodeState, course_code: str) -> dict:
 
 
 @tool
-def get_enrolments(db: EpisodeState, employee_id: str) -> dict:
+def get_enrolments(db: ToolContext, employee_id: str) -> dict:
     """An employee's course enrolments and completions.
 
     Args:
@@ -581,7 +582,7 @@ def get_enrolments(db: EpisodeState, employee_id: str) -> dict:
 
 
 @tool(writes=True)
-def enrol_course(db: EpisodeState, employee_id: str, course_code: str, waitlist: bool = False) -> dict:
+def enrol_course(db: ToolContext, employee_id: str, course_code: str, waitlist: bool = False) -> dict:
     """Enrol an employee on a course, or put them on its waitlist.
 
     Args:
@@ -612,7 +613,7 @@ def enrol_course(db: EpisodeState, employee_id: str, course_code: str, waitlist:
 
 
 @tool
-def get_travel_policy(db: EpisodeState, region: Literal["domestic", "europe", "long_haul"] | None = None) -> dict:
+def get_travel_policy(db: ToolContext, region: Literal["domestic", "europe", "long_haul"] | None = None) -> dict:
     """Travel policy per region: hotel cap per night, minimum days of notice, business-class level.
 
     Args:
@@ -624,7 +625,7 @@ def get_travel_policy(db: EpisodeState, region: Literal["domestic", "europe", "l
 
 
 @tool
-def get_travel_requests(db: EpisodeState, employee_id: str) -> dict:
+def get_travel_requests(db: ToolContext, employee_id: str) -> dict:
     """An employee's travel requests.
 
     Args:
@@ -635,7 +636,7 @@ def get_travel_requests(db: EpisodeState, employee_id: str) -> dict:
 
 
 @tool(writes=True)
-def create_travel_request(db: EpisodeState, employee_id: str, engagement_id: str, destination: Annotated[str, Field(min_length=1)],
+def create_travel_request(db: ToolContext, employee_id: str, engagement_id: str, destination: Annotated[str, Field(min_length=1)],
                           region: Literal["domestic", "europe", "long_haul"], depart_on: IsoDate, return_on: IsoDate,
                           travel_class: Literal["economy", "premium_economy", "business"],
                           estimated_cost: Annotated[float, Field(gt=0)], approver_id: str) -> dict:
@@ -672,7 +673,7 @@ def create_travel_request(db: EpisodeState, employee_id: str, engagement_id: str
 
 
 @tool
-def search_policy(db: EpisodeState, query: Annotated[str, Field(min_length=1)], top_k: Annotated[int, Field(ge=1, le=5)] = 3) -> dict:
+def search_policy(db: ToolContext, query: Annotated[str, Field(min_length=1)], top_k: Annotated[int, Field(ge=1, le=5)] = 3) -> dict:
     """Search the service-desk knowledge base (access prerequisites, limits, approval routes, procedures).
 
     Args:

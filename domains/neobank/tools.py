@@ -18,9 +18,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from thinkingbox_env.injection import report_injection  # noqa: F401 - offered to every task: instructions planted in records are reported, not followed
 from thinkingbox_env.invariants import different_people, not_too_far_ahead
 from thinkingbox_env.kb import search_knowledge_base as _search_kb
-from thinkingbox_env.state import EpisodeState
+from thinkingbox_env.state import ToolContext
 from thinkingbox_env.ticketing import Ticketing
 from thinkingbox_env.tools import FreeText, IsoDate, ToolError, tool
 
@@ -49,42 +50,42 @@ def _ts(value: datetime) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _employee(db: EpisodeState, employee_id: str) -> dict[str, Any]:
+def _employee(db: ToolContext, employee_id: str) -> dict[str, Any]:
     row = db.query_one("SELECT * FROM employees WHERE id = ?", [employee_id.strip()])
     if row is None:
         raise ToolError(f"employee {employee_id} not found")
     return row
 
 
-def _app(db: EpisodeState, app_id: str) -> dict[str, Any]:
+def _app(db: ToolContext, app_id: str) -> dict[str, Any]:
     row = db.query_one("SELECT * FROM applications WHERE id = ?", [app_id.strip()])
     if row is None:
         raise ToolError(f"application {app_id} not found")
     return row
 
 
-def _grant(db: EpisodeState, grant_id: str) -> dict[str, Any]:
+def _grant(db: ToolContext, grant_id: str) -> dict[str, Any]:
     row = db.query_one("SELECT * FROM access_grants WHERE id = ?", [grant_id.strip()])
     if row is None:
         raise ToolError(f"grant {grant_id} not found")
     return row
 
 
-def _request(db: EpisodeState, request_id: str) -> dict[str, Any]:
+def _request(db: ToolContext, request_id: str) -> dict[str, Any]:
     row = db.query_one("SELECT * FROM access_requests WHERE id = ?", [request_id.strip()])
     if row is None:
         raise ToolError(f"access request {request_id} not found")
     return row
 
 
-def _asset(db: EpisodeState, asset_id: str) -> dict[str, Any]:
+def _asset(db: ToolContext, asset_id: str) -> dict[str, Any]:
     row = db.query_one("SELECT * FROM assets WHERE id = ?", [asset_id.strip()])
     if row is None:
         raise ToolError(f"asset {asset_id} not found")
     return row
 
 
-def _account(db: EpisodeState, employee_id: str) -> dict[str, Any]:
+def _account(db: ToolContext, employee_id: str) -> dict[str, Any]:
     _employee(db, employee_id)
     row = db.query_one("SELECT * FROM accounts WHERE employee_id = ?", [employee_id])
     if row is None:
@@ -92,22 +93,22 @@ def _account(db: EpisodeState, employee_id: str) -> dict[str, Any]:
     return row
 
 
-def _active_grant(db: EpisodeState, employee_id: str, app_id: str) -> dict[str, Any] | None:
+def _active_grant(db: ToolContext, employee_id: str, app_id: str) -> dict[str, Any] | None:
     return db.query_one("SELECT * FROM access_grants WHERE employee_id = ? AND app_id = ? AND status = 'active'", [employee_id, app_id])
 
 
-def _approvals(db: EpisodeState, request_id: str) -> list[dict[str, Any]]:
+def _approvals(db: ToolContext, request_id: str) -> list[dict[str, Any]]:
     return db.query("SELECT id, step, approver_id, status, requested_at, decided_at FROM approvals WHERE request_id = ? ORDER BY id", [request_id])
 
 
-def _require_approved(db: EpisodeState, request: dict[str, Any]) -> None:
+def _require_approved(db: ToolContext, request: dict[str, Any]) -> None:
     steps = _approvals(db, request["id"])
     if request["status"] != "approved" or any(a["status"] != "approved" for a in steps):
         waiting = [f"{a['step']} ({a['approver_id']})" for a in steps if a["status"] != "approved"]
         raise ToolError(f"access request {request['id']} is {request['status']}; waiting on: {', '.join(waiting) or 'no approval recorded'}")
 
 
-def _security(db: EpisodeState, employee_id: str, action: str, detail: str) -> str:
+def _security(db: ToolContext, employee_id: str, action: str, detail: str) -> str:
     sid = db.next_id("security_actions")
     db.execute("INSERT INTO security_actions VALUES (?, ?, ?, ?, ?)", [sid, employee_id, action, detail, db.now])
     return str(sid)
@@ -121,7 +122,7 @@ def _expiry(value: date | None) -> str | None:
 
 
 @tool
-def find_employee(db: EpisodeState, email: str | None = None, employee_id: str | None = None) -> dict:
+def find_employee(db: ToolContext, email: str | None = None, employee_id: str | None = None) -> dict:
     """Find an employee or contractor in the HR directory by work email or employee id.
 
     Args:
@@ -140,7 +141,7 @@ def find_employee(db: EpisodeState, email: str | None = None, employee_id: str |
 
 
 @tool
-def get_employee(db: EpisodeState, employee_id: str) -> dict:
+def get_employee(db: ToolContext, employee_id: str) -> dict:
     """Read an HR directory record: department, role, level, manager, worker type, employment status,
     whether a mobile number is on file, and for contractors the contract and its sponsor.
 
@@ -162,7 +163,7 @@ def get_employee(db: EpisodeState, employee_id: str) -> dict:
 
 
 @tool
-def get_department(db: EpisodeState, department_id: str) -> dict:
+def get_department(db: ToolContext, department_id: str) -> dict:
     """Read a department and its head (the director who approves mid-sized purchases).
 
     Args:
@@ -176,7 +177,7 @@ def get_department(db: EpisodeState, department_id: str) -> dict:
 
 
 @tool
-def get_role_defaults(db: EpisodeState, role_id: str) -> dict:
+def get_role_defaults(db: ToolContext, role_id: str) -> dict:
     """The access every holder of a role gets by default (granted without approval).
 
     Args:
@@ -193,7 +194,7 @@ def get_role_defaults(db: EpisodeState, role_id: str) -> dict:
 
 
 @tool
-def search_applications(db: EpisodeState, query: str | None = None) -> dict:
+def search_applications(db: ToolContext, query: str | None = None) -> dict:
     """List the applications access can be requested for, optionally filtered by words in the name.
 
     Args:
@@ -207,7 +208,7 @@ def search_applications(db: EpisodeState, query: str | None = None) -> dict:
 
 
 @tool
-def get_application(db: EpisodeState, app_id: str) -> dict:
+def get_application(db: ToolContext, app_id: str) -> dict:
     """Read an application: owner, classification, and per access level the approvals it needs,
     the longest a grant may run and whether contractors may hold it.
 
@@ -220,7 +221,7 @@ def get_application(db: EpisodeState, app_id: str) -> dict:
 
 
 @tool
-def list_grants(db: EpisodeState, employee_id: str, include_inactive: bool = False) -> dict:
+def list_grants(db: ToolContext, employee_id: str, include_inactive: bool = False) -> dict:
     """An employee's access grants (active only, unless asked).
 
     Args:
@@ -234,7 +235,7 @@ def list_grants(db: EpisodeState, employee_id: str, include_inactive: bool = Fal
 
 
 @tool
-def list_access_requests(db: EpisodeState, employee_id: str) -> dict:
+def list_access_requests(db: ToolContext, employee_id: str) -> dict:
     """An employee's access requests with their approval steps.
 
     Args:
@@ -249,7 +250,7 @@ def list_access_requests(db: EpisodeState, employee_id: str) -> dict:
 
 
 @tool
-def get_access_request(db: EpisodeState, request_id: str) -> dict:
+def get_access_request(db: ToolContext, request_id: str) -> dict:
     """Read one access request and its approval steps.
 
     Args:
@@ -261,7 +262,7 @@ def get_access_request(db: EpisodeState, request_id: str) -> dict:
 
 
 @tool
-def get_account_status(db: EpisodeState, employee_id: str) -> dict:
+def get_account_status(db: ToolContext, employee_id: str) -> dict:
     """Read an employee's directory account: lock status, failed sign-ins, password age and MFA method.
 
     Args:
@@ -271,7 +272,7 @@ def get_account_status(db: EpisodeState, employee_id: str) -> dict:
 
 
 @tool(writes=True, identity="employee_id")
-def verify_identity(db: EpisodeState, employee_id: str, badge_number: str, date_of_birth: IsoDate) -> dict:
+def verify_identity(db: ToolContext, employee_id: str, badge_number: str, date_of_birth: IsoDate) -> dict:
     """Check the badge number and date of birth a caller gives against the HR record, and record the result
     for this conversation. After 3 failed checks, verification is locked for the conversation.
 
@@ -300,7 +301,7 @@ def verify_identity(db: EpisodeState, employee_id: str, badge_number: str, date_
 
 @tool(writes=True)
 def create_access_request(
-    db: EpisodeState,
+    db: ToolContext,
     employee_id: str,
     app_id: str,
     level: Level,
@@ -344,7 +345,7 @@ def create_access_request(
 
 
 @tool(writes=True)
-def request_approval(db: EpisodeState, request_id: str, step: Literal["manager", "app_owner", "security", "sponsor"], approver_id: str) -> dict:
+def request_approval(db: ToolContext, request_id: str, step: Literal["manager", "app_owner", "security", "sponsor"], approver_id: str) -> dict:
     """Send one approval step of an access request to its approver (who decides outside this conversation).
 
     Args:
@@ -364,7 +365,7 @@ def request_approval(db: EpisodeState, request_id: str, step: Literal["manager",
 
 
 @tool(writes=True)
-def provision_access(db: EpisodeState, employee_id: str, app_id: str, level: Level, request_id: str | None = None,
+def provision_access(db: ToolContext, employee_id: str, app_id: str, level: Level, request_id: str | None = None,
                      expires_on: IsoDate | None = None) -> dict:
     """Create an access grant. Without request_id it is recorded as role-default access; with one, the request
     must be fully approved and becomes provisioned.
@@ -404,7 +405,7 @@ def provision_access(db: EpisodeState, employee_id: str, app_id: str, level: Lev
 
 
 @tool(writes=True)
-def change_grant_level(db: EpisodeState, grant_id: str, level: Level, request_id: str | None = None, expires_on: IsoDate | None = None) -> dict:
+def change_grant_level(db: ToolContext, grant_id: str, level: Level, request_id: str | None = None, expires_on: IsoDate | None = None) -> dict:
     """Raise or lower the level of an existing active grant (an upgrade keeps the same grant).
 
     Args:
@@ -435,7 +436,7 @@ def change_grant_level(db: EpisodeState, grant_id: str, level: Level, request_id
 
 
 @tool(writes=True)
-def revoke_access(db: EpisodeState, grant_id: str, reason: Literal["no_longer_needed", "contract_ended", "role_change", "security"]) -> dict:
+def revoke_access(db: ToolContext, grant_id: str, reason: Literal["no_longer_needed", "contract_ended", "role_change", "security"]) -> dict:
     """Revoke an active grant.
 
     Args:
@@ -449,7 +450,7 @@ def revoke_access(db: EpisodeState, grant_id: str, reason: Literal["no_longer_ne
 
 
 @tool(writes=True)
-def grant_emergency_access(db: EpisodeState, employee_id: str, app_id: str, incident_id: str, level: Level,
+def grant_emergency_access(db: ToolContext, employee_id: str, app_id: str, incident_id: str, level: Level,
                            hours: Annotated[int, Field(ge=1, le=MAX_EMERGENCY_HOURS)]) -> dict:
     """Grant time-boxed production access for an incident; it expires on its own after the given hours.
 
@@ -478,7 +479,7 @@ def grant_emergency_access(db: EpisodeState, employee_id: str, app_id: str, inci
 
 
 @tool(writes=True)
-def reset_password(db: EpisodeState, employee_id: str, delivery: Literal["sms_on_file", "manager"]) -> dict:
+def reset_password(db: ToolContext, employee_id: str, delivery: Literal["sms_on_file", "manager"]) -> dict:
     """Issue a one-time temporary password (the employee must change it at next sign-in); this also clears a lock.
 
     Args:
@@ -497,7 +498,7 @@ def reset_password(db: EpisodeState, employee_id: str, delivery: Literal["sms_on
 
 
 @tool(writes=True)
-def unlock_account(db: EpisodeState, employee_id: str) -> dict:
+def unlock_account(db: ToolContext, employee_id: str) -> dict:
     """Unlock a locked account without changing the password.
 
     Args:
@@ -511,7 +512,7 @@ def unlock_account(db: EpisodeState, employee_id: str) -> dict:
 
 
 @tool(writes=True)
-def reset_mfa(db: EpisodeState, employee_id: str, method: Literal["authenticator_app", "sms"]) -> dict:
+def reset_mfa(db: ToolContext, employee_id: str, method: Literal["authenticator_app", "sms"]) -> dict:
     """Remove the employee's current MFA factor and open enrolment for a new one (enrolled at next sign-in).
 
     Args:
@@ -529,7 +530,7 @@ def reset_mfa(db: EpisodeState, employee_id: str, method: Literal["authenticator
 
 
 @tool
-def list_incidents(db: EpisodeState, app_id: str | None = None, status: Literal["open", "mitigated", "resolved"] | None = None) -> dict:
+def list_incidents(db: ToolContext, app_id: str | None = None, status: Literal["open", "mitigated", "resolved"] | None = None) -> dict:
     """List incidents, optionally for one application or in one status.
 
     Args:
@@ -542,7 +543,7 @@ def list_incidents(db: EpisodeState, app_id: str | None = None, status: Literal[
 
 
 @tool
-def get_incident(db: EpisodeState, incident_id: str) -> dict:
+def get_incident(db: ToolContext, incident_id: str) -> dict:
     """Read an incident: application, severity, status, commander and the responders on its roster.
 
     Args:
@@ -560,7 +561,7 @@ _ASSET_COLUMNS = ("a.id, a.model_id, m.kind, m.name AS model_name, a.serial, a.s
 
 
 @tool
-def list_assets(db: EpisodeState, employee_id: str) -> dict:
+def list_assets(db: ToolContext, employee_id: str) -> dict:
     """The hardware assigned to an employee.
 
     Args:
@@ -573,7 +574,7 @@ def list_assets(db: EpisodeState, employee_id: str) -> dict:
 
 
 @tool
-def get_asset(db: EpisodeState, asset_id: str) -> dict:
+def get_asset(db: ToolContext, asset_id: str) -> dict:
     """Read one asset by its tag: model, status, holder, warranty and its troubleshooting log.
 
     Args:
@@ -587,7 +588,7 @@ def get_asset(db: EpisodeState, asset_id: str) -> dict:
 
 
 @tool
-def list_stock(db: EpisodeState, model_id: str | None = None, kind: str | None = None) -> dict:
+def list_stock(db: ToolContext, model_id: str | None = None, kind: str | None = None) -> dict:
     """In-stock hardware ready to assign, oldest stock first.
 
     Args:
@@ -600,7 +601,7 @@ def list_stock(db: EpisodeState, model_id: str | None = None, kind: str | None =
 
 
 @tool
-def search_hardware_catalog(db: EpisodeState, kind: str | None = None) -> dict:
+def search_hardware_catalog(db: ToolContext, kind: str | None = None) -> dict:
     """The hardware models Tidewell buys, with unit prices and whether each is a standard item.
 
     Args:
@@ -611,7 +612,7 @@ def search_hardware_catalog(db: EpisodeState, kind: str | None = None) -> dict:
 
 
 @tool
-def search_software(db: EpisodeState, query: str | None = None) -> dict:
+def search_software(db: ToolContext, query: str | None = None) -> dict:
     """The software catalogue: licence kind (free, pooled, paid_seat), annual cost per seat, whether contractors
     may use it, and the licence pool id where there is one.
 
@@ -626,7 +627,7 @@ def search_software(db: EpisodeState, query: str | None = None) -> dict:
 
 
 @tool
-def get_licence_pool(db: EpisodeState, software_id: str) -> dict:
+def get_licence_pool(db: ToolContext, software_id: str) -> dict:
     """A software's licence pool: seats in total and in use, and each active seat with its last use.
 
     Args:
@@ -641,7 +642,7 @@ def get_licence_pool(db: EpisodeState, software_id: str) -> dict:
 
 
 @tool
-def list_licences(db: EpisodeState, employee_id: str) -> dict:
+def list_licences(db: ToolContext, employee_id: str) -> dict:
     """The software licences an employee holds.
 
     Args:
@@ -654,7 +655,7 @@ def list_licences(db: EpisodeState, employee_id: str) -> dict:
 
 
 @tool
-def list_procurement_requests(db: EpisodeState, employee_id: str) -> dict:
+def list_procurement_requests(db: ToolContext, employee_id: str) -> dict:
     """Purchase requests raised for an employee.
 
     Args:
@@ -666,7 +667,7 @@ def list_procurement_requests(db: EpisodeState, employee_id: str) -> dict:
 
 
 @tool
-def search_knowledge_base(db: EpisodeState, query: str, top_k: Annotated[int, Field(ge=1, le=10)] = 3) -> dict:
+def search_knowledge_base(db: ToolContext, query: str, top_k: Annotated[int, Field(ge=1, le=10)] = 3) -> dict:
     """Search Tidewell's IT policy and knowledge-base articles.
 
     Args:
@@ -678,7 +679,7 @@ def search_knowledge_base(db: EpisodeState, query: str, top_k: Annotated[int, Fi
 
 
 @tool(writes=True)
-def log_troubleshooting(db: EpisodeState, asset_id: str, step: Step, outcome: Literal["resolved", "not_resolved"]) -> dict:
+def log_troubleshooting(db: ToolContext, asset_id: str, step: Step, outcome: Literal["resolved", "not_resolved"]) -> dict:
     """Record a troubleshooting step done on a device and whether it fixed the fault.
 
     Args:
@@ -692,7 +693,7 @@ def log_troubleshooting(db: EpisodeState, asset_id: str, step: Step, outcome: Li
 
 
 @tool(writes=True)
-def assign_asset(db: EpisodeState, asset_id: str, employee_id: str) -> dict:
+def assign_asset(db: ToolContext, asset_id: str, employee_id: str) -> dict:
     """Assign an in-stock asset to an employee.
 
     Args:
@@ -709,7 +710,7 @@ def assign_asset(db: EpisodeState, asset_id: str, employee_id: str) -> dict:
 
 
 @tool(writes=True)
-def update_asset_status(db: EpisodeState, asset_id: str, status: Literal["in_repair", "retired", "in_stock"]) -> dict:
+def update_asset_status(db: ToolContext, asset_id: str, status: Literal["in_repair", "retired", "in_stock"]) -> dict:
     """Take an asset out of use: send it for repair, retire it, or return it to stock. It is unassigned.
 
     Args:
@@ -725,7 +726,7 @@ def update_asset_status(db: EpisodeState, asset_id: str, status: Literal["in_rep
 
 
 @tool(writes=True)
-def create_procurement_request(db: EpisodeState, employee_id: str, item: str, quantity: Annotated[int, Field(ge=1, le=50)],
+def create_procurement_request(db: ToolContext, employee_id: str, item: str, quantity: Annotated[int, Field(ge=1, le=50)],
                                approval_tier: Literal["manager", "director", "finance"], approver_id: str, justification: FreeText) -> dict:
     """Raise a purchase request for hardware (a model id) or a software seat (a software id); the total is the
     catalogue price times the quantity. It waits for the named approver.
@@ -752,7 +753,7 @@ def create_procurement_request(db: EpisodeState, employee_id: str, item: str, qu
 
 
 @tool(writes=True)
-def assign_licence(db: EpisodeState, software_id: str, employee_id: str) -> dict:
+def assign_licence(db: ToolContext, software_id: str, employee_id: str) -> dict:
     """Give an employee a seat from a software's licence pool.
 
     Args:
@@ -774,7 +775,7 @@ def assign_licence(db: EpisodeState, software_id: str, employee_id: str) -> dict
 
 
 @tool(writes=True)
-def release_licence(db: EpisodeState, assignment_id: str) -> dict:
+def release_licence(db: ToolContext, assignment_id: str) -> dict:
     """Take back a licence seat so that it returns to its pool.
 
     Args:

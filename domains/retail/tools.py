@@ -14,9 +14,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from thinkingbox_env.injection import report_injection  # noqa: F401  (offered to the agent: instructions planted in records)
 from thinkingbox_env.invariants import money_within, non_negative_balance, not_too_far_ahead, well_formed_text
 from thinkingbox_env.kb import search_knowledge_base
-from thinkingbox_env.state import EpisodeState
+from thinkingbox_env.state import ToolContext
 from thinkingbox_env.ticketing import Ticketing
 from thinkingbox_env.tools import IsoDate, ToolError, tool
 
@@ -36,7 +37,7 @@ search_tickets, get_ticket, create_ticket_user, create_ticket, update_ticket = T
 
 
 @tool
-def get_customer_profile(db: EpisodeState, customer_id: str | None = None, email: str | None = None) -> dict:
+def get_customer_profile(db: ToolContext, customer_id: str | None = None, email: str | None = None) -> dict:
     """Look up a customer profile by customer id or by email.
 
     Args:
@@ -55,7 +56,7 @@ def get_customer_profile(db: EpisodeState, customer_id: str | None = None, email
 
 
 @tool
-def get_membership(db: EpisodeState, customer_id: str) -> dict:
+def get_membership(db: ToolContext, customer_id: str) -> dict:
     """Show a customer's Brightwell Plus memberships, newest first.
 
     Args:
@@ -69,7 +70,7 @@ def get_membership(db: EpisodeState, customer_id: str) -> dict:
 
 
 @tool(writes=True)
-def update_membership(db: EpisodeState, customer_id: str, action: Literal["upgrade", "cancel"]) -> dict:
+def update_membership(db: ToolContext, customer_id: str, action: Literal["upgrade", "cancel"]) -> dict:
     """Upgrade a customer to Brightwell Plus, or cancel their active membership.
 
     Args:
@@ -100,7 +101,7 @@ def update_membership(db: EpisodeState, customer_id: str, action: Literal["upgra
 
 
 @tool
-def get_order(db: EpisodeState, order_id: str) -> dict:
+def get_order(db: ToolContext, order_id: str) -> dict:
     """Read an order with its line items.
 
     Args:
@@ -114,7 +115,7 @@ def get_order(db: EpisodeState, order_id: str) -> dict:
 
 
 @tool
-def list_customer_orders(db: EpisodeState, customer_id: str) -> dict:
+def list_customer_orders(db: ToolContext, customer_id: str) -> dict:
     """List a customer's orders, newest first.
 
     Args:
@@ -125,7 +126,7 @@ def list_customer_orders(db: EpisodeState, customer_id: str) -> dict:
 
 
 @tool(writes=True)
-def cancel_order(db: EpisodeState, order_id: str, reason: Literal["customer_request", "payment_issue", "out_of_stock"]) -> dict:
+def cancel_order(db: ToolContext, order_id: str, reason: Literal["customer_request", "payment_issue", "out_of_stock"]) -> dict:
     """Cancel an order that has not shipped yet. Refunds are issued separately.
 
     Args:
@@ -145,7 +146,7 @@ def cancel_order(db: EpisodeState, order_id: str, reason: Literal["customer_requ
 
 
 @tool
-def get_shipment(db: EpisodeState, order_id: str) -> dict:
+def get_shipment(db: ToolContext, order_id: str) -> dict:
     """Shipment status and tracking events for an order.
 
     Args:
@@ -166,7 +167,7 @@ def get_shipment(db: EpisodeState, order_id: str) -> dict:
 
 
 @tool
-def get_payments(db: EpisodeState, order_id: str) -> dict:
+def get_payments(db: ToolContext, order_id: str) -> dict:
     """Payments captured for an order and the refunds issued against them.
 
     Args:
@@ -183,7 +184,7 @@ def get_payments(db: EpisodeState, order_id: str) -> dict:
 
 @tool(writes=True)
 def issue_refund(
-    db: EpisodeState,
+    db: ToolContext,
     payment_id: str,
     amount: float,
     reason: Literal["order_cancelled", "duplicate_charge", "damaged_item", "goodwill"],
@@ -213,7 +214,7 @@ def issue_refund(
 
 
 @tool
-def get_store_credits(db: EpisodeState, customer_id: str) -> dict:
+def get_store_credits(db: ToolContext, customer_id: str) -> dict:
     """Store credit issued to a customer.
 
     Args:
@@ -223,7 +224,7 @@ def get_store_credits(db: EpisodeState, customer_id: str) -> dict:
 
 
 @tool(writes=True)
-def issue_store_credit(db: EpisodeState, customer_id: str, amount: float, reason: Literal["delivery_delay", "goodwill"], order_id: str | None = None) -> dict:
+def issue_store_credit(db: ToolContext, customer_id: str, amount: float, reason: Literal["delivery_delay", "goodwill"], order_id: str | None = None) -> dict:
     """Add store credit to a customer's account.
 
     Args:
@@ -246,7 +247,7 @@ def issue_store_credit(db: EpisodeState, customer_id: str, amount: float, reason
 
 
 @tool
-def search_policy(db: EpisodeState, query: Annotated[str, Field(min_length=1)], top_k: Annotated[int, Field(ge=1, le=5)] = 3) -> dict:
+def search_policy(db: ToolContext, query: Annotated[str, Field(min_length=1)], top_k: Annotated[int, Field(ge=1, le=5)] = 3) -> dict:
     """Search the support knowledge base (fees, windows, thresholds, procedures).
 
     Args:
@@ -262,21 +263,21 @@ def search_policy(db: EpisodeState, query: Annotated[str, Field(min_length=1)], 
 ReturnReason = Literal["changed_mind", "defective", "wrong_item"]
 
 
-def _order(db: EpisodeState, order_id: str) -> dict:
+def _order(db: ToolContext, order_id: str) -> dict:
     order = db.query_one("SELECT * FROM orders WHERE id = ?", [order_id])
     if order is None:
         raise ToolError(f"order {order_id} not found")
     return order
 
 
-def _line(db: EpisodeState, order_id: str, line_no: int) -> dict:
+def _line(db: ToolContext, order_id: str, line_no: int) -> dict:
     line = db.query_one("SELECT * FROM order_items WHERE order_id = ? AND line_no = ?", [order_id, line_no])
     if line is None:
         raise ToolError(f"order {order_id} has no line {line_no}")
     return line
 
 
-def _refund_order(db: EpisodeState, order_id: str, amount: Decimal, reason: str) -> list[str]:
+def _refund_order(db: ToolContext, order_id: str, amount: Decimal, reason: str) -> list[str]:
     """Refund an amount against an order's payments, oldest payment first.
 
     Return, adjustment and cancellation refunds are not tied to one payment by
@@ -306,7 +307,7 @@ def _refund_order(db: EpisodeState, order_id: str, amount: Decimal, reason: str)
     return ids
 
 
-def _product(db: EpisodeState, sku: str) -> dict:
+def _product(db: ToolContext, sku: str) -> dict:
     row = db.query_one("SELECT p.*, i.on_hand, i.restock_date FROM products p LEFT JOIN inventory i ON i.sku = p.sku WHERE p.sku = ?", [sku])
     if row is None:
         raise ToolError(f"product {sku} not found")
@@ -317,7 +318,7 @@ def _product(db: EpisodeState, sku: str) -> dict:
 
 
 @tool
-def get_product(db: EpisodeState, sku: str) -> dict:
+def get_product(db: ToolContext, sku: str) -> dict:
     """A catalog product with its category, price, variants, stock on hand and restock date.
 
     Args:
@@ -336,7 +337,7 @@ def get_product(db: EpisodeState, sku: str) -> dict:
 
 
 @tool(writes=True)
-def update_shipping_address(db: EpisodeState, order_id: str, shipping_address: str) -> dict:
+def update_shipping_address(db: ToolContext, order_id: str, shipping_address: str) -> dict:
     """Change the delivery address of an order that has not been handed to a carrier.
 
     Args:
@@ -353,7 +354,7 @@ def update_shipping_address(db: EpisodeState, order_id: str, shipping_address: s
 
 
 @tool(writes=True)
-def change_shipping_speed(db: EpisodeState, order_id: str, shipping_speed: Literal["standard", "express"], upgrade_fee: float = 0.0) -> dict:
+def change_shipping_speed(db: ToolContext, order_id: str, shipping_speed: Literal["standard", "express"], upgrade_fee: float = 0.0) -> dict:
     """Change the shipping speed of an order that has not been handed to a carrier; an upgrade fee is charged to the customer.
 
     Args:
@@ -380,7 +381,7 @@ def change_shipping_speed(db: EpisodeState, order_id: str, shipping_speed: Liter
 
 
 @tool
-def get_charges(db: EpisodeState, order_id: str) -> dict:
+def get_charges(db: ToolContext, order_id: str) -> dict:
     """Charges made on an order after checkout (express upgrades, reship fees, late cancellation charges).
 
     Args:
@@ -394,7 +395,7 @@ def get_charges(db: EpisodeState, order_id: str) -> dict:
 
 
 @tool
-def list_returns(db: EpisodeState, order_id: str) -> dict:
+def list_returns(db: ToolContext, order_id: str) -> dict:
     """Returns and exchanges (RMAs) opened for an order, with their items and amounts.
 
     Args:
@@ -409,7 +410,7 @@ def list_returns(db: EpisodeState, order_id: str) -> dict:
 
 @tool(writes=True)
 def create_return(
-    db: EpisodeState,
+    db: ToolContext,
     order_id: str,
     line_nos: list[int],
     reason: ReturnReason,
@@ -465,7 +466,7 @@ def create_return(
 
 
 @tool(writes=True)
-def create_exchange(db: EpisodeState, order_id: str, line_no: int, new_sku: str) -> dict:
+def create_exchange(db: ToolContext, order_id: str, line_no: int, new_sku: str) -> dict:
     """Exchange a delivered item for another variant of the same product; the new item ships free (the policy says which exchanges it allows).
 
     Args:
@@ -501,7 +502,7 @@ def create_exchange(db: EpisodeState, order_id: str, line_no: int, new_sku: str)
 
 
 @tool
-def get_replacements(db: EpisodeState, order_id: str) -> dict:
+def get_replacements(db: ToolContext, order_id: str) -> dict:
     """Replacement and reship orders for an order, and open carrier investigations of its shipment.
 
     Args:
@@ -519,7 +520,7 @@ def get_replacements(db: EpisodeState, order_id: str) -> dict:
 
 @tool(writes=True)
 def create_replacement_order(
-    db: EpisodeState,
+    db: ToolContext,
     order_id: str,
     line_no: int,
     reason: Literal["missing", "damaged_in_transit", "returned_to_sender"],
@@ -563,7 +564,7 @@ def create_replacement_order(
 
 
 @tool(writes=True)
-def open_carrier_investigation(db: EpisodeState, order_id: str, reason: Literal["missing", "damaged"]) -> dict:
+def open_carrier_investigation(db: ToolContext, order_id: str, reason: Literal["missing", "damaged"]) -> dict:
     """Ask the carrier to investigate a parcel that was scanned as delivered but not received, or arrived damaged.
 
     Args:
@@ -582,7 +583,7 @@ def open_carrier_investigation(db: EpisodeState, order_id: str, reason: Literal[
 
 @tool(writes=True)
 def refund_order_amount(
-    db: EpisodeState,
+    db: ToolContext,
     order_id: str,
     amount: float,
     reason: Literal["price_adjustment", "item_not_received", "damaged_item", "installation_cancelled"],
@@ -605,7 +606,7 @@ def refund_order_amount(
 
 
 @tool
-def get_warranty(db: EpisodeState, order_id: str) -> dict:
+def get_warranty(db: ToolContext, order_id: str) -> dict:
     """Warranty contracts (manufacturer warranty, protection plans) of an order's items and their claims.
 
     Args:
@@ -620,7 +621,7 @@ def get_warranty(db: EpisodeState, order_id: str) -> dict:
 
 @tool(writes=True)
 def file_warranty_claim(
-    db: EpisodeState,
+    db: ToolContext,
     contract_id: str,
     issue: Literal["defect", "accidental_damage"],
     resolution: Literal["repair", "replace"],
@@ -651,7 +652,7 @@ def file_warranty_claim(
 
 
 @tool
-def get_installations(db: EpisodeState, order_id: str) -> dict:
+def get_installations(db: ToolContext, order_id: str) -> dict:
     """Installation jobs of an order (first installs and revisits).
 
     Args:
@@ -661,7 +662,7 @@ def get_installations(db: EpisodeState, order_id: str) -> dict:
     return {"order_id": order_id, "installations": db.query("SELECT * FROM installations WHERE order_id = ? ORDER BY scheduled_date, id", [order_id])}
 
 
-def _installation(db: EpisodeState, installation_id: str) -> dict:
+def _installation(db: ToolContext, installation_id: str) -> dict:
     job = db.query_one("SELECT * FROM installations WHERE id = ?", [installation_id])
     if job is None:
         raise ToolError(f"installation {installation_id} not found")
@@ -669,7 +670,7 @@ def _installation(db: EpisodeState, installation_id: str) -> dict:
 
 
 @tool(writes=True)
-def reschedule_installation(db: EpisodeState, installation_id: str, new_date: IsoDate) -> dict:
+def reschedule_installation(db: ToolContext, installation_id: str, new_date: IsoDate) -> dict:
     """Move a scheduled installation to another day (installers work Monday to Saturday).
 
     Args:
@@ -690,7 +691,7 @@ def reschedule_installation(db: EpisodeState, installation_id: str, new_date: Is
 
 
 @tool(writes=True)
-def cancel_installation(db: EpisodeState, installation_id: str, late_cancellation_charge: float = 0.0) -> dict:
+def cancel_installation(db: ToolContext, installation_id: str, late_cancellation_charge: float = 0.0) -> dict:
     """Cancel a scheduled installation. The installation fee is refunded separately; a late-cancellation charge, when due, is kept from it.
 
     Args:
@@ -715,7 +716,7 @@ def cancel_installation(db: EpisodeState, installation_id: str, late_cancellatio
 
 
 @tool(writes=True)
-def schedule_revisit(db: EpisodeState, installation_id: str, visit_date: IsoDate) -> dict:
+def schedule_revisit(db: ToolContext, installation_id: str, visit_date: IsoDate) -> dict:
     """Book a free revisit by the installer to fix a problem with a completed installation.
 
     Args:
@@ -738,7 +739,7 @@ def schedule_revisit(db: EpisodeState, installation_id: str, visit_date: IsoDate
 
 
 @tool
-def get_promotion(db: EpisodeState, code: str) -> dict:
+def get_promotion(db: ToolContext, code: str) -> dict:
     """A promotion code's terms: discount, minimum subtotal, validity dates, stacking and membership rules.
 
     Args:
@@ -751,7 +752,7 @@ def get_promotion(db: EpisodeState, code: str) -> dict:
 
 
 @tool
-def get_order_discounts(db: EpisodeState, order_id: str) -> dict:
+def get_order_discounts(db: ToolContext, order_id: str) -> dict:
     """Promotion discounts applied to an order, at checkout or as later adjustments.
 
     Args:
@@ -762,7 +763,7 @@ def get_order_discounts(db: EpisodeState, order_id: str) -> dict:
 
 
 @tool(writes=True)
-def apply_promotion_adjustment(db: EpisodeState, order_id: str, code: str, amount: float) -> dict:
+def apply_promotion_adjustment(db: ToolContext, order_id: str, code: str, amount: float) -> dict:
     """Apply a promotion the checkout failed to apply: record the discount and refund it to the order's payments.
 
     Args:
@@ -789,7 +790,7 @@ def apply_promotion_adjustment(db: EpisodeState, order_id: str, code: str, amoun
 
 
 @tool
-def get_reward_points(db: EpisodeState, customer_id: str) -> dict:
+def get_reward_points(db: ToolContext, customer_id: str) -> dict:
     """A customer's reward-points ledger and balance.
 
     Args:
@@ -802,7 +803,7 @@ def get_reward_points(db: EpisodeState, customer_id: str) -> dict:
 
 
 @tool(writes=True)
-def adjust_reward_points(db: EpisodeState, customer_id: str, points: int, order_id: str | None = None) -> dict:
+def adjust_reward_points(db: ToolContext, customer_id: str, points: int, order_id: str | None = None) -> dict:
     """Add (or, with a negative number, remove) reward points by hand, e.g. for a purchase that was never credited.
 
     Args:
@@ -826,7 +827,7 @@ def adjust_reward_points(db: EpisodeState, customer_id: str, points: int, order_
 
 
 @tool(writes=True)
-def refund_membership_fee(db: EpisodeState, membership_id: str, amount: float) -> dict:
+def refund_membership_fee(db: ToolContext, membership_id: str, amount: float) -> dict:
     """Refund (part of) the annual fee of a Brightwell Plus membership.
 
     Args:

@@ -16,9 +16,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from thinkingbox_env.injection import report_injection  # noqa: F401  (offered to the agent: instructions planted in records)
 from thinkingbox_env.invariants import money_within, not_too_far_ahead, years_later
 from thinkingbox_env.kb import search_knowledge_base
-from thinkingbox_env.state import EpisodeState
+from thinkingbox_env.state import ToolContext
 from thinkingbox_env.ticketing import Ticketing
 from thinkingbox_env.tools import FreeText, IsoDate, ToolError, tool
 
@@ -43,24 +44,24 @@ CustomerId = Annotated[str, Field(pattern=r"^CUS-\d+$")]
 ContactRole = Literal["front_desk", "reservations", "revenue_manager", "duty_manager"]
 
 
-def _sum(db: EpisodeState, sql: str, params: list[Any]) -> Decimal:
+def _sum(db: ToolContext, sql: str, params: list[Any]) -> Decimal:
     """A ``coalesce(sum(...), 0) AS s`` query as money (such a query always returns one row)."""
     row = db.query_one(sql, params)
     return to_money(row["s"] if row else 0)
 
 
-def _one(db: EpisodeState, table: str, key: str, value: Any, noun: str) -> dict:
+def _one(db: ToolContext, table: str, key: str, value: Any, noun: str) -> dict:
     row = db.query_one(f'SELECT * FROM "{table}" WHERE "{key}" = ?', [value])
     if row is None:
         raise ToolError(f"{noun} {value} not found")
     return row
 
 
-def _customer(db: EpisodeState, customer_id: str) -> dict:
+def _customer(db: ToolContext, customer_id: str) -> dict:
     return _one(db, "customers", "id", customer_id, "customer")
 
 
-def _booking(db: EpisodeState, booking_id: str) -> dict:
+def _booking(db: ToolContext, booking_id: str) -> dict:
     return _one(db, "bookings", "id", booking_id, "booking")
 
 
@@ -68,14 +69,14 @@ def _nights_between(check_in: date, check_out: date) -> list[date]:
     return [check_in + timedelta(days=i) for i in range(nights(check_in, check_out))]
 
 
-def _rooms_left(db: EpisodeState, hotel_id: str, room_code: str, day: date) -> int:
+def _rooms_left(db: ToolContext, hotel_id: str, room_code: str, day: date) -> int:
     row = db.query_one("SELECT rooms_left FROM room_inventory WHERE hotel_id = ? AND room_code = ? AND stay_date = ?", [hotel_id, room_code, day])
     if row is not None:
         return int(row["rooms_left"])
     return int(_room(db, hotel_id, room_code)["allotment"])
 
 
-def _room(db: EpisodeState, hotel_id: str, room_code: str) -> dict:
+def _room(db: ToolContext, hotel_id: str, room_code: str) -> dict:
     row = db.query_one("SELECT * FROM room_types WHERE hotel_id = ? AND room_code = ?", [hotel_id, room_code])
     if row is None:
         raise ToolError(f"hotel {hotel_id} has no room type {room_code}")
@@ -95,7 +96,7 @@ def _dates(check_in: date, check_out: date, today: date | None = None) -> None:
 
 
 @tool
-def get_customer_profile(db: EpisodeState, customer_id: str | None = None, email: str | None = None) -> dict:
+def get_customer_profile(db: ToolContext, customer_id: str | None = None, email: str | None = None) -> dict:
     """Look up a customer profile (VIP tier, corporate account, preferences) by customer id or email.
 
     Args:
@@ -113,7 +114,7 @@ def get_customer_profile(db: EpisodeState, customer_id: str | None = None, email
 
 
 @tool
-def get_loyalty_account(db: EpisodeState, customer_id: CustomerId) -> dict:
+def get_loyalty_account(db: ToolContext, customer_id: CustomerId) -> dict:
     """A customer's loyalty points balance and its entries.
 
     Args:
@@ -125,7 +126,7 @@ def get_loyalty_account(db: EpisodeState, customer_id: CustomerId) -> dict:
 
 
 @tool
-def get_compensation_history(db: EpisodeState, customer_id: CustomerId) -> dict:
+def get_compensation_history(db: ToolContext, customer_id: CustomerId) -> dict:
     """Travel credits and points already given to a customer as compensation.
 
     Args:
@@ -139,7 +140,7 @@ def get_compensation_history(db: EpisodeState, customer_id: CustomerId) -> dict:
 
 
 @tool
-def get_booking(db: EpisodeState, booking_id: BookingId) -> dict:
+def get_booking(db: ToolContext, booking_id: BookingId) -> dict:
     """Read a booking: hotel, room, dates, rate type, nightly rate, total, status, group and corporate account.
 
     Args:
@@ -153,7 +154,7 @@ def get_booking(db: EpisodeState, booking_id: BookingId) -> dict:
 
 
 @tool
-def find_booking_by_confirmation(db: EpisodeState, confirmation_code: Annotated[str, Field(pattern=r"^HC-[A-Z0-9]+$")]) -> dict:
+def find_booking_by_confirmation(db: ToolContext, confirmation_code: Annotated[str, Field(pattern=r"^HC-[A-Z0-9]+$")]) -> dict:
     """Find a booking from the hotel's confirmation code (what the hotel's own emails quote).
 
     Args:
@@ -166,7 +167,7 @@ def find_booking_by_confirmation(db: EpisodeState, confirmation_code: Annotated[
 
 
 @tool
-def list_customer_bookings(db: EpisodeState, customer_id: CustomerId) -> dict:
+def list_customer_bookings(db: ToolContext, customer_id: CustomerId) -> dict:
     """A customer's bookings, latest arrival first.
 
     Args:
@@ -179,7 +180,7 @@ def list_customer_bookings(db: EpisodeState, customer_id: CustomerId) -> dict:
 
 
 @tool
-def get_booking_history(db: EpisodeState, booking_id: BookingId) -> dict:
+def get_booking_history(db: ToolContext, booking_id: BookingId) -> dict:
     """The modification history of a booking (date and room changes, cancellation), oldest first.
 
     Args:
@@ -190,7 +191,7 @@ def get_booking_history(db: EpisodeState, booking_id: BookingId) -> dict:
 
 
 @tool
-def get_special_requests(db: EpisodeState, booking_id: BookingId) -> dict:
+def get_special_requests(db: ToolContext, booking_id: BookingId) -> dict:
     """Special requests and paid extras recorded on a booking.
 
     Args:
@@ -201,7 +202,7 @@ def get_special_requests(db: EpisodeState, booking_id: BookingId) -> dict:
 
 
 @tool
-def check_availability(db: EpisodeState, hotel_id: HotelId, room_code: Literal["STD", "DLX", "STE"], check_in: IsoDate, check_out: IsoDate) -> dict:
+def check_availability(db: ToolContext, hotel_id: HotelId, room_code: Literal["STD", "DLX", "STE"], check_in: IsoDate, check_out: IsoDate) -> dict:
     """Rooms left per night and the public nightly rates of a room type for a stay.
 
     Args:
@@ -220,7 +221,7 @@ def check_availability(db: EpisodeState, hotel_id: HotelId, room_code: Literal["
     }
 
 
-def _new_rate(db: EpisodeState, booking: dict, room_code: str) -> Decimal:
+def _new_rate(db: ToolContext, booking: dict, room_code: str) -> Decimal:
     """The nightly rate after a room change: the same rate plan, for the new room."""
     if room_code == booking["room_code"] or booking["rate_type"] == "group":
         return to_money(booking["nightly_rate"])
@@ -233,7 +234,7 @@ def _new_rate(db: EpisodeState, booking: dict, room_code: str) -> Decimal:
     return public_rate(booking["hotel_id"], room_code, booking["rate_type"])
 
 
-def _check_rooms(db: EpisodeState, hotel_id: str, room_code: str, days: list[date], rooms: int = 1) -> None:
+def _check_rooms(db: ToolContext, hotel_id: str, room_code: str, days: list[date], rooms: int = 1) -> None:
     for day in days:
         left = _rooms_left(db, hotel_id, room_code, day)
         if left < rooms:
@@ -241,7 +242,7 @@ def _check_rooms(db: EpisodeState, hotel_id: str, room_code: str, days: list[dat
 
 
 @tool(writes=True)
-def modify_booking(db: EpisodeState, booking_id: BookingId, check_in: IsoDate, check_out: IsoDate,
+def modify_booking(db: ToolContext, booking_id: BookingId, check_in: IsoDate, check_out: IsoDate,
                    room_code: Literal["STD", "DLX", "STE"] | None = None, change_fee: Annotated[float, Field(ge=0, le=1000)] = 0.0) -> dict:
     """Change a booking's dates and/or room type; the nightly rate follows the booking's rate plan.
 
@@ -292,7 +293,7 @@ def modify_booking(db: EpisodeState, booking_id: BookingId, check_in: IsoDate, c
 
 
 @tool(writes=True)
-def cancel_booking(db: EpisodeState, booking_id: BookingId, cancellation_fee: Annotated[float, Field(ge=0)] = 0.0) -> dict:
+def cancel_booking(db: ToolContext, booking_id: BookingId, cancellation_fee: Annotated[float, Field(ge=0)] = 0.0) -> dict:
     """Cancel a booking and record the cancellation fee kept. Refunds are issued separately with issue_refund.
 
     Args:
@@ -313,7 +314,7 @@ def cancel_booking(db: EpisodeState, booking_id: BookingId, cancellation_fee: An
 
 
 @tool(writes=True)
-def add_special_request(db: EpisodeState, booking_id: BookingId,
+def add_special_request(db: ToolContext, booking_id: BookingId,
                         code: Literal["early_check_in", "late_check_out", "high_floor", "quiet_room", "crib", "accessible_bathroom",
                                       "airport_transfer", "breakfast", "parking", "guaranteed_late_check_out"],
                         detail: FreeText = "") -> dict:
@@ -340,7 +341,7 @@ def add_special_request(db: EpisodeState, booking_id: BookingId,
 
 
 @tool
-def search_hotels(db: EpisodeState, city: Annotated[str, Field(min_length=1, max_length=100)]) -> dict:
+def search_hotels(db: ToolContext, city: Annotated[str, Field(min_length=1, max_length=100)]) -> dict:
     """Partner hotels in a city, with star rating and check-in / check-out times.
 
     Args:
@@ -351,7 +352,7 @@ def search_hotels(db: EpisodeState, city: Annotated[str, Field(min_length=1, max
 
 
 @tool
-def get_hotel(db: EpisodeState, hotel_id: HotelId) -> dict:
+def get_hotel(db: ToolContext, hotel_id: HotelId) -> dict:
     """A hotel's public details: name, city, stars, check-in and check-out times.
 
     Args:
@@ -362,7 +363,7 @@ def get_hotel(db: EpisodeState, hotel_id: HotelId) -> dict:
 
 
 @tool
-def get_room_types(db: EpisodeState, hotel_id: HotelId) -> dict:
+def get_room_types(db: ToolContext, hotel_id: HotelId) -> dict:
     """The room types of a hotel with their base nightly rate and capacity.
 
     Args:
@@ -373,7 +374,7 @@ def get_room_types(db: EpisodeState, hotel_id: HotelId) -> dict:
 
 
 @tool
-def get_service_catalog(db: EpisodeState, kind: Literal["complimentary_request", "paid_extra", "group_service"] | None = None) -> dict:
+def get_service_catalog(db: ToolContext, kind: Literal["complimentary_request", "paid_extra", "group_service"] | None = None) -> dict:
     """Special requests, paid extras and group services with their prices and units.
 
     Args:
@@ -385,7 +386,7 @@ def get_service_catalog(db: EpisodeState, kind: Literal["complimentary_request",
 
 
 @tool
-def get_hotel_partner_record(db: EpisodeState, hotel_id: HotelId) -> dict:
+def get_hotel_partner_record(db: ToolContext, hotel_id: HotelId) -> dict:
     """INTERNAL: a hotel's partner tier and commission. Never share these with customers.
 
     Args:
@@ -396,7 +397,7 @@ def get_hotel_partner_record(db: EpisodeState, hotel_id: HotelId) -> dict:
 
 
 @tool
-def get_hotel_contacts(db: EpisodeState, hotel_id: HotelId) -> dict:
+def get_hotel_contacts(db: ToolContext, hotel_id: HotelId) -> dict:
     """The hotel's contacts by role (front desk, reservations, revenue manager, duty manager).
 
     Args:
@@ -407,7 +408,7 @@ def get_hotel_contacts(db: EpisodeState, hotel_id: HotelId) -> dict:
 
 
 @tool
-def get_hotel_reservation(db: EpisodeState, hotel_id: HotelId, confirmation_code: Annotated[str, Field(pattern=r"^HC-[A-Z0-9]+$")]) -> dict:
+def get_hotel_reservation(db: ToolContext, hotel_id: HotelId, confirmation_code: Annotated[str, Field(pattern=r"^HC-[A-Z0-9]+$")]) -> dict:
     """Verify a reservation with the hotel: the hotel's own record for a confirmation code.
 
     Args:
@@ -422,7 +423,7 @@ def get_hotel_reservation(db: EpisodeState, hotel_id: HotelId, confirmation_code
 
 
 @tool
-def get_hotel_verifications(db: EpisodeState, booking_id: BookingId) -> dict:
+def get_hotel_verifications(db: ToolContext, booking_id: BookingId) -> dict:
     """Earlier verifications of a booking with its hotel.
 
     Args:
@@ -433,7 +434,7 @@ def get_hotel_verifications(db: EpisodeState, booking_id: BookingId) -> dict:
 
 
 @tool(writes=True)
-def record_hotel_verification(db: EpisodeState, booking_id: BookingId,
+def record_hotel_verification(db: ToolContext, booking_id: BookingId,
                               outcome: Literal["matched", "not_found", "rate_mismatch", "room_mismatch", "dates_mismatch", "cancelled_at_hotel"],
                               detail: FreeText = "") -> dict:
     """Record the outcome of verifying a booking against the hotel's own reservation record.
@@ -451,7 +452,7 @@ def record_hotel_verification(db: EpisodeState, booking_id: BookingId,
 
 
 @tool
-def get_escalations(db: EpisodeState, booking_id: BookingId) -> dict:
+def get_escalations(db: ToolContext, booking_id: BookingId) -> dict:
     """Escalations to the hotel about a booking.
 
     Args:
@@ -462,7 +463,7 @@ def get_escalations(db: EpisodeState, booking_id: BookingId) -> dict:
 
 
 @tool(writes=True)
-def escalate_to_hotel(db: EpisodeState, hotel_id: HotelId,
+def escalate_to_hotel(db: ToolContext, hotel_id: HotelId,
                       issue: Literal["missing_reservation", "rate_discrepancy", "room_discrepancy", "dates_discrepancy", "special_request", "guest_complaint", "group_change"],
                       contact_role: ContactRole, priority: Literal["normal", "high", "urgent"],
                       booking_id: BookingId | None = None, detail: FreeText = "") -> dict:
@@ -489,7 +490,7 @@ def escalate_to_hotel(db: EpisodeState, hotel_id: HotelId,
 
 
 @tool
-def get_group(db: EpisodeState, group_id: GroupId) -> dict:
+def get_group(db: ToolContext, group_id: GroupId) -> dict:
     """A group block: organiser, hotel, dates, billing arrangement and its room bookings.
 
     Args:
@@ -501,7 +502,7 @@ def get_group(db: EpisodeState, group_id: GroupId) -> dict:
 
 
 @tool
-def get_group_services(db: EpisodeState, group_id: GroupId) -> dict:
+def get_group_services(db: ToolContext, group_id: GroupId) -> dict:
     """Services booked for a group (meeting rooms, shuttles, meals).
 
     Args:
@@ -512,7 +513,7 @@ def get_group_services(db: EpisodeState, group_id: GroupId) -> dict:
 
 
 @tool(writes=True)
-def change_group_dates(db: EpisodeState, group_id: GroupId, check_in: IsoDate, check_out: IsoDate,
+def change_group_dates(db: ToolContext, group_id: GroupId, check_in: IsoDate, check_out: IsoDate,
                        change_fee: Annotated[float, Field(ge=0, le=20000)] = 0.0) -> dict:
     """Move a whole group block, every confirmed room of it, to new dates; one change is recorded per room.
 
@@ -553,7 +554,7 @@ def change_group_dates(db: EpisodeState, group_id: GroupId, check_in: IsoDate, c
 
 
 @tool(writes=True)
-def add_group_service(db: EpisodeState, group_id: GroupId,
+def add_group_service(db: ToolContext, group_id: GroupId,
                       code: Literal["meeting_room", "group_shuttle", "welcome_dinner", "coffee_breaks"],
                       service_date: IsoDate, quantity: Annotated[int, Field(ge=1, le=500)]) -> dict:
     """Book a group service for one date of the group's stay; the amount is the catalogue price times the quantity.
@@ -580,12 +581,12 @@ def add_group_service(db: EpisodeState, group_id: GroupId,
 # --------------------------------------------------------------------------- corporate accounts
 
 
-def _account(db: EpisodeState, account_id: str) -> dict:
+def _account(db: ToolContext, account_id: str) -> dict:
     return _one(db, "corporate_accounts", "id", account_id, "corporate account")
 
 
 @tool
-def get_corporate_account(db: EpisodeState, account_id: AccountId) -> dict:
+def get_corporate_account(db: ToolContext, account_id: AccountId) -> dict:
     """A corporate account: status, billing contact, benefits and payment terms.
 
     Args:
@@ -597,7 +598,7 @@ def get_corporate_account(db: EpisodeState, account_id: AccountId) -> dict:
 
 
 @tool
-def get_corporate_rates(db: EpisodeState, account_id: AccountId, hotel_id: HotelId) -> dict:
+def get_corporate_rates(db: ToolContext, account_id: AccountId, hotel_id: HotelId) -> dict:
     """The nightly rates negotiated by a corporate account at one hotel.
 
     Args:
@@ -610,7 +611,7 @@ def get_corporate_rates(db: EpisodeState, account_id: AccountId, hotel_id: Hotel
 
 
 @tool
-def get_corporate_bookings(db: EpisodeState, account_id: AccountId) -> dict:
+def get_corporate_bookings(db: ToolContext, account_id: AccountId) -> dict:
     """Bookings made on a corporate account, latest arrival first.
 
     Args:
@@ -622,7 +623,7 @@ def get_corporate_bookings(db: EpisodeState, account_id: AccountId) -> dict:
 
 
 @tool
-def list_corporate_invoices(db: EpisodeState, account_id: AccountId) -> dict:
+def list_corporate_invoices(db: ToolContext, account_id: AccountId) -> dict:
     """A corporate account's invoices, newest first.
 
     Args:
@@ -633,7 +634,7 @@ def list_corporate_invoices(db: EpisodeState, account_id: AccountId) -> dict:
 
 
 @tool
-def get_invoice(db: EpisodeState, invoice_id: Annotated[str, Field(pattern=r"^INV-\d+$")]) -> dict:
+def get_invoice(db: ToolContext, invoice_id: Annotated[str, Field(pattern=r"^INV-\d+$")]) -> dict:
     """An invoice with its lines (one per booking) and the adjustments made to it.
 
     Args:
@@ -646,7 +647,7 @@ def get_invoice(db: EpisodeState, invoice_id: Annotated[str, Field(pattern=r"^IN
 
 
 @tool(writes=True)
-def adjust_invoice(db: EpisodeState, invoice_id: Annotated[str, Field(pattern=r"^INV-\d+$")], line_no: Annotated[int, Field(ge=1)],
+def adjust_invoice(db: ToolContext, invoice_id: Annotated[str, Field(pattern=r"^INV-\d+$")], line_no: Annotated[int, Field(ge=1)],
                    amount: float, reason: Literal["negotiated_rate", "benefit_not_applied", "not_account_booking", "duplicate_line"]) -> dict:
     """Credit part or all of one invoice line; the invoice amount goes down by the credit.
 
@@ -677,7 +678,7 @@ def adjust_invoice(db: EpisodeState, invoice_id: Annotated[str, Field(pattern=r"
 
 
 @tool
-def get_payments(db: EpisodeState, booking_id: BookingId | None = None, group_id: GroupId | None = None) -> dict:
+def get_payments(db: ToolContext, booking_id: BookingId | None = None, group_id: GroupId | None = None) -> dict:
     """Payments (captured and failed) of a booking or a group, with the refunds and card disputes on them.
 
     Args:
@@ -699,7 +700,7 @@ def get_payments(db: EpisodeState, booking_id: BookingId | None = None, group_id
 
 
 @tool
-def get_payment_methods(db: EpisodeState, customer_id: CustomerId) -> dict:
+def get_payment_methods(db: ToolContext, customer_id: CustomerId) -> dict:
     """A customer's stored cards (brand, last four digits, expiry, status).
 
     Args:
@@ -710,7 +711,7 @@ def get_payment_methods(db: EpisodeState, customer_id: CustomerId) -> dict:
 
 
 @tool
-def get_disputes(db: EpisodeState, booking_id: BookingId) -> dict:
+def get_disputes(db: ToolContext, booking_id: BookingId) -> dict:
     """Card disputes (chargebacks) raised on a booking's payments.
 
     Args:
@@ -723,7 +724,7 @@ def get_disputes(db: EpisodeState, booking_id: BookingId) -> dict:
 
 
 @tool(writes=True)
-def add_payment_method(db: EpisodeState, customer_id: CustomerId, brand: Literal["visa", "mastercard", "amex"],
+def add_payment_method(db: ToolContext, customer_id: CustomerId, brand: Literal["visa", "mastercard", "amex"],
                        last4: Annotated[str, Field(pattern=r"^\d{4}$")], expires: Annotated[str, Field(pattern=r"^20\d\d-(0[1-9]|1[0-2])$")]) -> dict:
     """Store a new card the customer has entered through the secure payment link.
 
@@ -747,7 +748,7 @@ def add_payment_method(db: EpisodeState, customer_id: CustomerId, brand: Literal
     return {"payment_method_id": pid, "customer_id": customer_id, "brand": brand, "last4": last4, "expires": expires, "status": "active"}
 
 
-def _chargeable(db: EpisodeState, booking_id: str | None, group_id: str | None) -> Decimal:
+def _chargeable(db: ToolContext, booking_id: str | None, group_id: str | None) -> Decimal:
     """The most one charge can be: the booking's (or every booking of the group's) total, plus the fees, extras
     and group services recorded on it. A price difference or a fee is part of this; $19,999.99 on a $400 stay is not."""
     if booking_id is not None:
@@ -764,7 +765,7 @@ def _chargeable(db: EpisodeState, booking_id: str | None, group_id: str | None) 
 
 
 @tool(writes=True)
-def charge_payment(db: EpisodeState, payment_method_id: Annotated[str, Field(pattern=r"^PM-\d+[A-Z]?$")], amount: float,
+def charge_payment(db: ToolContext, payment_method_id: Annotated[str, Field(pattern=r"^PM-\d+[A-Z]?$")], amount: float,
                    purpose: Literal["price_difference", "change_fee", "cancellation_fee", "extra", "group_service", "balance_due"],
                    booking_id: BookingId | None = None, group_id: GroupId | None = None) -> dict:
     """Charge a stored card for a booking or a group. A booking awaiting payment is confirmed once its balance is paid.
@@ -811,7 +812,7 @@ def charge_payment(db: EpisodeState, payment_method_id: Annotated[str, Field(pat
 
 
 @tool(writes=True)
-def issue_refund(db: EpisodeState, payment_id: Annotated[str, Field(pattern=r"^PAY-\d+[A-Z]?$")], amount: float,
+def issue_refund(db: ToolContext, payment_id: Annotated[str, Field(pattern=r"^PAY-\d+[A-Z]?$")], amount: float,
                  reason: Literal["cancellation", "price_difference", "hotel_fault", "compensation", "duplicate_charge"]) -> dict:
     """Refund (part of) a captured payment to the card it was taken from.
 
@@ -837,7 +838,7 @@ def issue_refund(db: EpisodeState, payment_id: Annotated[str, Field(pattern=r"^P
 
 
 @tool(writes=True)
-def issue_compensation(db: EpisodeState, booking_id: BookingId, kind: Literal["travel_credit", "points"], amount: float,
+def issue_compensation(db: ToolContext, booking_id: BookingId, kind: Literal["travel_credit", "points"], amount: float,
                        reason: Literal["cleanliness", "noise", "maintenance", "service", "overbooking"]) -> dict:
     """Give a guest compensation for a stay: travel credit in dollars, or loyalty points (amount = number of points).
 
@@ -874,7 +875,7 @@ def issue_compensation(db: EpisodeState, booking_id: BookingId, kind: Literal["t
 
 
 @tool
-def search_policy(db: EpisodeState, query: Annotated[str, Field(min_length=1)], top_k: Annotated[int, Field(ge=1, le=5)] = 3) -> dict:
+def search_policy(db: ToolContext, query: Annotated[str, Field(min_length=1)], top_k: Annotated[int, Field(ge=1, le=5)] = 3) -> dict:
     """Search the support knowledge base (fees, windows, escalation paths, procedures).
 
     Args:

@@ -20,7 +20,7 @@ from thinkingbox_env import registry
 from thinkingbox_env.domain import REQUIRED_FILES, load_domain
 from thinkingbox_env.eval.validate import validate_task
 from thinkingbox_env.judge import RubricJudge
-from thinkingbox_env.state import DomainDatabase, EpisodeState
+from thinkingbox_env.state import DomainDatabase, ToolContext
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -84,7 +84,7 @@ def test_every_tool_is_documented_and_typed(domain):
         hints = typing.get_type_hints(t.fn)
         first = next(iter(inspect.signature(t.fn).parameters))
         if name != "end_conversation":
-            assert hints.get(first) is EpisodeState, f"{domain} tool {name}: parameter '{first}' must be typed EpisodeState"
+            assert hints.get(first) is ToolContext, f"{domain} tool {name}: parameter '{first}' must be typed ToolContext"
         for arg, schema in t.parameters["properties"].items():
             assert schema.get("description"), f"{domain} tool {name}: argument '{arg}' is not described in its docstring"
 
@@ -167,7 +167,7 @@ def test_the_docs_page_has_the_standard_headings(domain):
 
 def test_every_shipped_domain_has_tests_with_the_same_file_names():
     names = {d: sorted(p.name for p in (ROOT / "tests" / "domains" / d).glob("test_*.py")) for d in SHIPPED}
-    expected = ["test_by_hand.py", "test_families.py", "test_rules.py", "test_tools.py"]
+    expected = ["test_by_hand.py", "test_families.py", "test_rules.py", "test_task_set_v3.py", "test_tools.py"]
     assert all(n == expected for n in names.values()), names
 
 

@@ -241,7 +241,7 @@ def test_a_bare_handshake_session_expires_long_before_the_idle_timeout():
 RENDEZVOUS_TOOL = '''
 
 @tool
-def rendezvous(db: EpisodeState, name: str, wait_for: str, patience: float) -> dict:
+def rendezvous(db: ToolContext, name: str, wait_for: str, patience: float) -> dict:
     """Record that this call started, wait up to ``patience`` seconds for another call's start, record the end.
 
     Args:

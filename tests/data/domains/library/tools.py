@@ -11,14 +11,14 @@ from typing import Annotated
 
 from pydantic import Field
 
-from thinkingbox_env.state import EpisodeState
+from thinkingbox_env.state import ToolContext
 from thinkingbox_env.tools import ToolError, tool
 
 from .rules import due_date
 
 
 @tool
-def find_book(db: EpisodeState, title: Annotated[str, Field(min_length=1, max_length=200)]) -> dict:
+def find_book(db: ToolContext, title: Annotated[str, Field(min_length=1, max_length=200)]) -> dict:
     """Find a book by title.
 
     Args:
@@ -28,7 +28,7 @@ def find_book(db: EpisodeState, title: Annotated[str, Field(min_length=1, max_le
 
 
 @tool(writes=True)
-def lend_book(db: EpisodeState, book_id: Annotated[str, Field(pattern=r"^BK-\d+$")], borrower: Annotated[str, Field(min_length=1, max_length=100)]) -> dict:
+def lend_book(db: ToolContext, book_id: Annotated[str, Field(pattern=r"^BK-\d+$")], borrower: Annotated[str, Field(min_length=1, max_length=100)]) -> dict:
     """Lend a book for 14 days.
 
     Args:

@@ -1,0 +1,44 @@
+"""What the state knows of one table's shape, read from the database once per domain."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..spec import TableMeta
+from .memo import VOLATILE_RE
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """The shape of one table, read from the database once, that copying, diffing and hashing all rely on."""
+    name: str
+    ddl_body: str  # the CREATE TABLE statement after "CREATE TABLE <schema>."
+    columns: tuple[str, ...]
+    types: tuple[str, ...]
+    primary_key: tuple[str, ...]
+    meta: TableMeta
+
+    def create_in(self, schema: str) -> str:
+        return f"CREATE TABLE {schema}.{self.ddl_body}"
+
+    def create_episode_copy_in(self, schema: str) -> str:
+        """The table without its primary-key index, for an episode's copy.
+
+        Building the index is most of the cost of copying a small table. Episode
+        rows keep NOT NULL, CHECK and DEFAULT; key uniqueness is guaranteed by the
+        sequences for minted ids and verified when the episode is diffed.
+        """
+        body = re.sub(r",\s*PRIMARY KEY\s*\([^)]*\)", "", self.ddl_body)
+        body = re.sub(r"\s+PRIMARY KEY\b", "", body)
+        return f"CREATE TABLE {schema}.{body}"
+
+    @property
+    def compared_columns(self) -> tuple[str, ...]:
+        return tuple(c for c in self.columns if c not in self.meta.volatile)
+
+    @cached_property
+    def memoisable(self) -> bool:
+        """False when a default of the table draws a value of its own (a clock, a random id, a sequence)."""
+        return VOLATILE_RE.search(self.ddl_body) is None
