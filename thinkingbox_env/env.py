@@ -8,7 +8,6 @@ evaluation, failure analysis and RL training.
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 from typing import Any, Protocol, runtime_checkable
@@ -16,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 import gymnasium as gym
 
 from .checks import Judge, StateOutcome, grade, state_outcome
+from .events import Trace, invalid_action_event, message_event, tool_call_event
 from .protocol import AGENT_SYSTEM_PROMPT, DONE_MARKER, END_TOOL_NAME, policy_section
 from .records import FinishReason, Verdict
 from .runtime import TaskRuntime, runtime_for
@@ -137,7 +137,7 @@ class ThinkingboxEnv(gym.Env):
         self.observation_space = ChatObservation()
         self.action_space = AgentAction(self.tool_schemas)
         self.messages: list[dict[str, Any]] = []
-        self.trace: list[dict[str, Any]] = []
+        self.trace: Trace = []
         # the backend's live state when it runs in this process (None behind MCP or before reset); read-only by intent
         self.state: EpisodeState | None = None
         self._started = False
@@ -178,10 +178,7 @@ class ThinkingboxEnv(gym.Env):
     def _emit(self, message: dict[str, Any], out: list[dict[str, Any]], source: str) -> None:
         self.messages.append(message)
         out.append(message)
-        event = {"type": "message", "role": message["role"], "content": message.get("content"), "source": source}
-        if message.get("tool_calls"):
-            event["tool_calls"] = copy.deepcopy(message["tool_calls"])
-        self.trace.append(event)
+        self.trace.append(message_event(message["role"], message.get("content"), source, message.get("tool_calls")))
 
     def dialogue(self) -> list[dict[str, str]]:
         """The user-visible projection of the history: user and assistant text only."""
@@ -254,8 +251,7 @@ class ThinkingboxEnv(gym.Env):
     # ------------------------------------------------------------------ actions
 
     def _invalid(self, reason: str, out: list[dict[str, Any]]) -> None:
-        self.trace.append({"type": "tool_call", "id": None, "name": "<invalid action>", "arguments": None,
-                           "result": {"error": reason}, "ok": False, "writes": False, "error_kind": "malformed"})
+        self.trace.append(invalid_action_event(reason))
         self._emit({"role": "system", "content": json.dumps({"error": reason})}, out, "env")
 
     def _say(self, text: str, out: list[dict[str, Any]]) -> FinishReason | None:
@@ -311,11 +307,9 @@ class ThinkingboxEnv(gym.Env):
                 break
             self._actions += 1
             result = self.tool_backend.call(name, args)
-            self.trace.append({
-                "type": "tool_call", "id": cid, "name": result.name, "arguments": trace_arguments(args),
-                "result": result.content, "ok": result.ok, "writes": result.writes and result.ok,
-                "error_kind": result.error_kind,
-            })
+            self.trace.append(tool_call_event(
+                call_id=cid, name=result.name, arguments=trace_arguments(args), result=result.content, ok=result.ok,
+                writes=result.writes and result.ok, error_kind=result.error_kind))
             self._emit({"role": "tool", "tool_call_id": cid, "name": result.name, "content": result.text()}, out, "tool")
             if result.ok and name == END_TOOL_NAME:
                 finish = FinishReason.END_TOOL

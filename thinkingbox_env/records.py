@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
+
+# the trace events are built and read through events.py; re-exported here with the other records
+from .events import MessageEvent, ToolCallEvent, TraceEvent  # noqa: F401
 
 
 class FinishReason(str, Enum):
@@ -78,33 +81,6 @@ class CheckResult:
 
 
 TrialOutcome = Literal["pass", "fail", "unjudged"]  # see checks.trial_outcome
-
-
-class ToolCallEvent(TypedDict):
-    """A tool call in the trace, successful or not (malformed actions are recorded as failed calls)."""
-
-    type: Literal["tool_call"]
-    id: str | None
-    name: str
-    arguments: Any
-    result: Any
-    ok: bool
-    writes: bool
-    error_kind: str | None
-
-
-class MessageEvent(TypedDict, total=False):
-    """A message in the trace; ``source`` says who produced it (env, task, agent, simulator, tool)."""
-
-    type: Literal["message"]
-    role: str
-    content: str | None
-    source: str
-    tool_calls: list[dict[str, Any]]
-
-
-# Plain dicts on the hot path (one per step), typed for readers and checkers.
-TraceEvent = ToolCallEvent | MessageEvent
 
 
 class Verdict(BaseModel):
@@ -198,14 +174,22 @@ class TrialCounts(BaseModel):
 
 
 class EvalRow(BaseModel):
-    """One trial of an evaluation run, one line of a run file.
+    """One trial of an evaluation run, one line of a run file: what ``run_trial`` returns and ``RowWriter`` stores.
 
     ``status`` is ``ok`` or ``system_error``; the grading fields are ``None`` for a
     system error (the trial says nothing about the agent). Extra keys are kept, so a
     row read from an older or newer file still validates.
+
+    The fields are declared in the order rows have always had on disk, and
+    :meth:`to_json` leaves out what was never set (``messages``, schema 1 only), so a
+    row of the current schema is stored byte for byte as before the record existed.
+    The trace stays a list of plain dicts (:mod:`~thinkingbox_env.events` types them):
+    the keys other layers add to an event, and those of rows of other versions, must
+    survive a read and a rewrite.
     """
 
-    model_config = ConfigDict(extra="allow")
+    # the enums are kept as their values, so a row handed to a callback holds exactly what its JSON line holds
+    model_config = ConfigDict(extra="allow", populate_by_name=True, use_enum_values=True)
 
     schema_: int = Field(alias="schema")
     task_id: str
@@ -231,7 +215,7 @@ class EvalRow(BaseModel):
     judge_usage: dict[str, Any]
     timings: dict[str, Any]
     messages: list[dict[str, Any]] | None = None  # schema 1 only; rebuilt from the trace since (eval.metrics.row_messages)
-    trace: list[dict[str, Any]]
+    trace: list[dict[str, Any]]  # events.TraceEvent, as plain dicts
     model_calls: list[dict[str, Any]]
     judge_calls: list[dict[str, Any]]
     # the judge's model, endpoint host and prompt version; None without a judge; absent in older rows
@@ -241,3 +225,14 @@ class EvalRow(BaseModel):
     task_set_version: int | None = None  # the domain's task_set_version; absent in rows written before it
     task_hash: str
     config: dict[str, Any]
+    user: dict[str, Any] | None = None  # the simulated user as it describes itself; absent in older rows
+    label: str | None = None  # the run's name (``thinkingbox eval --label``); only in labelled runs
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as a JSON object, keys in the stored order; values not converted (the writer's ``json.dumps`` does that)."""
+        return self.model_dump(by_alias=True, exclude_unset=True)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EvalRow:
+        """The record of a stored row (any schema: unknown keys are kept, absent optional ones stay unset)."""
+        return cls.model_validate(data)

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from .diff import StateDiff, canonical_hash, compute_diff
 from .domain import Domain, load_domain
+from .events import ToolCallEvent
 from .faults import FaultPlan
 from .rationale import fault_problems, task_set_problems
 from .spec import SpecError, TaskSpec
@@ -104,7 +105,7 @@ class TaskRuntime:
                 raise spec.error(field_name, problem)
         self._checked = True
 
-    def golden_calls(self) -> list[dict[str, Any]]:
+    def golden_calls(self) -> list[ToolCallEvent]:
         """The golden trajectory's calls as trace events (name, arguments, result, ok, writes)."""
         box = self.domain.toolbox
         return [{"type": "tool_call", "name": c.name, "arguments": c.arguments, "result": r.content, "ok": r.ok,

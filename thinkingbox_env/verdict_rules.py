@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .events import TraceEvent, tool_calls
 from .spec import DialogueCheck, TaskSpec, load_yaml
 from .users.acts import read_customer_answer
 from .values import Value, extract_values, parse_value
@@ -115,6 +116,14 @@ def _lemma(word: str) -> str:
     from .claims import word_lemma
 
     return word_lemma(word)
+
+
+def expand_contractions(text: str) -> str:
+    """Lower-cased with contractions written out ("isn't" is "is not", "can't" is "cannot"), words kept as they are."""
+    t = text.lower().replace("\u2019", "'").replace("\u2018", "'")
+    for pat, rep in _CONTRACTIONS:
+        t = re.sub(pat, rep, t)
+    return t
 
 
 def normalise_phrase(text: str) -> list[str]:
@@ -321,19 +330,19 @@ def _reference_text(domain_path: str, policy: str) -> str:
     return "\n".join([policy, *docs])
 
 
-def episode_context(spec: TaskSpec, domain: Any, dialogue: list[dict[str, str]], trace: list[dict[str, Any]],
+def episode_context(spec: TaskSpec, domain: Any, dialogue: list[dict[str, str]], trace: Sequence[TraceEvent],
                     diff: Any) -> DialogueContext:
     """Gather what the dialogue checks read from one finished (or running) episode."""
     return DialogueContext(
         agent_messages=[m["content"] for m in dialogue if m["role"] == "assistant"],
         user_messages=[m["content"] for m in dialogue if m["role"] == "user"],
-        tool_results=[e.get("result") for e in trace if e.get("type") == "tool_call"],
+        tool_results=[e.get("result") for e in tool_calls(trace)],
         state_records=[diff, spec.patch.model_dump(mode="json")],
         reference_text=_reference_text(str(domain.path), domain.policy),
         clock=domain.spec.clock.date(),
         id_patterns=tuple(domain.spec.id_patterns),
         rules=load_verdict_rules(str(domain.path)),
-        write_results=[e.get("result") for e in trace if e.get("type") == "tool_call" and e.get("writes")],
+        write_results=[e.get("result") for e in tool_calls(trace) if e.get("writes")],
     )
 
 

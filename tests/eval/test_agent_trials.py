@@ -26,7 +26,7 @@ def _config(server, **kw) -> EvalConfig:
 
 def test_golden_model_passes_and_usage_and_reasoning_are_recorded():
     with ScriptedModel(golden_script(TASK), usage=Usage(prompt=100, cached=40, completion=20, reasoning=5)) as server:
-        row = run_trial(_config(server, seed=7), TASK, trial=2)
+        row = run_trial(_config(server, seed=7), TASK, trial=2).to_json()
     golden = tb.load_task(TASK).golden
     assert row["status"] == "ok" and row["verdict"] == 1.0 and row["failure_category"] is None
     assert row["seed"] == 9 and row["trial"] == 2
@@ -53,7 +53,7 @@ def test_golden_model_passes_and_usage_and_reasoning_are_recorded():
 
 def test_parallel_tool_calls_in_one_turn():
     with ScriptedModel(golden_script(TASK, parallel=True)) as server:
-        row = run_trial(_config(server), TASK, trial=0)
+        row = run_trial(_config(server), TASK, trial=0).to_json()
     assert row["verdict"] == 1.0
     assert row["usage"]["model_calls"] == 2
     batched = [m for m in row_messages(row) if m["role"] == "assistant" and m.get("tool_calls")]
@@ -74,7 +74,7 @@ def test_wrong_update_fails_as_wrong_state_update():
         return {**args, "status": "pending"} if name == "update_ticket" else args
 
     with ScriptedModel(golden_script(TASK, mutate=wrong_status)) as server:
-        row = run_trial(_config(server), TASK, trial=0)
+        row = run_trial(_config(server), TASK, trial=0).to_json()
     assert row["status"] == "ok" and row["verdict"] == 0.0
     assert row["failure_category"] == "wrong_state_update"
     failed = [d for d in row["check_details"] if d["passed"] is False]
@@ -84,7 +84,7 @@ def test_wrong_update_fails_as_wrong_state_update():
 
 def test_malformed_tool_call_json_is_a_tool_usage_failure():
     with ScriptedModel(malformed_script(TASK)) as server:
-        row = run_trial(_config(server), TASK, trial=0)
+        row = run_trial(_config(server), TASK, trial=0).to_json()
     assert row["status"] == "ok" and row["verdict"] == 0.0
     assert row["failure_category"] == "tool_usage"
     errors = [e for e in row["trace"] if e["type"] == "tool_call" and not e["ok"]]
@@ -93,7 +93,7 @@ def test_malformed_tool_call_json_is_a_tool_usage_failure():
 
 def test_503_twice_then_success_is_retried():
     with ScriptedModel(golden_script(TASK), fail_first=[503, 503]) as server:
-        row = run_trial(_config(server), TASK, trial=0)
+        row = run_trial(_config(server), TASK, trial=0).to_json()
     assert row["verdict"] == 1.0
     assert server.statuses[:3] == [503, 503, 200]
     assert row["model_calls"][0]["attempts"] == 3 and row["model_calls"][1]["attempts"] == 1
@@ -101,7 +101,7 @@ def test_503_twice_then_success_is_retried():
 
 def test_persistent_5xx_ends_the_trial_as_a_system_error_after_five_retries():
     with ScriptedModel(golden_script(TASK), fail_first=[502, 503, 504, 502, 503, 504, 502]) as server:
-        row = run_trial(_config(server), TASK, trial=0)
+        row = run_trial(_config(server), TASK, trial=0).to_json()
     assert row["status"] == "system_error" and row["verdict"] is None
     assert row["system_error"]["where"] == "agent" and row["system_error"]["status"] == 504
     assert len(server.requests) == 6  # one try and five retries
@@ -112,13 +112,13 @@ def test_429_is_retried_beyond_the_5xx_budget():
     with ScriptedModel(golden_script(TASK), fail_first=[429] * 7) as server:
         config = _config(server)
         config.backoff = 0.001
-        row = run_trial(config, TASK, trial=0)
+        row = run_trial(config, TASK, trial=0).to_json()
     assert row["verdict"] == 1.0 and row["model_calls"][0]["attempts"] == 8
 
 
 def test_a_model_that_never_answers_times_out_into_a_system_error():
     with ScriptedModel(lambda body: Hang(30)) as server:
-        row = run_trial(_config(server, timeout=0.3, max_retries=1), TASK, trial=0)
+        row = run_trial(_config(server, timeout=0.3, max_retries=1), TASK, trial=0).to_json()
     assert row["status"] == "system_error"
     assert "timed out" in row["system_error"]["message"]
     assert len(server.requests) == 2
@@ -133,7 +133,7 @@ def test_failing_llm_user_is_a_system_error_not_a_crash():
         config = _config(agent_server)
         config.user = "llm"
         config.user_endpoint = EndpointConfig(model="sim", base_url=user_server.base_url, api_key="k", max_retries=0)
-        row = run_trial(config, TASK, trial=0)
+        row = run_trial(config, TASK, trial=0).to_json()
     assert row["status"] == "system_error" and row["system_error"]["where"] == "user"
     assert row["config"]["user"]["kind"] == "llm"
 
@@ -147,7 +147,7 @@ def test_llm_user_answers_through_the_harness():
         config = _config(agent_server)
         config.user = "llm"
         config.user_endpoint = EndpointConfig(model="sim", base_url=user_server.base_url, api_key="k", max_retries=0)
-        row = run_trial(config, TASK, trial=0)
+        row = run_trial(config, TASK, trial=0).to_json()
     assert row["status"] == "ok" and row["failure_category"] == "no_state_changing_action"
     said = [e["content"] for e in row["trace"] if e["type"] == "message" and e["source"] == "simulator"]
     assert said == ["My email address is anders.achterberg98@example.org."]
@@ -193,7 +193,7 @@ def test_a_trial_with_a_judge_records_the_judge_tokens_apart_from_the_agents(mon
     monkeypatch.setattr(runner, "make", lambda task_id, **kw: tb.ThinkingboxEnv(spec, **kw))
     with ScriptedModel(golden_script(TASK)) as agent, FakeOpenAI(lambda body: "VERDICT: YES\nREASON: fine.") as judge:
         config = _config(agent, judge_endpoint=EndpointConfig(model="judge", base_url=judge.base_url, api_key="k", max_retries=0))
-        row = run_trial(config, TASK, trial=0)
+        row = run_trial(config, TASK, trial=0).to_json()
     questions = len(spec.checks.rubric) + 1  # and the automatic truthfulness rubric
     assert row["status"] == "ok" and row["verdict"] == 1.0 and questions >= 1
     assert [c["usage"] for c in row["judge_calls"]] == [{"input": 10, "cached": 0, "output": 5, "reasoning": 0}] * questions

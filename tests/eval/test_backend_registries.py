@@ -155,7 +155,7 @@ def test_built_in_users_and_the_judge_build():
 
 def test_an_agent_registered_at_run_time_runs_through_evaluate(tiny_backends, tmp_path):
     summary = evaluate([TASK], EvalConfig(agent="tiny", agent_options={"tokens": 5}), out=tmp_path / "run.jsonl", keep_rows=True)
-    (row,) = summary.rows
+    (row,) = [r.to_json() for r in summary.rows]
     assert row["status"] == "ok" and row["verdict"] == 1.0  # it delegated to the oracle
     assert row["config"]["agent"] == {"kind": "tiny", "solve": True, "tokens": 5}
     assert row["usage"]["model_calls"] >= 2 and row["usage"]["input"] == 5 * row["usage"]["model_calls"]
@@ -218,16 +218,16 @@ def test_a_chat_only_agent_is_refused_the_customer_tool_protocol(tiny_backends):
 
 
 def test_model_calls_are_recorded_only_for_an_agent_that_declares_them(tiny_backends):
-    recorded = run_trial(EvalConfig(agent="tiny"), TASK, trial=0)
-    unrecorded = run_trial(EvalConfig(agent="tiny-unrecorded"), TASK, trial=0)
+    recorded = run_trial(EvalConfig(agent="tiny"), TASK, trial=0).to_json()
+    unrecorded = run_trial(EvalConfig(agent="tiny-unrecorded"), TASK, trial=0).to_json()
     assert recorded["verdict"] == unrecorded["verdict"] == 1.0
     assert recorded["usage"]["model_calls"] > 0 and recorded["model_calls"]
     assert unrecorded["usage"]["model_calls"] == 0 and unrecorded["model_calls"] == []
 
 
 def test_a_user_that_declares_it_can_leave_ends_the_episode(tiny_backends):
-    left = run_trial(EvalConfig(agent="tiny", agent_options={"solve": False}, user="leaver"), TASK, trial=0)
-    stayed = run_trial(EvalConfig(agent="tiny", agent_options={"solve": False}, user="stayer"), TASK, trial=0)
+    left = run_trial(EvalConfig(agent="tiny", agent_options={"solve": False}, user="leaver"), TASK, trial=0).to_json()
+    stayed = run_trial(EvalConfig(agent="tiny", agent_options={"solve": False}, user="stayer"), TASK, trial=0).to_json()
     assert left["finish_reason"] == "user_left" and left["counts"]["agent_messages"] == 1
     # the same user object, declared unable to leave: its goodbye is just a reply, and the agent closes
     assert stayed["finish_reason"] == "done_marker" and stayed["counts"]["agent_messages"] == 2

@@ -22,7 +22,7 @@ def test_evaluate_writes_one_typed_row_per_trial_and_resumes(tmp_path):
     assert summary.pass_rate == 1.0
     rows = read_rows(out)
     assert [(r["task_id"], r["trial"]) for r in rows] == [(t, i) for i in range(2) for t in TASKS]
-    assert [r["task_id"] for r in seen] == [r["task_id"] for r in rows]
+    assert [r.task_id for r in seen] == [r["task_id"] for r in rows]
     for row in rows:
         typed = EvalRow.model_validate(row)
         assert typed.schema_ == ROW_SCHEMA_VERSION and typed.finish_reason == "done_marker"
@@ -30,7 +30,7 @@ def test_evaluate_writes_one_typed_row_per_trial_and_resumes(tmp_path):
     with pytest.raises(RunFileError, match="exists; pass resume=True"):
         evaluate(TASKS, EvalConfig(agent="oracle"), out=out)
     again = evaluate(TASKS, EvalConfig(agent="oracle"), out=out, trials=3, resume=True, keep_rows=True)
-    assert (again.kept, again.planned) == (4, 2) and {r["trial"] for r in again.rows} == {2}
+    assert (again.kept, again.planned) == (4, 2) and {r.trial for r in again.rows} == {2}
     assert len(read_rows(out)) == 6
     with pytest.raises(RunFileError, match="different configuration"):
         evaluate(TASKS, EvalConfig(agent="noop"), out=out, resume=True)

@@ -29,7 +29,7 @@ def test_system_texts_are_stored_once_and_rows_read_back_whole(tmp_path):
     refs = [e["content_ref"] for r in stored for e in r["trace"] if "content_ref" in e]
     assert len(refs) == 8 and set(refs) == {t["ref"] for t in texts}
     # what a reader gets is the row evaluate() handed over, texts put back
-    assert read_rows(out) == summary.rows
+    assert read_rows(out) == [r.to_json() for r in summary.rows]
     assert any(len(e.get("content") or "") > 5000 for e in read_rows(out)[0]["trace"])
 
 

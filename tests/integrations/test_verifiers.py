@@ -48,7 +48,7 @@ def _vf_rollout(script, protocol: str, monkeypatch):
 def _eval_row(script, protocol: str):
     with ScriptedModel(script) as server:
         endpoint = EndpointConfig(model="scripted", base_url=server.base_url, api_key="k", timeout=10.0, max_retries=1)
-        return run_trial(EvalConfig(agent="openai", agent_endpoint=endpoint, backoff=0.01, protocol=protocol), TASK, trial=0)
+        return run_trial(EvalConfig(agent="openai", agent_endpoint=endpoint, backoff=0.01, protocol=protocol), TASK, trial=0).to_json()
 
 
 @pytest.mark.parametrize(("protocol", "script", "verdict"), [

@@ -44,7 +44,7 @@ def _protocol_script(task_id: str, parallel_reads: bool = False, closing: str | 
 def test_a_model_in_the_training_protocol_passes_through_the_harness(parallel):
     spec = tb.load_task(TASK)
     with ScriptedModel(_protocol_script(TASK, parallel_reads=parallel)) as server:
-        row = run_trial(_config(server), TASK, trial=0)
+        row = run_trial(_config(server), TASK, trial=0).to_json()
     assert row["status"] == "ok" and row["verdict"] == 1.0, row["checks"]
     assert row["config"]["agent"]["protocol"] == "customer-tool"
     first, last = server.requests[0], server.requests[-1]
@@ -66,7 +66,7 @@ def test_a_model_in_the_training_protocol_passes_through_the_harness(parallel):
 
 def test_a_wrong_closing_message_fails_the_dialogue_check_only():
     with ScriptedModel(_protocol_script("retail/ST004_001", closing="All sorted, thanks for waiting.")) as server:
-        row = run_trial(_config(server), "retail/ST004_001", trial=0)
+        row = run_trial(_config(server), "retail/ST004_001", trial=0).to_json()
     failed = {name for name, ok in row["checks"].items() if ok is False}
     # the outcome not told is named by the phrase check and by the claims check that the closing states it
     assert row["verdict"] == 0.0 and failed and all(name.startswith(("mentions:", "claims:states_outcome"))
@@ -80,7 +80,7 @@ def test_a_malformed_reply_call_is_an_error_observation_not_a_crash():
         return Say("Goodbye.")
 
     with ScriptedModel(script) as server:
-        row = run_trial(_config(server), TASK, trial=0)
+        row = run_trial(_config(server), TASK, trial=0).to_json()
     assert row["status"] == "ok" and row["verdict"] == 0.0
     tool_message = server.requests[1]["messages"][-1]
     assert tool_message["role"] == "tool" and "invalid arguments for tool 'reply_to_customer'" in tool_message["content"]
@@ -115,7 +115,7 @@ def test_the_local_agent_without_a_checkpoint_is_refused_up_front(tmp_path):
 def test_a_model_trained_on_a_restricted_tool_set_is_evaluated_with_exactly_those_tools():
     tools = ["get_customer_profile", "search_tickets", "get_membership", "create_ticket", "update_membership", "update_ticket"]
     with ScriptedModel(_protocol_script(TASK)) as server:
-        row = run_trial(_config(server, tools=tools), TASK, trial=0)
+        row = run_trial(_config(server, tools=tools), TASK, trial=0).to_json()
     assert row["status"] == "ok" and row["verdict"] == 1.0, row["checks"]
     assert {t["function"]["name"] for t in server.requests[0]["tools"]} == {*tools, REPLY_TOOL}
     assert row["config"]["agent"]["tools"] == tools  # recorded, so a resume with other tools is refused

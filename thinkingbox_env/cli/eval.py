@@ -185,6 +185,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     from ..eval.api import EvalSummary, evaluate
     from ..eval.runner import PreflightError, RunControl, RunFileError, check_config
+    from ..records import EvalRow
     from . import tbbench
 
     options = tbbench.task_options(args)
@@ -220,7 +221,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             live.append(summary)
             progress.update(bar, completed=summary.kept)
 
-        def on_row(row: dict[str, Any]) -> None:
+        def on_row(row: EvalRow) -> None:
             s = live[0]
             progress.update(bar, advance=1, description=f"pass {s.pass_rate:.3f}  unjudged {s.unjudged}  "
                                                          f"system errors {s.system_errors}")
@@ -279,7 +280,7 @@ def _add_eval(sub: Any) -> None:
                     ["thinkingbox eval retail --base-url http://localhost:8000/v1 -n 4 -o runs/qwen.jsonl",
                      "thinkingbox eval 'retail/ST030_*' --agent oracle -o runs/oracle.jsonl",
                      "thinkingbox eval retail --base-url http://localhost:8000/v1 -n 4 -o runs/qwen.jsonl --resume"])
-    p.add_argument("tasks", nargs="*", help="task ids, domains or globs (default: all)")
+    p.add_argument("tasks", nargs="*", help="task ids, domains or globs, with @v<N> for an earlier task set (retail@v2); default: all")
     p.add_argument("--tasks", dest="task_patterns", nargs="+", metavar="PATTERN", help="the same as the positional task arguments")
     p.add_argument("--task-file", help="file with one task id, domain or glob per line")
     p.add_argument("--split", choices=["test", "train"], help="keep only tasks of this split")
@@ -525,30 +526,23 @@ def render_transcript(row: dict[str, Any], width: int = 2000) -> list[str]:
     """The trial as readable lines (rich markup): dialogue, tool calls and results, diff and failed checks."""
     from rich.markup import escape
 
-    from ..eval.metrics import shown_events
-
-    def cut(text: Any) -> str:
-        text = text if isinstance(text, str) else json.dumps(text, default=str)
-        return escape(text if len(text) <= width else text[:width] + " ...")
-
     from ..eval.metrics import row_outcome
+    from ..eval.transcript import render_trace
 
     status = {"pass": "PASS", "fail": "FAIL", "unjudged": "UNJUDGED", "system_error": "SYSTEM ERROR"}[row_outcome(row)]
     lines = [f"[b]{row['task_id']}[/] trial {row['trial']} (seed {row['seed']}): [b]{status}[/]"
              f"  finish {row.get('finish_reason')}  category {row.get('failure_category')}"]
-    for e in shown_events(row):
-        if e["type"] == "message":
-            if e.get("reasoning"):
-                lines.append(f"[dim]  (reasoning) {cut(e['reasoning'])}[/]")
-            if e.get("content"):
-                who = {"agent": "ASSISTANT", "simulator": "USER", "task": "USER"}.get(e.get("source", ""), e["role"].upper())
-                lines.append(f"[b]{who}:[/] {cut(e['content'])}")
-        elif e["type"] == "tool_call":
-            args = e.get("arguments")
-            shown = args if isinstance(args, str) else json.dumps(args, default=str)
-            mark = "" if e.get("ok") else f" [red]({e.get('error_kind') or 'error'})[/]"
-            lines.append(f"[cyan]  call[/] {escape(str(e['name']))}({cut(shown)}){mark}")
-            lines.append(f"[dim]  result[/] {cut(e.get('result'))}")
+    for t in render_trace(row.get("trace") or [], width):
+        text = escape(t.text)
+        if t.kind == "reasoning":
+            lines.append(f"[dim]  (reasoning) {text}[/]")
+        elif t.kind == "said":
+            lines.append(f"[b]{t.speaker}:[/] {text}")
+        elif t.kind == "call":
+            mark = "" if t.error is None else f" [red]({escape(t.error)})[/]"
+            lines.append(f"[cyan]  call[/] {escape(t.name)}({text}){mark}")
+        else:
+            lines.append(f"[dim]  result[/] {text}")
     if row.get("system_error"):
         lines.append(f"[red]system error ({row['system_error'].get('where')}): {escape(row['system_error'].get('message', ''))}[/]")
     if row.get("diff") is not None:

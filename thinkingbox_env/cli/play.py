@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..protocol import DONE_MARKER, END_TOOL_NAME
+from ..records import EvalRow
 from .common import UserError, add_command
 
 HELP = f"""commands:
@@ -143,8 +144,8 @@ class TerminalCustomer:
         return text or "(no answer)"
 
 
-def _print_checks(row: dict[str, Any]) -> None:
-    for detail in row.get("check_details") or []:
+def _print_checks(row: EvalRow) -> None:
+    for detail in row.check_details or []:
         mark = {True: "pass", False: "FAIL", None: "not evaluated"}[detail["passed"]]
         print(f"  {mark:>13}  {detail['name']}")
 
@@ -167,13 +168,13 @@ def cmd_play(args: argparse.Namespace) -> int:
     else:
         config = EvalConfig(agent="human", max_actions=args.max_actions, seed=args.seed)
         row = run_trial(config, args.task, trial=0, agent=TerminalAgent())
-    if row["status"] != "ok":
-        error = row["system_error"] or {}
+    if row.status != "ok":
+        error = row.system_error or {}
         if error.get("type") == "UserError":
             raise UserError(error.get("message", "the session ended"))
         print(f"the trial ended with an error ({error.get('where')}: {error.get('message')})")
     else:
-        print(f"conversation over ({row['finish_reason']}): verdict {row['verdict']:.0f}; /checks shows each check, Enter quits")
+        print(f"conversation over ({row.finish_reason}): verdict {row.verdict:.0f}; /checks shows each check, Enter quits")
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     writer = RowWriter(out)
@@ -182,7 +183,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     finally:
         writer.close()
     print(f"saved to {out} (thinkingbox show {out} --task {args.task} --trial 0)")
-    if row["status"] == "ok":
+    if row.status == "ok":
         try:
             while input("> ").strip() == "/checks":
                 _print_checks(row)

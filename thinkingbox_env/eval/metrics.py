@@ -18,13 +18,14 @@ import json
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..checks import FAILURE_CATEGORIES, trial_outcome
+from ..events import is_message, is_tool_call, tool_calls
 from ..users import DONE_MARKER
 
 BOOTSTRAP_SAMPLES = 2000
@@ -193,11 +194,11 @@ def row_messages(row: dict[str, Any]) -> list[dict[str, Any]]:
     if isinstance(row.get("messages"), list):
         return row["messages"]
     out: list[dict[str, Any]] = []
-    last_call: dict[str, Any] | None = None
+    last_call: Mapping[str, Any] | None = None
     for event in row.get("trace") or []:
-        if event.get("type") == "tool_call":
+        if is_tool_call(event):
             last_call = event
-        elif event.get("type") == "message":
+        elif is_message(event):
             message = {k: v for k, v in event.items()
                        if k not in ("type", "source", "model_call", "usage", "reasoning", "content_ref")}
             if event.get("role") == "tool" and last_call is not None:
@@ -206,23 +207,6 @@ def row_messages(row: dict[str, Any]) -> list[dict[str, Any]]:
                 last_call = None
             out.append(message)
     return out
-
-
-def shown_events(row: dict[str, Any]) -> list[dict[str, Any]]:
-    """The trace events a transcript view shows, the same in the terminal and in the report.
-
-    The system prompt and policy are left out, and so are tool messages, whose content is the
-    result already shown with its call (so nothing prints twice).
-    """
-    shown = []
-    for ev in row.get("trace") or []:
-        if ev["type"] == "message":
-            if ev["role"] == "system" and ev.get("source") == "env" and not str(ev.get("content") or "").startswith("{"):
-                continue
-            if ev["role"] == "tool" or ev.get("source") == "tool":
-                continue
-        shown.append(ev)
-    return shown
 
 
 def final_agent_text(row: dict[str, Any]) -> str:
@@ -237,7 +221,7 @@ def weak_evaluator_signals(row: dict[str, Any]) -> dict[str, bool]:
     """The completion proxies of the paper's Table 12 and the diff evidence, for one trial."""
     text = final_agent_text(row)
     clean = bool(text.replace(DONE_MARKER, "").strip()) and DONE_MARKER in text and "?" not in text
-    calls = [e for e in row.get("trace") or [] if e.get("type") == "tool_call"]
+    calls = tool_calls(row.get("trace") or [])
     wrote = any(c.get("ok") and c.get("writes") for c in calls)
     last_ok = bool(calls) and bool(calls[-1].get("ok"))
     wrong = missing = extra = False

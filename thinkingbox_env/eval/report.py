@@ -11,12 +11,13 @@ links to the transcripts of its trials, which are embedded further down.
 from __future__ import annotations
 
 import html
-import json
 import re
 from typing import Any
 
 from ..checks import FAILURE_CATEGORIES
-from .metrics import row_outcome, shown_events, summarize
+from .metrics import row_outcome, summarize
+from .transcript import cut as cut_text
+from .transcript import render_trace
 
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 CATEGORY_COLOURS = {"followed_injection": "#8c564b", "tool_usage": "#d62728", "no_state_changing_action": "#ff7f0e",
@@ -226,23 +227,21 @@ def robustness_table(runs: dict[str, list[dict[str, Any]]], summaries: dict[str,
 
 def _transcript_html(row: dict[str, Any]) -> str:
     def cut(x: Any) -> str:
-        text = x if isinstance(x, str) else json.dumps(x, default=str)
-        return e(text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + " ...")
+        return e(cut_text(x, MAX_TEXT))
 
     out = []
-    for ev in shown_events(row):
-        if ev["type"] == "message":
-            if ev.get("reasoning"):
-                out.append(f'<span class="t">(reasoning) {cut(ev["reasoning"])}</span>')
-            if ev.get("content"):
-                cls, who = ("a", "ASSISTANT") if ev.get("source") == "agent" else ("u", "USER") if ev["role"] == "user" else ("r", "SYSTEM")
-                out.append(f'<span class="{cls}"><b>{who}:</b> {cut(ev["content"])}</span>')
-        elif ev["type"] == "tool_call":
-            args = ev.get("arguments")
-            shown = args if isinstance(args, str) else json.dumps(args, default=str)
-            mark = "" if ev.get("ok") else f' <span class="x">[{e(str(ev.get("error_kind") or "error"))}]</span>'
-            out.append(f'<span class="c">call {e(str(ev["name"]))}({cut(shown)})</span>{mark}')
-            out.append(f'<span class="r">  result {cut(ev.get("result"))}</span>')
+    for t in render_trace(row.get("trace") or [], MAX_TEXT):
+        text = e(t.text)
+        if t.kind == "reasoning":
+            out.append(f'<span class="t">(reasoning) {text}</span>')
+        elif t.kind == "said":
+            cls = {"ASSISTANT": "a", "USER": "u"}.get(t.speaker, "r")
+            out.append(f'<span class="{cls}"><b>{e(t.speaker)}:</b> {text}</span>')
+        elif t.kind == "call":
+            mark = "" if t.error is None else f' <span class="x">[{e(t.error)}]</span>'
+            out.append(f'<span class="c">call {e(t.name)}({text})</span>{mark}')
+        else:
+            out.append(f'<span class="r">  result {text}</span>')
     if row.get("system_error"):
         out.append(f'<span class="x">system error ({e(str(row["system_error"].get("where")))}): {e(row["system_error"].get("message", ""))}</span>')
     if row.get("diff") is not None:

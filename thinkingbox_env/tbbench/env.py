@@ -25,6 +25,7 @@ from rank_bm25 import BM25Plus
 
 from ..checks import CheckResult, Judge, assemble_verdict
 from ..env import ThinkingboxEnv
+from ..events import is_tool_call
 from ..kb import tokenize
 from ..records import FinishReason, Verdict
 from ..spaces import AgentAction, ChatObservation
@@ -358,8 +359,8 @@ class TBBenchEnv(ThinkingboxEnv):
         for i, (_, name, _) in enumerate(calls):
             if isinstance(name, str) and self.builtins.get(name, {}).get("is_end_turn"):
                 finish = super()._run_calls(calls[:i + 1], content, out)
-                last: dict[str, Any] = next((e for e in reversed(self.trace) if e.get("type") == "tool_call"), {})
-                if finish is None and last.get("name") == name and last.get("ok"):
+                last = next((e for e in reversed(self.trace) if is_tool_call(e)), None)
+                if finish is None and last is not None and last.get("name") == name and last.get("ok"):
                     return FinishReason.END_TOOL
                 return finish
         return super()._run_calls(calls, content, out)

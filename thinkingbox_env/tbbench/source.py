@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..events import is_tool_call
 from .env import TBBenchEnv
 from .format import NAMESPACE, TBBench, TBBenchFormatError
 from .pool import set_pool_size
@@ -104,7 +105,7 @@ def reference_check(task_ids: list[str], data_dir: str | Path | None = None, ser
             failed = []
             for i, call in enumerate(env.task.golden):
                 env.step({"name": call.name, "arguments": dict(call.arguments)})
-                event = next(e for e in reversed(env.trace) if e.get("type") == "tool_call")
+                event = next(e for e in reversed(env.trace) if is_tool_call(e))
                 if not event.get("ok"):
                     failed.append({"index": i, "name": call.name, "result": event.get("result")})
             assert env.state is not None  # reset() started the server episode
