@@ -94,7 +94,10 @@ def claim_cases(spec, domain, trace) -> list[Case]:
         cases.append(Case(tid, "correct:outcome words paraphrased", [para]))
     if wrote:  # where nothing but bookkeeping was written, a blanket denial is true: a refusal in other words
         cases.append(Case(tid, "false:opposite outcome", ["I'm sorry, I wasn't able to complete that today; nothing has been changed."]))
-        cases.append(Case(tid, "false:closing only thanks after the golden turns", ["Thank you for your patience today."]))
+    # a closing that says nothing, whether the task changed something, refused or answered a question
+    cases.append(Case(tid, "false:closing only thanks after the golden turns", ["Thank you for your patience today."]))
+    cases.append(Case(tid, "false:closing that says nothing of the outcome",
+                      ["I've looked into this for you. Is there anything else I can help with?"]))
     vague = _role_value_made_vague(spec, domain)
     if vague:
         cases.append(Case(tid, "false:role value left out of the closing", [vague]))

@@ -479,6 +479,36 @@ def concepts_said(text: str, domain_path: str) -> list[str]:
     return sorted(set(found))
 
 
+# words that carry no subject: courtesy, hedges, the conversation itself
+_NO_SUBJECT = frozenset((
+    "sorry", "thank", "thanks", "patience", "help", "today", "anything", "else", "glad", "happy", "welcome", "great", "day",
+    "please", "let", "know", "need", "want", "look", "check", "just", "able", "sure", "kind", "regard", "hello", "hi", "hey",
+    "good", "afternoon", "morning", "evening", "now", "also", "still", "really", "unfortunately", "course", "question",
+    "problem", "issue", "request", "customer", "touch",
+))
+
+
+def subject_terms(text: str) -> set[str]:
+    """The lemmas of a message that carry its subject: what remains once stop words, courtesy and punctuation are gone.
+
+    Where a task's closing states nothing the claims vocabulary names (an answer, a refusal worded
+    outside it), the subject it speaks of is what a closing of the same task must share with it: a
+    closing of thanks alone shares none.
+    """
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    doc = _nlp()(text.lower())
+    out = set()
+    for t in doc:
+        if t.is_space or t.is_punct or t.like_num and len(t.text) < 2:
+            continue
+        lemma = _LEMMA_FIX.get(t.lemma_, t.lemma_)
+        if lemma in STOP_WORDS or t.lower_ in STOP_WORDS or lemma in _NO_SUBJECT or len(lemma) < 2:
+            continue
+        out.add(lemma)
+    return out
+
+
 def actions_for_tool(domain_path: str, tool: str) -> set[str]:
     """The vocabulary actions a write tool performs (a cancellation that keeps a fee also charges); empty where none."""
     vocab = load_vocabulary(domain_path)

@@ -3,8 +3,12 @@
 Frozen test tasks live as ``task_specs/<domain>/<id>.yaml``. Every one is also
 registered with Gymnasium as ``thinkingbox/<domain>.<id>-v<N>``, N being the domain's
 ``task_set_version`` (raised whenever frozen tasks change, so results name the task set they
-were measured on); the unversioned id resolves to it too. Training variants are
-generated on demand by the domain's task families and never equal a test task.
+were measured on); the unversioned id resolves to it too. Earlier task sets stay loadable:
+``task_specs/<domain>/v<N>/`` keeps version N's files as they were frozen, reached as
+``retail/ST030_001@v2`` (``make``, ``load_task``, ``list_tasks(task_set_version=2)``) or as the
+Gymnasium id ``thinkingbox/retail.ST030_001-v2``, so a result measured on an old set can be
+reproduced after the set moves on. Training variants are generated on demand by the domain's
+task families and never equal a test task.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import difflib
 import logging
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,6 +44,42 @@ class UnknownTaskError(KeyError):
 
 
 _INDEX: tuple[tuple, dict[str, Path]] | None = None
+_VERSIONED_ID = re.compile(r"^(?P<task>[^@]+)@v(?P<version>[0-9]+)$")
+
+
+def current_task_set_version(domain: str) -> int:
+    """The version ``task_specs/<domain>/*.yaml`` holds (``domain.yaml``'s ``task_set_version``)."""
+    return load_domain(domain).spec.task_set_version
+
+
+def split_task_version(task_id: str) -> tuple[str, int | None]:
+    """``"retail/ST030_001@v2"`` -> ``("retail/ST030_001", 2)``; an id without ``@v<N>`` has version None (the current set)."""
+    match = _VERSIONED_ID.match(task_id)
+    return (match["task"], int(match["version"])) if match else (task_id, None)
+
+
+def archived_task_set_versions(domain: str) -> list[int]:
+    """The earlier task-set versions kept under ``task_specs/<domain>/v<N>/``, oldest first."""
+    found = {int(d.name[1:]) for base in task_spec_dirs(domain) for d in base.iterdir()
+             if d.is_dir() and re.fullmatch(r"v[0-9]+", d.name)}
+    return sorted(found - {current_task_set_version(domain)})
+
+
+def task_set_versions(domain: str) -> list[int]:
+    """Every task-set version of a domain that can be loaded: the archived ones and the current one."""
+    return [*archived_task_set_versions(domain), current_task_set_version(domain)]
+
+
+def _archived_task_files(domain: str, version: int) -> dict[str, Path]:
+    """``{"retail/ST030_001@v2": path}`` for one archived version; an unknown version names the known ones."""
+    if version not in archived_task_set_versions(domain):
+        raise UnknownTaskError(f"domain '{domain}' has no task set version {version}; "
+                               f"versions: {', '.join(map(str, task_set_versions(domain)))}")
+    found: dict[str, Path] = {}
+    for base in task_spec_dirs(domain):
+        for p in sorted((base / f"v{version}").glob("*.yaml")):
+            found.setdefault(f"{domain}/{p.stem}@v{version}", p)
+    return found
 
 
 def _index_stamp() -> tuple:
@@ -85,10 +126,16 @@ def task_files() -> dict[str, Path]:
 
 
 def load_task(task_id: str) -> TaskSpec:
-    """Load and cache a frozen task by id; the cache makes repeated ``make`` calls in a training loop cheap."""
+    """Load and cache a frozen task by id; the cache makes repeated ``make`` calls in a training loop cheap.
+
+    ``<domain>/<task>@v<N>`` loads task-set version N's file (the current set's when N is current).
+    """
     with _LOCK:
         if task_id in _SPECS:
             return _SPECS[task_id]
+    plain_id, version = split_task_version(task_id)
+    if version is not None:
+        return _load_archived(task_id, plain_id, version)
     files = task_files()
     if task_id not in files:
         close = difflib.get_close_matches(task_id, list(files), n=5, cutoff=0.5)
@@ -107,16 +154,43 @@ def load_task(task_id: str) -> TaskSpec:
     return spec
 
 
-def list_tasks(domain: str | None = None, split: str | None = None) -> list[str]:
-    """Ids of the frozen tasks (all of them ``split="test"``), optionally for one domain."""
+def _load_archived(task_id: str, plain_id: str, version: int) -> TaskSpec:
+    domain = plain_id.split("/", 1)[0]
+    if domain not in domain_dirs():
+        raise UnknownTaskError(f"unknown domain '{domain}'; known domains: {', '.join(domain_dirs())}")
+    if version == current_task_set_version(domain):
+        spec = load_task(plain_id)
+    else:
+        files = _archived_task_files(domain, version)
+        if task_id not in files:
+            close = difflib.get_close_matches(task_id, list(files), n=5, cutoff=0.5)
+            hint = f"; closest matches: {', '.join(close)}" if close else ""
+            raise UnknownTaskError(f"unknown task '{task_id}': task set version {version} of '{domain}' "
+                                   f"has no task '{plain_id.split('/', 1)[1]}'{hint}")
+        spec = load_task_file(files[task_id], domain)
+        spec._task_set_version = version
+    with _LOCK:
+        _SPECS[task_id] = spec
+    return spec
+
+
+def list_tasks(domain: str | None = None, split: str | None = None, task_set_version: int | None = None) -> list[str]:
+    """Ids of the frozen tasks (all of them ``split="test"``), optionally for one domain.
+
+    With ``task_set_version`` (one domain only) the ids of that version, ``<domain>/<task>@v<N>``
+    for an archived one.
+    """
     if split not in (None, "test", "train"):
         raise ValueError(f"split must be 'test' or 'train', got {split!r}")
     if domain is not None and domain not in domain_dirs():
         raise UnknownTaskError(f"unknown domain '{domain}'; known domains: {', '.join(domain_dirs())}")
-    ids = [t for t in task_files() if domain is None or t.split("/", 1)[0] == domain]
     if split == "train":
         return []  # training variants are generated, see make_variant()
-    return ids
+    if task_set_version is not None and (domain is None or task_set_version != current_task_set_version(domain)):
+        if domain is None:
+            raise ValueError("list_tasks: task_set_version needs a domain (versions are per domain)")
+        return list(_archived_task_files(domain, task_set_version))
+    return [t for t in task_files() if domain is None or t.split("/", 1)[0] == domain]
 
 
 _TEST_KEYS: dict[tuple[str, tuple[str, ...]], frozenset[str]] = {}
@@ -207,7 +281,7 @@ def make(task: str | TaskSpec, **kwargs: Any) -> ThinkingboxEnv:
     env = ThinkingboxEnv(spec, **kwargs)
     if spec.split == "test" and not isinstance(task, TaskSpec):
         register_gym_envs()  # picks up domains added through THINKINGBOX_PATH after import
-        gym_spec = gym.spec(gym_id(spec.full_id))
+        gym_spec = gym.spec(gym_id(task))
         nondeterministic = not getattr(env.user, "deterministic", False)
         env.spec = gym_spec if not nondeterministic else _replace_spec(gym_spec, nondeterministic=True)
     return env
@@ -225,9 +299,10 @@ def _replace_spec(spec: Any, **changes: Any) -> Any:
 
 
 def gym_id(task_id: str) -> str:
-    """``retail/ST030_001`` -> ``thinkingbox/retail.ST030_001-v1`` (the domain's task-set version)."""
-    domain, name = task_id.split("/", 1)
-    return f"{GYM_NAMESPACE}/{domain}.{name}-v{load_domain(domain).spec.task_set_version}"
+    """``retail/ST030_001`` -> ``thinkingbox/retail.ST030_001-v3`` (the domain's task-set version); ``...@v2`` -> ``-v2``."""
+    plain_id, version = split_task_version(task_id)
+    domain, name = plain_id.split("/", 1)
+    return f"{GYM_NAMESPACE}/{domain}.{name}-v{version or current_task_set_version(domain)}"
 
 
 def _gym_entry(task_id: str, **kwargs: Any) -> ThinkingboxEnv:
@@ -249,7 +324,9 @@ def register_gym_envs() -> None:
         if gid not in registered:
             gym.register(id=gid, entry_point="thinkingbox_env.task_sampler:DomainEnv", kwargs={"domain": domain},
                          disable_env_checker=False, order_enforce=True)
-    for task_id in task_files():
+    archived = [t for domain in domain_dirs() for v in archived_task_set_versions(domain)
+                for t in _archived_task_files(domain, v)]
+    for task_id in [*task_files(), *archived]:
         gid = gym_id(task_id)
         if gid in registered:
             continue

@@ -406,6 +406,7 @@ class TaskSpec(_Strict):
     tags: list[str] = Field(default_factory=list)
     origin: Origin | None = None
     _source: str | None = PrivateAttr(default=None)
+    _task_set_version: int | None = PrivateAttr(default=None)  # set when loaded from an archived task set
 
     @model_validator(mode="after")
     def _indices_in_range(self) -> TaskSpec:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -88,9 +89,11 @@ def test_later_sections_left_empty_keep_a_frozen_spec_byte_identical() -> None:
     from thinkingbox_env.registry import task_files
 
     path = task_files()[REFUND_TASK]
-    spec = tb.load_task(REFUND_TASK)
-    assert dump_task(spec) == path.read_text(encoding="utf-8")
-    assert "states" not in spec.checks.model_dump() and spec.checks.states == []
+    assert dump_task(tb.load_task(REFUND_TASK)) == path.read_text(encoding="utf-8")
+    old = tb.load_task(f"{REFUND_TASK}@v2")  # frozen before the states and injections sections existed
+    assert old._source is not None and dump_task(old) == Path(old._source).read_text(encoding="utf-8")
+    assert "states" not in old.checks.model_dump() and old.checks.states == []
+    assert "injections" not in old.checks.model_dump() and old.checks.injections == []
 
 
 def test_the_taxonomy_and_reward_groups_come_from_the_kinds() -> None:
@@ -165,7 +168,8 @@ def test_a_declared_role_the_domain_lacks_or_the_golden_does_not_state_is_a_spec
 
 
 def test_frozen_phrase_checks_translate_into_stated_roles() -> None:
-    spec = tb.load_task(REFUND_TASK)
+    assert tb.load_task(REFUND_TASK).checks.states == ["refund.amount"]  # task set 3 declares it
+    spec = tb.load_task(f"{REFUND_TASK}@v2")  # task set 2 said it with a phrase check
     assert not spec.checks.states
     roles = stated_roles(spec)
     assert [r.label for r in roles] == ["refund.amount"]
@@ -203,3 +207,23 @@ def test_the_oracle_passes_on_every_frozen_task_with_stated_roles() -> None:
         assert not failed, (task_id, failed)
         checked += 1
     assert checked >= 150
+
+
+ANSWER_TASKS = ("retail/ST014_002", "consulting/HV009_003", "retail/ST030_003")  # refusals and answers outside the vocabulary
+
+
+@pytest.mark.parametrize("task_id", ANSWER_TASKS)
+def test_where_the_golden_closing_names_no_outcome_a_closing_must_speak_of_its_subject(task_id: str) -> None:
+    spec = tb.load_task(task_id)
+    assert _grade_closing(spec, spec.golden_reply)["claims:states_outcome"][0] is True
+    for empty in ("Thank you for your patience today.",
+                  "I've looked into this for you. Is there anything else I can help with?"):
+        passed, detail = _grade_closing(spec, empty)["claims:states_outcome"]
+        assert passed is False and "subject words" in detail, (task_id, empty, detail)
+
+
+def test_a_refusal_in_other_words_shares_the_subject_and_passes() -> None:
+    spec = tb.load_task("retail/ST014_002")  # the label is printed, so the address can't be changed
+    order = spec.golden[0].arguments.get("order_id") or "your order"
+    closing = f"Unfortunately the shipping label for {order} is already printed, so we can no longer update where it goes."
+    assert _grade_closing(spec, closing)["claims:states_outcome"][0] is True

@@ -48,7 +48,8 @@ def test_claim_classes_meet_their_targets_in_every_domain(suite: dict) -> None:
     for label in ("false:vague consent", "false:consent to a lower amount"):
         n, wrong = total(label)
         assert n >= 5 and wrong == 0, (label, n, wrong)
-    for label in ("false:closing only thanks after the golden turns", "false:role value left out of the closing"):
+    for label in ("false:closing only thanks after the golden turns", "false:closing that says nothing of the outcome",
+                  "false:role value left out of the closing"):
         n, wrong = total(label)
         assert n >= 10 and wrong == 0, (label, n, wrong)
     for label in ("correct:outcome words paraphrased", "correct:consent asked in other words",

@@ -23,8 +23,8 @@ def test_frozen_tasks_are_valid():
 
 
 def test_validation_catches_a_task_that_needs_no_action():
-    # the golden keeps only its reads, and its closing no longer reports the membership it no longer writes
-    spec = _variant(lambda d: (d.update(golden=d["golden"][:4], golden_reply="I have looked at your account and your options."),
+    # the golden keeps only its reads, and its closing tells nothing (a closing with a subject is something to say)
+    spec = _variant(lambda d: (d.update(golden=d["golden"][:4], golden_reply="Thanks for getting in touch, have a good day."),
                                d["checks"].update(dialogue=[]), d.update(idempotent_writes={})))
     problems = " ".join(validate_task(spec).problems)
     assert "doing nothing passes" in problems

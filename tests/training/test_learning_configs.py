@@ -14,6 +14,7 @@ pytest.importorskip("yaml")
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "training" / "experiments"
 RESULTS = ROOT / "docs" / "results" / "learning_cpu.json"
+SEARCH = ROOT / "docs" / "results" / "learning_cpu_search_2026-12-03.json"
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +35,8 @@ def test_the_cpu_learning_config_parses_and_never_repeats_a_warm_start_conversat
     ws = cfg.warm_start
     # the setting's point: more variants than conversations trained on, so no value can be memorised
     assert ws.variants_per_family * len(cfg.families) >= ws.max_steps * ws.batch_size
+    # and the copy circuit first, from sequences over every id (the 500 lowest never formed it)
+    assert ws.induction_steps >= 1500 and ws.induction_vocab == 0
     assert [a.name for a in cfg.arms] == ["verdict", "checks", "progress", "curriculum"]
     assert "learning_cpu.yaml" in (EXPERIMENTS / "learning_cpu.yaml").read_text().split("domain:")[0]
 
@@ -53,6 +56,12 @@ def test_the_committed_numbers_have_the_keys_the_issue_asks_for_and_a_consistent
     assert (ROOT / data["config"]).is_file()
     cleared = data["diff_ci_low"] is not None and data["diff_ci_low"] > 0
     assert cleared == (data["status"] == "cleared")
+    assert data["per_step"] and all(0 <= step["pass1"] <= 1 for step in data["per_step"].values())
+
+
+def test_the_search_that_led_to_the_recipe_is_kept_with_its_probe_files():
+    data = json.loads(SEARCH.read_text(encoding="utf-8"))
+    assert data["status"] == "not cleared"
     for row in data["search"]:
         assert (ROOT / row["probe_file"]).is_file()
         numbers = [v for v in row["probe"].values() if isinstance(v, float)]

@@ -212,3 +212,20 @@ def test_the_judge_reaches_the_episodes_of_an_environment_class():
     env = cls()
     env.reset(family="ST030", seed=12345)
     assert env._env.unwrapped.judge is judge
+
+
+def test_a_restricted_tool_set_leaves_out_variants_whose_golden_needs_other_tools():
+    """ST004 variants of the injection dimension report with report_injection, which four tools leave out."""
+    from thinkingbox_env.integrations import trl as tb_trl
+
+    tools = ["get_customer_profile", "search_tickets", "get_shipment", "update_ticket"]
+    families = {"retail": ["ST004"]}
+    every = tb_trl.grpo_rows(["retail"], 30, seed=3, families=families)
+    needing = [r for r in every if "report_injection" in {c.name for c in tb_trl.task_for_row("retail", r).golden}]
+    assert needing, "no ST004 variant of the injection dimension among 30: the test needs one"
+    kept = tb_trl.grpo_rows(["retail"], 30, seed=3, families=families, tools=tools)
+    assert sorted(r["seed"] for r in kept) == sorted(r["seed"] for r in every if r not in needing)
+    for row in kept:  # every kept variant's oracle conversation can be shown with the four tools
+        assert {c.name for c in tb_trl.task_for_row("retail", row).golden} <= set(tools)
+    with pytest.raises(ValueError, match="report_injection"):
+        oracle_conversation(tb_trl.task_for_row("retail", needing[0]), include_policy=False, tools=tools)

@@ -20,10 +20,11 @@ and how ``thinkingbox show --task`` describes its entries (:meth:`CheckKind.desc
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from ..events import ToolCallEvent, TraceEvent, is_tool_call
 from ..records import CheckResult, FailureCategory, FinishReason
 from ..spec import declare_check_section, withdraw_check_section
 
@@ -54,7 +55,7 @@ class GradingContext:
     final_message: str = ""
     transcript: str = ""
     dialogue: list[dict[str, str]] = field(default_factory=list)
-    trace: list[dict[str, Any]] = field(default_factory=list)
+    trace: Sequence[TraceEvent] = field(default_factory=list)
     finish_reason: FinishReason = FinishReason.DONE_MARKER
     judge: Judge | None = None
     # what several kinds derive from the same episode (the dialogue's values), computed once per grading
@@ -72,9 +73,10 @@ class GradingContext:
         wrote = False
         said_before = count = 0
         for e in self.trace:
-            if e.get("type") == "tool_call" and e.get("ok") and e.get("writes"):
-                said_before, wrote = count, True
-            elif e.get("role") == "assistant" and e.get("content") and not e.get("tool_calls") and e.get("type") != "tool_call":
+            if is_tool_call(e):
+                if e.get("ok") and e.get("writes"):
+                    said_before, wrote = count, True
+            elif e.get("role") == "assistant" and e.get("content") and not e.get("tool_calls"):
                 count += 1
         if not wrote:
             return agent
@@ -124,7 +126,7 @@ class CheckKind:
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         raise NotImplementedError
 
-    def check_task(self, task: TaskSpec, golden_calls: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    def check_task(self, task: TaskSpec, golden_calls: Sequence[ToolCallEvent]) -> list[tuple[str, str]]:
         """Problems with the task's entries of this kind, found at load time: ``(field, problem)`` pairs.
 
         ``golden_calls`` are the golden trajectory's calls as trace events (name, arguments,

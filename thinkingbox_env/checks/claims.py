@@ -25,17 +25,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from ..claims import GENERIC, Claim, ClaimsVocabulary, load_vocabulary, read_claims
+from ..claims import GENERIC, Claim, ClaimsVocabulary, load_vocabulary, read_claims, subject_terms
+from ..events import ToolCallEvent, TraceEvent, is_tool_call, tool_calls
 from ..records import CheckResult
 from ..values import Value, extract_values, money_norm, parse_value, same_value
 from .base import CheckKind, GradingContext
 
 
-def _writes(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [e for e in trace if e.get("type") == "tool_call" and e.get("ok") and e.get("writes")]
+def _writes(trace: Sequence[TraceEvent]) -> list[ToolCallEvent]:
+    return [e for e in tool_calls(trace) if e.get("ok") and e.get("writes")]
 
 
 def _claims(context: GradingContext, texts: list[str]) -> list[Claim]:
@@ -67,7 +69,7 @@ _NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][a-z]+(?:[ -][A-Z][a-z0-9]+)*")
 _NOT_NAMES = {"I", "I'm", "I've", "I'll", "Unfortunately", "Sorry", "Your", "The", "This", "That", "It"}
 
 
-def _about_another(c: Claim, writes: list[dict[str, Any]], clock: Any, ids: tuple[str, ...]) -> bool:
+def _about_another(c: Claim, writes: list[ToolCallEvent], clock: Any, ids: tuple[str, ...]) -> bool:
     """Whether a refusal names something in particular that none of the writes performing its action touched.
 
     "I can't add Priya Abernathy" next to a successful add_vehicle for a Nissan speaks of
@@ -95,12 +97,12 @@ def _performed(vocab: ClaimsVocabulary, action: str, written: set[str]) -> bool:
     return spec is not None and bool(set(spec.tools) & written)
 
 
-def _role_pool(vocab: ClaimsVocabulary, role: str, trace: list[dict[str, Any]], clock: Any, ids: tuple[str, ...]) -> list[Any]:
+def _role_pool(vocab: ClaimsVocabulary, role: str, trace: Sequence[TraceEvent], clock: Any, ids: tuple[str, ...]) -> list[Any]:
     spec = vocab.roles[role]
     pool: list[Any] = []
     total = Decimal(0)
-    for e in trace:
-        if e.get("type") != "tool_call" or not e.get("ok") or e.get("name") not in spec.tools:
+    for e in tool_calls(trace):
+        if not e.get("ok") or e.get("name") not in spec.tools:
             continue
         amount = (e.get("arguments") or {}).get("amount") if isinstance(e.get("arguments"), dict) else None
         if isinstance(amount, (int, float)) and not isinstance(amount, bool):
@@ -121,7 +123,7 @@ def _role_pool(vocab: ClaimsVocabulary, role: str, trace: list[dict[str, Any]], 
     return pool
 
 
-def _role_values_in_episode(context: GradingContext, vocab: ClaimsVocabulary, role: str, trace: list[dict[str, Any]],
+def _role_values_in_episode(context: GradingContext, vocab: ClaimsVocabulary, role: str, trace: Sequence[TraceEvent],
                             clock: Any, ids: tuple[str, ...]) -> list[Any]:
     """A role's values in the episode.
 
@@ -133,11 +135,11 @@ def _role_values_in_episode(context: GradingContext, vocab: ClaimsVocabulary, ro
 
     places = frozenset(p for s in stated_roles_in(context) if role in s.label.split("|") for p in s.places)
     placed_tools = {p[0] for p in places}
-    calls = [e for e in trace if e.get("type") == "tool_call"]
+    calls = tool_calls(trace)
     if not places or not calls:
         return _role_pool(vocab, role, trace, clock, ids)
     held = [v for _, v in role_values(vocab.roles[role], calls, clock, ids, places)]
-    others = [e for e in trace if not (e.get("type") == "tool_call" and e.get("name") in placed_tools)]
+    others = [e for e in trace if not (is_tool_call(e) and e.get("name") in placed_tools)]
     return held + _role_pool(vocab, role, others, clock, ids)
 
 
@@ -159,7 +161,7 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
         return []
     clock, ids = domain.spec.clock.date(), tuple(domain.spec.id_patterns)
     trace = context.trace
-    calls = [e for e in trace if e.get("type") == "tool_call"]
+    calls = tool_calls(trace)
     written = {e["name"] for e in _writes(trace)}
     if not calls and context.outcome.diff:
         written = {"(a write the trace does not show)"}  # a caller with only the closing: the diff says something changed
@@ -201,7 +203,7 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
               and _performed(vocab, c.action, written)}
     stated = {(c.action, c.affirmed) for c in claims}
     if not golden:
-        ok, detail = True, "the task's closing states no outcome the vocabulary names"
+        ok, detail = _shares_subject(context.task.golden_reply, closing)
     elif backed:
         missing = sorted(a for a in backed if (a, True) not in stated)
         ok, detail = not missing, ("the closing states what was done" if not missing
@@ -237,6 +239,29 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
     out.append(CheckResult(name="claims:roles", kind="claims", passed=not wrong,
                            detail="every value stated in a role is that role's value" if not wrong else "; ".join(wrong)))
     return out
+
+
+SUBJECT_SHARE = 2
+"""Subject words a closing must share with the task's closing where that one states no outcome the vocabulary names."""
+
+
+def _shares_subject(golden_reply: str, closing: list[str]) -> tuple[bool, str]:
+    """Whether the closing speaks of what the task's closing speaks of (its ids, dates, names, nouns and verbs).
+
+    The floor for answers and refusals worded outside the vocabulary: a closing of thanks, or one
+    about something else, fails; any closing that restates the answer in its own words shares
+    some of its subject (at least two of its words, or all of them where it has fewer).
+    """
+    want = subject_terms(golden_reply)
+    if not want:
+        return True, "the task's closing states no outcome and no subject"
+    said = set().union(*(subject_terms(t) for t in closing)) if closing else set()
+    shared = want & said
+    need = min(SUBJECT_SHARE, len(want))
+    if len(shared) >= need:
+        return True, f"the closing speaks of the task's subject ({', '.join(sorted(shared)[:6])})"
+    return False, (f"the closing does not state the outcome: it shares {len(shared)} of the subject words of the task's "
+                   f"closing ({', '.join(sorted(want)[:8])}), at least {need} needed")
 
 
 class ClaimsCheck(CheckKind):

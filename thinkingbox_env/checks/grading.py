@@ -6,11 +6,13 @@ two cannot drift apart in fields or values.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
 
 from ..diff import StateDiff
+from ..events import ToolCallEvent, TraceEvent, is_tool_call, message_event, tool_calls
 from ..protocol import DONE_MARKER
 from ..records import CheckResult, FailureCategory, FinishReason, TrialOutcome, Verdict
 from ..spec import TaskSpec
@@ -60,7 +62,7 @@ def reward_vector(results: list[CheckResult]) -> np.ndarray:
 
 def failure_category(
     results: list[CheckResult],
-    trace: list[dict[str, Any]],
+    trace: Sequence[TraceEvent],
     finish_reason: FinishReason | str,
     golden_has_effects: bool,
 ) -> FailureCategory | None:
@@ -83,7 +85,7 @@ def failure_category(
     for k in kinds():
         if k.failure is not None and any(r.passed is False and r.kind == k.name for r in results):
             return k.failure
-    calls = [e for e in trace if e.get("type") == "tool_call"]
+    calls = tool_calls(trace)
     for i, call in enumerate(calls):
         if not call["ok"] and not any(later["ok"] and later["name"] == call["name"] for later in calls[i + 1 :]):
             return FailureCategory.TOOL_USAGE
@@ -100,7 +102,7 @@ def failure_category(
     return FailureCategory.WRONG_STATE_UPDATE if wrote else FailureCategory.NO_STATE_CHANGING_ACTION
 
 
-def dialogue_positions(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def dialogue_positions(trace: Sequence[TraceEvent]) -> list[dict[str, Any]]:
     """The episode's user and assistant text, each with the number of tool calls made before it.
 
     This is what an operator sends the MCP server with a verdict request: the server
@@ -108,26 +110,29 @@ def dialogue_positions(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """
     out, calls = [], 0
     for e in trace:
-        if e.get("type") == "tool_call":
+        if is_tool_call(e):
             calls += 1
-        elif e.get("role") in ("user", "assistant") and e.get("content") and not e.get("tool_calls"):
-            text = e["content"].replace(DONE_MARKER, "").strip() if e["role"] == "assistant" else e["content"]
+        elif (content := e.get("content")) and e["role"] in ("user", "assistant") and not e.get("tool_calls"):
+            text = content.replace(DONE_MARKER, "").strip() if e["role"] == "assistant" else content
             out.append({"role": e["role"], "content": text, "calls_before": calls})
     return out
 
 
-def interleave(calls: list[dict[str, Any]], dialogue: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A trace from tool-call events and messages placed by their ``calls_before`` (the inverse of :func:`dialogue_positions`)."""
-    trace: list[dict[str, Any]] = []
+def interleave(calls: list[dict[str, Any]], dialogue: list[dict[str, Any]]) -> list[TraceEvent]:
+    """A trace from tool-call events and messages placed by their ``calls_before`` (the inverse of :func:`dialogue_positions`).
+
+    ``calls`` are the MCP server's call records (the keys of a tool-call event but ``type``).
+    """
+    trace: list[TraceEvent] = []
     pending = sorted(enumerate(dialogue), key=lambda im: (int(im[1].get("calls_before", len(calls))), im[0]))
     k = 0
     for i in range(len(calls) + 1):
         while k < len(pending) and int(pending[k][1].get("calls_before", len(calls))) <= i:
             m = pending[k][1]
-            trace.append({"type": "message", "role": m["role"], "content": m["content"], "source": "operator"})
+            trace.append(message_event(m["role"], m["content"], "operator"))
             k += 1
         if i < len(calls):
-            trace.append({"type": "tool_call", **calls[i]})
+            trace.append(cast(ToolCallEvent, {"type": "tool_call", **calls[i]}))
     return trace
 
 
@@ -147,7 +152,7 @@ def grade(
     final_message: str = "",
     transcript: str = "",
     dialogue: list[dict[str, str]] | None = None,
-    trace: list[dict[str, Any]] | None = None,
+    trace: Sequence[TraceEvent] | None = None,
     finish_reason: FinishReason | str = FinishReason.DONE_MARKER,
     judge: Judge | None = None,
 ) -> Verdict:
@@ -182,7 +187,7 @@ def assemble_verdict(
     task_id: str,
     results: list[CheckResult],
     *,
-    trace: list[dict[str, Any]],
+    trace: Sequence[TraceEvent],
     finish_reason: FinishReason | str,
     golden_has_effects: bool,
     diff: dict[str, Any],

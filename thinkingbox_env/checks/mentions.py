@@ -15,7 +15,14 @@ from ..claims import read_claims, term_claims
 from ..records import CheckResult
 from ..spec import DialogueCheck
 from ..values import same_value
-from ..verdict_rules import DialogueContext, Mention, dialogue_context, phrase_polarity, typed_dialogue
+from ..verdict_rules import (
+    DialogueContext,
+    Mention,
+    dialogue_context,
+    expand_contractions,
+    phrase_polarity,
+    typed_dialogue,
+)
 from .base import CheckKind, GradingContext
 
 # "I can cancel it. Shall I go ahead?" proposes the outcome; it does not report it
@@ -30,8 +37,9 @@ def said(ctx: DialogueContext, m: Mention, domain_path: str = "") -> bool:
     the same polarity in any words the domain's claim vocabulary reads ("called off" for
     "cancel"), so that the frozen phrase checks accept every ordinary wording.
     """
-    if m.regex is not None:
-        return any(re.search(m.regex, msg, re.IGNORECASE) for msg in ctx.agent_messages)
+    if m.regex is not None:  # as written, or with its contractions written out ("isn't guaranteed" says "not guaranteed")
+        return any(re.search(m.regex, text, re.IGNORECASE)
+                   for msg in ctx.agent_messages for text in (msg, expand_contractions(msg)))
     if m.values:
         stated = [v for _, v in ctx.agent_values()]
         return any(same_value(want, got) for want in m.values for got in stated)

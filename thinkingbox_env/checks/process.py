@@ -28,13 +28,14 @@ builds it from its own call record and the dialogue the operator sends (see
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from typing import Any
 
 from ..claims import actions_for_tool, read_claims
+from ..events import ToolCallEvent, TraceEvent, is_message, is_tool_call, tool_calls
 from ..records import CheckResult
 from ..values import Value, extract_values, parse_value, same_value
 from ..verdict_rules import ProcessRule, agreed, domain_rules, normalise_phrase
@@ -46,12 +47,13 @@ def _verb(rule: ProcessRule, name: str) -> str:
     return words[0] if words else name
 
 
-def _events(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [e for e in trace if e.get("type") == "tool_call" or (
-        e.get("type") == "message" and e.get("role") in ("user", "assistant") and e.get("content") and not e.get("tool_calls"))]
+def _events(trace: Sequence[TraceEvent]) -> list[TraceEvent]:
+    """The tool calls and the plain user and assistant messages, in order: what the order rules are about."""
+    return [e for e in trace if is_tool_call(e) or (
+        is_message(e) and e["role"] in ("user", "assistant") and e.get("content") and not e.get("tool_calls"))]
 
 
-def _verified_ok(rule: ProcessRule, event: dict[str, Any]) -> bool:
+def _verified_ok(rule: ProcessRule, event: ToolCallEvent) -> bool:
     result = event.get("result")
     return bool(event.get("ok")) and isinstance(result, dict) and str(result.get(rule.verified_field)) in rule.verified_values
 
@@ -87,7 +89,7 @@ def _arg_values(arguments: Any, reading: Reading, money_keys: set[str]) -> tuple
     return amounts, dates, ids
 
 
-def proposal_licenses(text: str, event: dict[str, Any], reading: Reading, template: str = "") -> tuple[bool, str]:
+def proposal_licenses(text: str, event: Mapping[str, Any], reading: Reading, template: str = "") -> tuple[bool, str]:
     """Whether an agent message proposed this write: its action, on its object, with the values it uses.
 
     Read with the claim reader, so any ordinary wording of the action counts; a message
@@ -124,19 +126,19 @@ def proposal_licenses(text: str, event: dict[str, Any], reading: Reading, templa
     return True, "proposed"
 
 
-def _consented(rule: ProcessRule, event: dict[str, Any], before: list[dict[str, Any]], reading: Reading) -> tuple[bool, str]:
+def _consented(rule: ProcessRule, event: ToolCallEvent, before: list[TraceEvent], reading: Reading) -> tuple[bool, str]:
     why = "no agent message proposed it"
     use_claims = bool(reading.domain_path) and bool(actions_for_tool(reading.domain_path, str(event.get("name"))))
     verb = _verb(rule, event["name"])
     for prev, reply in zip(before, before[1:]):
-        if not (prev.get("type") == "message" and prev.get("role") == "assistant"
-                and reply.get("type") == "message" and reply.get("role") == "user"):
+        if not (is_message(prev) and prev["role"] == "assistant" and is_message(reply) and reply["role"] == "user"):
             continue
+        proposal, answer = prev["content"] or "", reply["content"] or ""  # never empty: _events keeps texts only
         if use_claims:
-            ok, why_here = proposal_licenses(prev["content"], event, reading, rule.writes.get(event["name"], ""))
+            ok, why_here = proposal_licenses(proposal, event, reading, rule.writes.get(event["name"], ""))
         else:
-            ok, why_here = verb in normalise_phrase(prev["content"]), f"no message described '{verb}'"
-        if ok and agreed(reply["content"]) is True:
+            ok, why_here = verb in normalise_phrase(proposal), f"no message described '{verb}'"
+        if ok and agreed(answer) is True:
             return True, "agreed"
         if ok:
             why = "the customer did not agree to the proposal"
@@ -152,7 +154,7 @@ def _no_owner(sql: str, value: Any) -> str | None:
     return None
 
 
-def _write_owner(rule: ProcessRule, event: dict[str, Any], owner: Owner) -> tuple[str, str] | None:
+def _write_owner(rule: ProcessRule, event: ToolCallEvent, owner: Owner) -> tuple[str, str] | None:
     """(what the write touches, the customer who holds it), where the rule can tell."""
     args = event.get("arguments")
     if not isinstance(args, dict):
@@ -165,13 +167,13 @@ def _write_owner(rule: ProcessRule, event: dict[str, Any], owner: Owner) -> tupl
     return None
 
 
-def _verified_for(rule: ProcessRule, event: dict[str, Any]) -> str | None:
+def _verified_for(rule: ProcessRule, event: ToolCallEvent) -> str | None:
     args = event.get("arguments")
     value = args.get(rule.verify_customer_argument) if isinstance(args, dict) else None
     return str(value).strip().upper() if value is not None else None
 
 
-def process_results(rules: list[ProcessRule], trace: list[dict[str, Any]], owner: Owner = _no_owner,
+def process_results(rules: list[ProcessRule], trace: Sequence[TraceEvent], owner: Owner = _no_owner,
                     reading: Reading | None = None) -> list[CheckResult]:
     """One result per rule of the domain, on one trace; ``owner`` answers the rules' ``owners`` queries."""
     out: list[CheckResult] = []
@@ -180,13 +182,12 @@ def process_results(rules: list[ProcessRule], trace: list[dict[str, Any]], owner
         violations: list[str] = []
         guarded = 0
         for i, e in enumerate(events):
-            if e.get("type") != "tool_call" or e.get("name") not in rule.writes or not e.get("writes"):
+            if not is_tool_call(e) or e.get("name") not in rule.writes or not e.get("writes"):
                 continue
             guarded += 1
             before = events[:i]
             if rule.kind == "verified_before":
-                verified = [b for b in before if b.get("type") == "tool_call" and b.get("name") == rule.verify_tool
-                            and _verified_ok(rule, b)]
+                verified = [b for b in tool_calls(before) if b.get("name") == rule.verify_tool and _verified_ok(rule, b)]
                 held = _write_owner(rule, e, owner) if rule.verify_customer_argument else None
                 if not verified:
                     violations.append(f"{e['name']} before a successful {rule.verify_tool}")

@@ -25,11 +25,13 @@ or the value the episode holds and what the closing said instead.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..claims import ClaimsVocabulary, RoleSpec, load_vocabulary
+from ..events import ToolCallEvent, tool_calls
 from ..records import CheckResult
 from ..spec import TaskSpec
 from ..values import Value, extract_values, keyed_leaves, money_norm, parse_value, same_value
@@ -57,7 +59,7 @@ def _leaf_value(leaf: Any, spec: RoleSpec, clock: Any, ids: tuple[str, ...]) -> 
     return v if v is not None and v.kind == spec.kind or v is not None and v.kind == "number" else None
 
 
-def role_values(spec: RoleSpec, calls: list[dict[str, Any]], clock: Any, ids: tuple[str, ...],
+def role_values(spec: RoleSpec, calls: Sequence[ToolCallEvent], clock: Any, ids: tuple[str, ...],
                 places: frozenset[Place] | None = None) -> list[tuple[Place, Value]]:
     """The values a role holds in the successful calls of a trajectory, with their places (only ``places`` when given)."""
     out: list[tuple[Place, Value]] = []
@@ -89,7 +91,7 @@ def role_values(spec: RoleSpec, calls: list[dict[str, Any]], clock: Any, ids: tu
     return out
 
 
-def golden_calls(task: TaskSpec) -> list[dict[str, Any]]:
+def golden_calls(task: TaskSpec) -> list[ToolCallEvent]:
     """The golden trajectory's calls as trace events (replayed once per task and process)."""
     from ..runtime import runtime_for
 
@@ -103,7 +105,7 @@ def _context(task: TaskSpec) -> tuple[ClaimsVocabulary | None, Any, tuple[str, .
     return load_vocabulary(str(domain.path)), domain.spec.clock.date(), tuple(domain.spec.id_patterns)
 
 
-def _places_stated_by_golden(vocab: ClaimsVocabulary, role: str, calls: list[dict[str, Any]], golden_values: list[Value],
+def _places_stated_by_golden(vocab: ClaimsVocabulary, role: str, calls: Sequence[ToolCallEvent], golden_values: list[Value],
                              clock: Any, ids: tuple[str, ...], wanted: list[Value] | None = None) -> frozenset[Place]:
     """The places of ``role`` whose golden value the golden closing states (and, when given, is one of ``wanted``)."""
     found = set()
@@ -116,7 +118,7 @@ def _places_stated_by_golden(vocab: ClaimsVocabulary, role: str, calls: list[dic
     return frozenset(found)
 
 
-def _declared(task: TaskSpec, vocab: ClaimsVocabulary, calls: list[dict[str, Any]], clock: Any,
+def _declared(task: TaskSpec, vocab: ClaimsVocabulary, calls: Sequence[ToolCallEvent], clock: Any,
               ids: tuple[str, ...]) -> tuple[list[StatedRole], list[tuple[str, str]]]:
     golden_values = extract_values(task.golden_reply, clock, ids)
     out, problems = [], []
@@ -133,7 +135,7 @@ def _declared(task: TaskSpec, vocab: ClaimsVocabulary, calls: list[dict[str, Any
     return out, problems
 
 
-def _translated(task: TaskSpec, vocab: ClaimsVocabulary, calls: list[dict[str, Any]], clock: Any,
+def _translated(task: TaskSpec, vocab: ClaimsVocabulary, calls: Sequence[ToolCallEvent], clock: Any,
                 ids: tuple[str, ...]) -> list[StatedRole]:
     """Stated roles read from the phrase checks of a task that declares none."""
     if not task.checks.dialogue or not vocab.roles:
@@ -205,7 +207,7 @@ class StatesCheck(CheckKind):
             return super().describe_task(task)
         return [f"states:{s.label} (from the phrase checks)" for s in stated_roles(task)]
 
-    def check_task(self, task: TaskSpec, golden: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    def check_task(self, task: TaskSpec, golden: Sequence[ToolCallEvent]) -> list[tuple[str, str]]:
         if not task.checks.states:
             return []
         vocab, clock, ids = _context(task)
@@ -219,7 +221,7 @@ class StatesCheck(CheckKind):
             return []
         vocab, clock, ids = _context(context.task)
         assert vocab is not None  # stated roles exist only where the domain declares roles
-        calls = [e for e in context.trace if e.get("type") == "tool_call"]
+        calls = tool_calls(context.trace)
         if not calls:  # a caller that sent only the closing: held to the golden's values (the state checks judge the state)
             calls = golden_calls(context.task)
         closing = context.closing()

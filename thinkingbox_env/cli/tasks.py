@@ -20,6 +20,17 @@ from .common import UserError, add_command, console, new_progress, select_tasks
 
 def cmd_list(args: argparse.Namespace) -> int:
     """``thinkingbox list``: what tasks and domains this install can see, including those added through THINKINGBOX_PATH."""
+    if args.stats:
+        from ..registry import task_set_versions
+        from ..task_stats import markdown_table, task_set_statistics
+
+        domains = args.tasks or list(domain_dirs())
+        unknown = [d for d in domains if d not in domain_dirs()]
+        if unknown:
+            raise UserError(f"--stats takes domain names; unknown: {', '.join(unknown)} (domains: {', '.join(domain_dirs())})")
+        rows = [task_set_statistics(d, v) for d in domains for v in reversed(task_set_versions(d))]
+        print(markdown_table(rows))
+        return 0
     if args.domains:
         from ..registry import list_tasks
 
@@ -240,16 +251,19 @@ def add_task_commands(sub: Any) -> None:
     """Declare the commands that work on frozen tasks (list, run, validate, freeze); they need no model endpoint."""
     p = add_command(sub, "list", "list frozen tasks, or the domains", "List frozen tasks with their family, number of "
                     "golden writes and description; with --domains, the domains and how many tasks each has.",
-                    ["thinkingbox list --domains", "thinkingbox list retail", "thinkingbox list 'retail/ST030_*'"])
-    p.add_argument("tasks", nargs="*", help="task ids, domains or globs (default: all)")
+                    ["thinkingbox list --domains", "thinkingbox list retail", "thinkingbox list 'retail/ST030_*'",
+                     "thinkingbox list --stats retail"])
+    p.add_argument("tasks", nargs="*", help="task ids, domains or globs, with @v<N> for an earlier task set (retail@v2); default: all")
     p.add_argument("--domains", action="store_true", help="list the domains instead of tasks")
+    p.add_argument("--stats", action="store_true",
+                   help="print each domain's task-set statistics (every loadable version) as a markdown table")
     p.set_defaults(func=cmd_list)
 
     p = add_command(sub, "run", "run baseline agents over tasks with the scripted user and print a pass table",
                     "Run the oracle (golden trajectory) and no-op agents over tasks with the scripted user: the oracle "
                     "should pass every task and the no-op agent fail those that need a change.",
                     ["thinkingbox run 'retail/ST030_*'", "thinkingbox run insurance --agents oracle"])
-    p.add_argument("tasks", nargs="*", help="task ids, domains or globs (default: all)")
+    p.add_argument("tasks", nargs="*", help="task ids, domains or globs, with @v<N> for an earlier task set (retail@v2); default: all")
     p.add_argument("--agents", default="oracle,noop", help="comma-separated: oracle, noop")
     p.add_argument("--seed", type=int, default=0, help="episode seed")
     p.add_argument("--max-actions", type=int, default=50, help="actions before an episode is truncated")
@@ -263,8 +277,9 @@ def add_task_commands(sub: Any) -> None:
                     "reset is deterministic and every id resolves. Rubric questions are validated with a judge only "
                     "(--judge-model/--judge-base-url). Generated variants (--variants) take about a second "
                     "each; the progress bar estimates the time left.",
-                    ["thinkingbox validate 'retail/ST004_*'", "thinkingbox validate retail --variants 2 --failures-only"])
-    p.add_argument("tasks", nargs="*", help="task ids, domains or globs (default: all)")
+                    ["thinkingbox validate 'retail/ST004_*'", "thinkingbox validate retail --variants 2 --failures-only",
+                     "thinkingbox validate retail@v2"])
+    p.add_argument("tasks", nargs="*", help="task ids, domains or globs, with @v<N> for an earlier task set (retail@v2); default: all")
     p.add_argument("--variants", type=int, default=0, help="also validate N generated train variants per family")
     p.add_argument("--failures-only", action="store_true", help="show only the tasks that fail")
     p.add_argument("--judge-model", help="rubric judge model; without a judge, rubric questions are set aside")

@@ -18,7 +18,8 @@ from typing import Any
 
 from ..agents.registry import AGENTS
 from ..domain import domain_dirs
-from ..registry import UnknownTaskError, list_tasks, load_task
+from ..records import EvalRow
+from ..registry import UnknownTaskError, list_tasks, load_task, split_task_version
 from .runner import (
     EvalConfig,
     PreflightError,
@@ -50,7 +51,9 @@ def select_tasks(patterns: Sequence[str], split: str | None = None) -> list[str]
     if not patterns:
         chosen = list(every)
     for pat in patterns:
-        if pat in domain_dirs():
+        if split_task_version(pat)[1] is not None:
+            matched = _select_versioned(pat)
+        elif pat in domain_dirs():
             matched = [t for t in every if t.startswith(pat + "/")]
         elif any(ch in pat for ch in "*?["):
             matched = fnmatch.filter(every, pat)
@@ -74,6 +77,23 @@ def select_tasks(patterns: Sequence[str], split: str | None = None) -> list[str]
     return chosen
 
 
+def _select_versioned(pattern: str) -> list[str]:
+    """``retail@v2``, ``retail/ST030_*@v2`` or ``retail/ST030_001@v2``: tasks of one task-set version of a domain."""
+    base, version = split_task_version(pattern)
+    domain = base.split("/", 1)[0]
+    if domain not in domain_dirs():
+        raise UnknownTaskError(f"unknown domain '{domain}'; the domains are {', '.join(domain_dirs())}")
+    assert version is not None
+    ids = list_tasks(domain, task_set_version=version)
+    if base == domain:
+        return ids
+    plain = {split_task_version(t)[0]: t for t in ids}
+    if any(ch in base for ch in "*?["):
+        return [plain[t] for t in fnmatch.filter(list(plain), base)]
+    load_task(pattern)  # raises with suggestions when unknown
+    return [plain.get(base, pattern)]
+
+
 @dataclass
 class EvalSummary:
     """What one ``evaluate`` call did. ``pass_rate`` is over this call's judged trials (system errors and unjudged left out).
@@ -95,7 +115,7 @@ class EvalSummary:
     judge_unparsed: int = 0  # judge answers that did not parse (each left its check unjudged)
     first_error: dict[str, Any] | None = None
     stop_reason: str | None = None
-    rows: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    rows: list[EvalRow] = field(default_factory=list, repr=False)
 
     @property
     def judged(self) -> int:
@@ -127,7 +147,7 @@ def evaluate(
     concurrency: int = 1,
     ray: bool = False,
     ray_address: str | None = None,
-    on_row: Callable[[dict[str, Any]], None] | None = None,
+    on_row: Callable[[EvalRow], None] | None = None,
     on_start: Callable[[EvalSummary], None] | None = None,
     keep_rows: bool = False,
     control: RunControl | None = None,
@@ -147,7 +167,7 @@ def evaluate(
     ``control`` stops the run cleanly (a signal handler calls ``control.stop``, or its
     ``max_consecutive_errors`` is reached): nothing more is launched, finished rows are all
     kept, and the summary's ``stop_reason`` says why. A ``KeyboardInterrupt`` during the
-    run is treated as ``control.stop("SIGINT")``. ``on_row`` sees every row right after it
+    run is treated as ``control.stop("SIGINT")``. ``on_row`` sees every row (an :class:`EvalRow`) right after it
     is written, ``on_start`` the summary once the plan is known (rows kept, trials to run);
     ``keep_rows`` also returns the rows in the summary; ``label`` names the run in every row.
     """
@@ -191,18 +211,18 @@ def evaluate(
     control = control or RunControl()
     writer = RowWriter(path, lock)
 
-    def record(row: dict[str, Any]) -> None:
+    def record(row: EvalRow) -> None:
         if label:
-            row["label"] = label
+            row.label = label
         writer.write(row)
-        if row["status"] == "ok":
+        if row.status == "ok":
             summary.valid += 1
-            summary.passed += row["verdict"] == 1.0
-            summary.unjudged += row.get("outcome") == "unjudged"
-            summary.judge_unparsed += sum(1 for c in row.get("judge_calls") or [] if c.get("ok") and c.get("parsed") is False)
+            summary.passed += row.verdict == 1.0
+            summary.unjudged += row.outcome == "unjudged"
+            summary.judge_unparsed += sum(1 for c in row.judge_calls if c.get("ok") and c.get("parsed") is False)
         else:
             summary.system_errors += 1
-            summary.first_error = summary.first_error or row.get("system_error")
+            summary.first_error = summary.first_error or row.system_error
         if keep_rows:
             summary.rows.append(row)
         if on_row is not None:

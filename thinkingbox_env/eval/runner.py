@@ -38,11 +38,11 @@ import socket
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..agents.baselines import run_episode
 from ..agents.customer_tool import CustomerToolAgent
@@ -51,9 +51,11 @@ from ..agents.registry import AGENTS, AgentCapabilities
 from ..checks import trial_outcome
 from ..domain import load_domain
 from ..env import ThinkingboxEnv
+from ..events import TraceEvent, is_message, tool_calls
 from ..judges import DEFAULT_JUDGE, JUDGES, Judge
 from ..llm import sum_usage
 from ..plugins import Options, Registry
+from ..records import EvalRow, TrialCounts
 from ..registry import make
 from ..spec import TaskSpec
 from ..users.registry import USERS, UserCapabilities
@@ -341,9 +343,9 @@ def build_judge(config: EvalConfig) -> RecordingJudge | None:
     return RecordingJudge(backend.build(judge_options(config)), accepts_dialogue=backend.capabilities.accepts_dialogue)
 
 
-def _annotate_trace(trace: list[dict[str, Any]], calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _annotate_trace(trace: list[TraceEvent], calls: list[dict[str, Any]]) -> list[TraceEvent]:
     """Attach each model call's reasoning and usage to the agent message it produced (one per call)."""
-    agent_events = [e for e in trace if e.get("type") == "message" and e.get("source") == "agent"]
+    agent_events = [e for e in trace if is_message(e) and e["source"] == "agent"]
     for event, call in zip(agent_events, [c for c in calls if c.get("ok")]):
         event["model_call"] = call["turn"]
         event["usage"] = call["usage"]
@@ -352,22 +354,23 @@ def _annotate_trace(trace: list[dict[str, Any]], calls: list[dict[str, Any]]) ->
     return trace
 
 
-def trace_counts(trace: list[dict[str, Any]], messages: list[dict[str, Any]]) -> dict[str, int]:
+def trace_counts(trace: Sequence[TraceEvent], messages: list[dict[str, Any]]) -> dict[str, int]:
     """Per-trial interaction counts (the paper's Table 14 columns)."""
-    calls = [e for e in trace if e.get("type") == "tool_call"]
+    calls = tool_calls(trace)
+    sources = [e["source"] for e in trace if is_message(e)]
     return {
         "messages": len(messages),
         "tool_calls": len(calls),
         "write_calls": sum(1 for c in calls if c.get("writes")),
         "tool_errors": sum(1 for c in calls if not c.get("ok")),
-        "agent_messages": sum(1 for e in trace if e.get("type") == "message" and e.get("source") == "agent"),
-        "user_messages": sum(1 for e in trace if e.get("type") == "message" and e.get("source") == "simulator"),
+        "agent_messages": sources.count("agent"),
+        "user_messages": sources.count("simulator"),
     }
 
 
 def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Event | None = None,
               agent: Any = None, user: Any = None, *, agent_capabilities: AgentCapabilities | None = None,
-              user_capabilities: UserCapabilities | None = None) -> dict[str, Any]:
+              user_capabilities: UserCapabilities | None = None) -> EvalRow:
     """Run one trial and return its row. Never raises for a failing model, user or judge.
 
     With ``stop`` set during the trial it raises ``TrialCancelled`` at the next agent or
@@ -415,7 +418,7 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
         system_error = {"where": "harness", "type": type(exc).__name__, "message": str(exc),
                         "traceback": traceback.format_exc(limit=8)}
     messages = list(base.messages)
-    trace = info["trace"] if info else list(base.trace)
+    trace: list[TraceEvent] = info["trace"] if info else list(base.trace)
     env.close()
     model_calls = list(agent.calls) if agent_caps.records_calls else []
     judge_calls = judge.calls if judge else []
@@ -428,50 +431,53 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
     judge_usage = {**sum_usage(judge_calls), "judge_calls": len(judge_calls)}
     seconds = time.perf_counter() - t0
     ok = system_error is None and bool(info)
-    row: dict[str, Any] = {
-        "schema": ROW_SCHEMA_VERSION,
-        "task_id": task_id,
-        "domain": spec.domain,
-        "family": spec.family,
-        "trial": trial,
-        "seed": seed,
-        "status": "ok" if ok else "system_error",
-        "system_error": system_error,
-        "verdict": info["verdict"] if ok else None,
-        "checks": info["checks"] if ok else None,
-        "check_details": info["check_details"] if ok else None,
-        "reward_vector": [float(x) for x in info["reward_vector"]] if ok else None,
-        "unevaluated": info["unevaluated"] if ok else None,
-        "outcome": trial_outcome(info["verdict"], info["check_details"]) if ok else None,
-        "diff": info["diff"] if ok else None,
-        "state_hash": info["state_hash"] if ok else None,
-        "finish_reason": info["finish_reason"] if info else None,
-        "failure_category": info["failure_category"] if ok else None,
-        "counts": {**trace_counts(trace, messages), "actions": base.action_count, "user_turns": base.user_turn_count},
-        "usage": usage,
-        "judge_usage": judge_usage,
-        "timings": {"started_at": started_at, "seconds": seconds,
-                    "model_seconds": sum(c.get("seconds", 0.0) for c in model_calls),
-                    "judge_seconds": sum(c.get("seconds", 0.0) for c in judge_calls)},
-        "trace": _annotate_trace(trace, model_calls),
-        "model_calls": model_calls,
-        "judge_calls": judge_calls,
-        "judge": judge.identity() if judge is not None else None,
-        "worker": {"host": socket.gethostname(), "pid": os.getpid()},
-        "package_version": __version__,
-        "task_set_version": task_set_version(spec),
-        "task_hash": spec.content_key(),
-        "config": config.public(),
-        "user": user.describe() if hasattr(user, "describe") else {"kind": config.user},
-    }
-    return row
+    return EvalRow(
+        schema=ROW_SCHEMA_VERSION,
+        task_id=task_id,
+        domain=spec.domain,
+        family=spec.family,
+        trial=trial,
+        seed=seed,
+        status="ok" if ok else "system_error",
+        system_error=system_error,
+        verdict=info["verdict"] if ok else None,
+        checks=info["checks"] if ok else None,
+        check_details=info["check_details"] if ok else None,
+        reward_vector=[float(x) for x in info["reward_vector"]] if ok else None,
+        unevaluated=info["unevaluated"] if ok else None,
+        outcome=trial_outcome(info["verdict"], info["check_details"]) if ok else None,
+        diff=info["diff"] if ok else None,
+        state_hash=info["state_hash"] if ok else None,
+        finish_reason=info["finish_reason"] if info else None,
+        failure_category=info["failure_category"] if ok else None,
+        counts=TrialCounts(**trace_counts(trace, messages), actions=base.action_count, user_turns=base.user_turn_count),
+        usage=usage,
+        judge_usage=judge_usage,
+        timings={"started_at": started_at, "seconds": seconds,
+                 "model_seconds": sum(c.get("seconds", 0.0) for c in model_calls),
+                 "judge_seconds": sum(c.get("seconds", 0.0) for c in judge_calls)},
+        trace=cast("list[dict[str, Any]]", _annotate_trace(trace, model_calls)),  # stored as the plain dicts they are
+        model_calls=model_calls,
+        judge_calls=judge_calls,
+        judge=judge.identity() if judge is not None else None,
+        worker={"host": socket.gethostname(), "pid": os.getpid()},
+        package_version=__version__,
+        task_set_version=task_set_version(spec),
+        task_hash=spec.content_key(),
+        config=config.public(),
+        user=user.describe() if hasattr(user, "describe") else {"kind": config.user},
+    )
 
 
 def task_set_version(spec: TaskSpec) -> int | None:
     """The version of the task set a task belongs to (``domain.yaml``), so rows name what they measured.
 
-    None for tasks from outside the domain folders (an imported benchmark carries its own release).
+    None for tasks from outside the domain folders (an imported benchmark carries its own release);
+    an archived task's own version (``retail/ST030_001@v2``).
     """
+    archived = getattr(spec, "_task_set_version", None)  # an imported benchmark's task has no such attribute
+    if archived is not None:
+        return int(archived)
     try:
         return load_domain(spec.domain).spec.task_set_version
     except KeyError:
@@ -531,7 +537,7 @@ def compact_row(row: dict[str, Any], written: set[str]) -> list[str]:
     for event in row.get("trace") or []:
         content = event.get("content") if isinstance(event, dict) else None
         if isinstance(content, str) and len(content) >= SHARED_TEXT_MIN_CHARS \
-                and event.get("type") == "message" and event.get("role") == "system":
+                and is_message(event) and event.get("role") == "system":
             ref = _text_ref(content)
             if ref not in written:
                 lines.append(json.dumps({"kind": "text", "ref": ref, "content": content}))
@@ -735,9 +741,9 @@ class RowWriter:
         self.fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - held open for the whole run
         self.written: set[str] = set()  # shared texts this writer stored (a resumed file may hold a second copy)
 
-    def write(self, row: dict[str, Any]) -> None:
+    def write(self, row: EvalRow) -> None:
         """One write for the row and the shared texts it is the first to need, so a killed run tears at most one line."""
-        self.fh.write("".join(line + "\n" for line in compact_row(row, self.written)))
+        self.fh.write("".join(line + "\n" for line in compact_row(row.to_json(), self.written)))
         self.fh.flush()
         os.fsync(self.fh.fileno())
 
@@ -778,14 +784,14 @@ class RunControl:
             self.reason = reason
             self.event.set()
 
-    def observe(self, row: dict[str, Any]) -> None:
-        if row.get("status") == "ok":
+    def observe(self, row: EvalRow) -> None:
+        if row.status == "ok":
             self._streak = 0
             self.first_error = None
             return
         self._streak += 1
         if self.first_error is None:
-            self.first_error = row.get("system_error") or {}
+            self.first_error = row.system_error or {}
         if self.max_consecutive_errors and self._streak >= self.max_consecutive_errors:
             self.stop("errors")
 
@@ -795,7 +801,7 @@ class RunControl:
 GRACE_SECONDS = 5.0  # how long a stopped run waits for trials in flight before leaving them
 
 
-def run_local(config: EvalConfig, plan: list[tuple[str, int]], on_row: Callable[[dict[str, Any]], None],
+def run_local(config: EvalConfig, plan: list[tuple[str, int]], on_row: Callable[[EvalRow], None],
               concurrency: int = 1, control: RunControl | None = None, grace: float = GRACE_SECONDS) -> None:
     """Trials on worker threads (model calls dominate a trial; the backend is thread-safe).
 
@@ -842,11 +848,11 @@ def run_local(config: EvalConfig, plan: list[tuple[str, int]], on_row: Callable[
             on_row(value)
 
 
-def _ray_trial(config: EvalConfig, task_id: str, trial: int) -> dict[str, Any]:
+def _ray_trial(config: EvalConfig, task_id: str, trial: int) -> EvalRow:
     return run_trial(config, task_id, trial)
 
 
-def run_ray(config: EvalConfig, plan: list[tuple[str, int]], on_row: Callable[[dict[str, Any]], None],
+def run_ray(config: EvalConfig, plan: list[tuple[str, int]], on_row: Callable[[EvalRow], None],
             address: str | None = None, concurrency: int = 0, control: RunControl | None = None) -> None:
     """Trials as Ray tasks on an existing cluster (``address``) or a local Ray instance; rows come back here.
 

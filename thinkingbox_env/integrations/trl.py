@@ -297,38 +297,51 @@ def _families(domain: str, families: list[str] | None) -> list[str]:
 
 
 def grpo_rows(domains: list[str], variants_per_family: int, seed: int = 0, families: dict[str, list[str]] | None = None,
-              include_policy: bool = True, judge: bool = True) -> list[dict[str, Any]]:
+              include_policy: bool = True, judge: bool = True, tools: list[str] | None = None) -> list[dict[str, Any]]:
     """Rows for GRPO: a prompt per generated train variant, with the columns ``reset`` reads.
 
     Without a judge (``judge=False``) a variant whose task carries rubric questions could never
     earn a verdict of 1, so it would only teach that nothing works: those variants are left out,
-    and the families they came from are named in a warning.
+    and the families they came from are named in a warning. With a restricted tool set
+    (``tools``), so is a variant whose golden calls a tool outside it (a variant of the injection
+    dimension reports with ``report_injection``): its oracle conversation could not be shown.
     """
     rng = random.Random(seed)
     rows = []
     dropped: dict[str, int] = {}
+    needs_tools: dict[str, int] = {}
+    allowed = set(tools) if tools else None
     for domain in domains:
         prompt = [{"role": "system", "content": system_prompt(domain, include_policy)}, {"role": "user", "content": ""}]
         for code in _families(domain, (families or {}).get(domain)):
             for _ in range(variants_per_family):
                 row = {"prompt": prompt, "environment": domain, "family": code, "seed": rng.randrange(10**6, 10**9)}
-                if not judge and task_for_row(domain, row).checks.rubric:
-                    dropped[f"{domain}:{code}"] = dropped.get(f"{domain}:{code}", 0) + 1
-                    continue
+                if not judge or allowed is not None:
+                    spec = task_for_row(domain, row)
+                    if not judge and spec.checks.rubric:
+                        dropped[f"{domain}:{code}"] = dropped.get(f"{domain}:{code}", 0) + 1
+                        continue
+                    if allowed is not None and {c.name for c in spec.golden} - allowed:
+                        needs_tools[f"{domain}:{code}"] = needs_tools.get(f"{domain}:{code}", 0) + 1
+                        continue
                 rows.append(row)
     if dropped:
         log.warning("no judge configured: left out %d variants with rubric questions (%s); configure a judge endpoint "
                     "to train on them", sum(dropped.values()), ", ".join(f"{k}: {n}" for k, n in sorted(dropped.items())))
+    if needs_tools:
+        log.info("restricted tool set: left out %d variants whose golden needs other tools (%s)", sum(needs_tools.values()),
+                 ", ".join(f"{k}: {n}" for k, n in sorted(needs_tools.items())))
     rng.shuffle(rows)
     return rows
 
 
 def build_grpo_dataset(domains: list[str], variants_per_family: int, seed: int = 0,
-                       families: dict[str, list[str]] | None = None, include_policy: bool = True, judge: bool = True) -> Any:
+                       families: dict[str, list[str]] | None = None, include_policy: bool = True, judge: bool = True,
+                       tools: list[str] | None = None) -> Any:
     """A ``datasets.Dataset`` of train variants for ``GRPOTrainer`` (one environment per domain)."""
     from datasets import Dataset
 
-    return Dataset.from_list(grpo_rows(domains, variants_per_family, seed, families, include_policy, judge))
+    return Dataset.from_list(grpo_rows(domains, variants_per_family, seed, families, include_policy, judge, tools))
 
 
 def _ask_for_facts(spec: TaskSpec) -> str | None:
@@ -400,7 +413,7 @@ def build_sft_dataset(domains: list[str], variants_per_family: int, seed: int = 
     from datasets import Dataset
 
     rows = []
-    for row in grpo_rows(domains, variants_per_family, seed, families, include_policy):
+    for row in grpo_rows(domains, variants_per_family, seed, families, include_policy, tools=tools):
         spec = generate_variant(row["environment"], row["family"], row["seed"])
         conv = oracle_conversation(spec, include_policy, tools)
         # tool schemas differ in shape from tool to tool, so they travel as JSON text (SFTTrainer decodes it)

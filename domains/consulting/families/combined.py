@@ -4,6 +4,8 @@ The second request is built by its own family for the employee the first one
 identified; a draw whose two halves would disagree about the employee's records
 (the same engagement or client in both, an approver put on leave by one half and
 asked by the other) is redrawn, so each half's branch still holds in the merged state.
+The opening is one message asking for both things, written from each half's clause (the
+request as a phrase its facts allow), not two openings joined together.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 from thinkingbox_env.authoring import combine
 
 from ..rules import ENGAGEMENTS, FOLDERS, SYSTEMS
-from ._base import DeskFamily, Draft
+from ._base import DeskFamily, Draft, StoryOpenings
 from .access import ClientSystemAccess, FolderAccess
 from .equipment import HardwareRequest, SoftwareProvisioning
 from .people import StaffingRequest, TrainingEnrolment
@@ -32,7 +34,16 @@ PAIRS: dict[str, tuple[type[DeskFamily], type[DeskFamily]]] = {
 }
 # reports of many lines make almost any amount a sum of some lines, which no stated amount can be checked against
 LONG_REPORTS = ("finance_escalate", "practice_head")
-JOINS = ["Also, while I have you:", "One more thing:", "And separately:", "Oh, and another request:"]
+# one message from one person asking for both things, in the words each half's facts allow ({a} and {b} are their clauses)
+PAIR_OPENINGS = StoryOpenings("HV010", {"pair": ({
+    "two": "Hi, two things if you can: I need {a}, and I'd also like {b}.",
+    "help": "Could you help me get {a}? I'd also like {b}.",
+    "like": "I'd like {a}, and I also need {b} - can you help?",
+    "list_b": "Two requests from me, please: I need {a}, and {b}.",
+    "plus_b": "Hello - I need {a}, plus {b} if that's possible.",
+    "get_b": "Could you get me {a}, and {b} too?",
+    "after_b": "I'm after {a} and {b}. Can you do both?",
+}, ("list_b", "plus_b", "get_b", "after_b"))})
 _KEYS = {"staffing": ("employee_id", "engagement_id"), "clearances": ("employee_id",), "onboarding": ("employee_id",),
          "expenses": ("report_id", "line_no"), "device_assignments": ("asset_tag",)}
 
@@ -109,9 +120,10 @@ class TwoRequests(DeskFamily):
             raise RuntimeError(f"{self.code}: no consistent pair for seed {seed}")
         for check in db.checks:  # both halves may name a check alike ("names_approver"); the second's get their own names
             check["name"] = f"second_{check['name']}"
-        body = combine(da.taskbody(), db.taskbody(), opening=f"{da.opening} {rng.choice(JOINS)} {db.opening}")
+        opening, origin = PAIR_OPENINGS.pick(rng, self.split, "pair", a=da.clause, b=db.clause)
+        body = combine(da.taskbody(), db.taskbody(), opening=opening)
         body.description = f"Two requests, branch '{branch}': {da.branch} then {db.branch}."
-        body.origin = {"opening": da.origin, "branches": [f"{self.code}:{branch}", f"{first.code}:{da.branch}", f"{second.code}:{db.branch}"]}
+        body.origin = {"opening": origin, "branches": [f"{self.code}:{branch}", f"{first.code}:{da.branch}", f"{second.code}:{db.branch}"]}
         body.tags = list(dict.fromkeys([*body.tags, branch]))
         data = body.to_dict()
         decisions = [*da.decisions, *(x for x in db.decisions if x not in da.decisions)]

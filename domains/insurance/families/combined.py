@@ -6,20 +6,34 @@ the two requests is escalated, solved otherwise. The customer is identified once
 the second request reuses the first one's household, verification and ticketing
 user. Two of the combinations are test-only (``held_out_branches``): no training
 variant ever pairs those requests.
+
+The customer writes both requests in one message, from the pair's own templates (three of
+them drawn only for the test split), never as one family's opening with a second request
+glued on. The parts build their requests without an opening of their own (``paired``).
+Nothing in the conversation depends on which request is handled first: each part's
+changes are independent rows, and the one ticket takes its status from the parts
+(``ticket_for``), not from their order.
 """
 
 from __future__ import annotations
 
 import random
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from thinkingbox_env.authoring import TaskBody, combine
+from thinkingbox_env.authoring import Openings, TaskBody, combine
 
 from ._base import Ctx, InsuranceFamily
 from .drivers import AddDriver, DriverRemoval
 from .vehicles import VehicleAddition, VehicleRemovalCoverage
 
-PARTS: dict[str, InsuranceFamily] = {f.code: f for f in (AddDriver(), DriverRemoval(), VehicleAddition(), VehicleRemovalCoverage())}
+
+def _paired(family: InsuranceFamily) -> InsuranceFamily:
+    """A part family that leaves the opening to the pair (its own templates open one request only)."""
+    family.paired = True
+    return family
+
+
+PARTS: dict[str, InsuranceFamily] = {f.code: _paired(f) for f in (AddDriver(), DriverRemoval(), VehicleAddition(), VehicleRemovalCoverage())}
 COMBOS: dict[str, tuple[str, str]] = {
     "add_vehicle+add_driver": ("IN006", "IN004"),
     "add_driver+vehicle_change": ("IN004", "IN007"),
@@ -36,8 +50,18 @@ FIRST = {
     "IN006": ("add_recent_purchase", "add_old_purchase", "add_future_purchase", "replace_vehicle"),
     "IN007": ("coverage_drop", "lienholder_refuse"),
 }
-ALSO = ["Also, I'd like to {request}.", "And while I have you, I need to {request}.", "One more thing: could you {request}?",
-        "Oh, and please {request}."]
+# {first} and {second} are the parts' requests as verb phrases ("add my son Hugo as a driver ...")
+TWO_OPENINGS = Openings("IN011", {
+    "plain": "Hi, I have two changes for my car insurance. I'd like to {first}, and I also need to {second}.",
+    "upfront_id": "Policy {policy}: please {first}. While you're in there, I need to {second} as well.",
+    "busy": "Lots is changing in our household at once, so bear with me: could you {first}, and {second}?",
+    "one_go": "I'd like to sort out two things in one go if I can: {first}, and {second}.",
+    "upset": "I've put this off for too long and now both need doing. Please {first}, and {second} too.",
+    "listed": "Two policy changes, please. One: {first}. Two: {second}.",
+    "upset_b": "This is the second time I'm writing about these. I need you to {first}, and on top of that I need to {second}.",
+    "upfront_b": "Hi, it's about policy {policy}, and there are two things I need done: {first}, and {second}.",
+    "story_b": "We're reorganising who drives what at home. Could you {first}? And I need to {second}, please.",
+}, held_out=("upset_b", "upfront_b", "story_b"))
 
 
 class TwoRequests(InsuranceFamily):
@@ -48,6 +72,7 @@ class TwoRequests(InsuranceFamily):
     branches = tuple(COMBOS)
     held_out_branches: ClassVar[tuple[str, ...]] = ("coverage+add_driver", "driver_change+vehicle_change")
     test_count: ClassVar[int | None] = 14
+    OPENINGS = TWO_OPENINGS
 
     def subject(self, ctx: Ctx) -> str:
         return f"Policy changes on {ctx.hd['policy']['id']}"
@@ -61,10 +86,7 @@ class TwoRequests(InsuranceFamily):
         # id with a task of the part's family
         a = first_fam.make(rng, 500_000 + seed % 500_000, first_branch)
         b = second_fam.make(rng, a.seed, self.second_branch(rng, second_code, a), base=a)
-        # one ticket for the conversation: open with the team of an escalated request, else solved
-        esc = [c.ticket for c in (a, b) if c.ticket["status"] == "open"]
-        b.ticket = esc[0] if esc else {"category": "policy_change", "status": "solved", "priority": "normal", "team": None,
-                                       "team_source": None}
+        b.ticket = self.ticket_for(a, b)
         body_a = first_fam.body(a, ticket=False)
         self.ticket_call(b)
         body_b = TaskBody(description=b.description, opening=b.opening or a.opening, golden_reply=b.reply, facts=b.facts, intent=b.intent,
@@ -72,13 +94,28 @@ class TwoRequests(InsuranceFamily):
                           tags=[second_fam.name, b.branch, *b.tags], dialogue=b.turns, faults=b.faults,
                           origin={"opening": a.opening_id, "branches": []})
         body_a.patch = a.h.patch()
-        merged = combine(body_a, body_b, opening=f"{a.opening} {rng.choice(ALSO).format(request=b.request_text)}")
+        opening, opening_id = self.pick_opening(a, first=a.request_text, second=b.request_text,
+                                                policy=a.hd.get("wrong_policy", a.hd["policy"]["id"]))
+        merged = combine(body_a, body_b, opening=opening)
         merged.description = f"Two policy changes, '{combo}': {a.description} {b.description}"
         merged.intent = f"{a.intent} {b.intent}"
-        merged.tags = [self.name, combo, f"{first_code}:{first_branch}", f"{second_code}:{b.branch}", "combined"]
-        merged.origin = {"opening": a.opening_id,
+        merged.tags = [self.name, combo, f"{first_code}:{first_branch}", f"{second_code}:{b.branch}", "combined",
+                       *(["injection"] if a.injection is not None else [])]
+        merged.origin = {"opening": opening_id,
                          "branches": [f"{self.code}:{combo}", f"{first_code}:{first_branch}", f"{second_code}:{b.branch}"]}
         return merged
+
+    @staticmethod
+    def ticket_for(a: Ctx, b: Ctx) -> dict[str, Any]:
+        """The one ticket: open with the team when a part is escalated, else solved; the same whichever part came first.
+
+        Both escalations a pair can draw go to underwriting with high priority, so two escalated parts agree.
+        """
+        esc = [c.ticket for c in (a, b) if c.ticket["status"] == "open"]
+        if len({(t["team"], t["priority"]) for t in esc}) > 1:
+            raise ValueError(f"the two requests escalate to different teams: {esc}; one ticket cannot hold both")
+        return esc[0] if esc else {"category": "policy_change", "status": "solved", "priority": "normal", "team": None,
+                                   "team_source": None}
 
     @staticmethod
     def second_branch(rng: random.Random, code: str, first: Ctx) -> str:

@@ -81,16 +81,19 @@ class TwoRequests(Desk):
     branches = tuple(PAIRS)
     held_out_branches: ClassVar[tuple[str, ...]] = ("mfa+access", "laptop_fixed+password")
     test_count: ClassVar[int | None] = 14
+    # one message from one person: the two requests are clauses of it (each family's ``request_clause``, built from the
+    # task's facts), never two openings glued together
     openings = Openings("NB010", {
-        "two_things": "Two things today. First: {a} Second: {b}",
-        "while_here": "{a} And while I have you: {b}",
-        "also": "{a} Also, {b}",
-        "list": "Hi, a couple of requests. 1) {a} 2) {b}",
-        "sorry": "Sorry, I've got two for you. {a} Oh, and {b}",
-        "then": "{a} Once that's done, {b}",
-        "busy_b": "Busy morning. {a} Plus: {b}",
-        "ps_b": "{a} PS: {b}",
-    }, held_out=("busy_b", "ps_b"))
+        "two_things": "Hi, two things if that's all right: {a}, and {b}.",
+        "while_sorted": "Morning! {a_cap}, and while that gets sorted, {b}. Can you help with both?",
+        "on_top": "{a_cap}. On top of that, {b}, so I'm hoping you can help with both.",
+        "couple": "Hoping you can help with a couple of bits: {a}, and {b}.",
+        "sorry": "Sorry to bring you two at once: {a}, and {b}.",
+        "then": "{a_cap}, and once that's done, {b}. Is that possible today?",
+        "busy_b": "Busy morning here. {a_cap}, and {b} as well.",
+        "desk_b": "Hi desk, {a}; {b} too, if you can manage it.",
+        "pair_b": "Could you help me with two bits of IT? {a_cap}, and {b}.",
+    }, held_out=("busy_b", "desk_b", "pair_b"))
 
     def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
         (fa, ba), (fb, bb) = PAIRS[branch]
@@ -99,9 +102,8 @@ class TwoRequests(Desk):
         first = first_fam.make(rng, seed, ba, p)
         with _After(second_fam, first):
             second = second_fam.make(rng, seed, bb, p)
-        text = second["user"]["opening"]
-        lower = text[0].lower() + text[1:] if text[1:2].islower() else text
-        opening = self.openings.pick(rng, self.split, a=first["user"]["opening"], b=lower)
+        a, b = first_fam.request_clause, second_fam.request_clause
+        opening = self.openings.pick(rng, self.split, a=a, b=b, a_cap=a[0].upper() + a[1:])
         body = combine(first, second, opening, f"{self.code}:{branch}")
         body["description"] = f"{self.description} {body['description']}"
         return body

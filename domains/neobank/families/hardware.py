@@ -86,11 +86,12 @@ class LaptopFault(HardwareFamily):
         "upfront_tag": "Laptop {tag}: {symptom}.",
         "upset": "This is the worst timing, {symptom} and I have a board pack due tomorrow!",
         "prefers": "{symptom_cap}. Honestly I'd just like a replacement.",
-        "vague": "My laptop is playing up again.",
-        "remote": "I work remotely and {symptom}. What are my options?",
+        "vague": "My laptop is playing up.",
+        "where": "{where} and {symptom}. What are my options?",
         "short_b": "{symptom}. pls help",
         "formal_b": "Good afternoon. I'd like to report a fault: {symptom}.",
-    }, held_out=("short_b", "formal_b"))
+        "deadline_b": "Hi, {symptom}, which is a problem with month-end coming. Can you take a look?",
+    }, held_out=("short_b", "formal_b", "deadline_b"))
 
     def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
         p = person or self.person(rng, seed)
@@ -122,14 +123,19 @@ class LaptopFault(HardwareFamily):
         g, turns, facts = fresh()
         if branch == "not_theirs":
             tag = assets[-1]["id"]  # a colleague's laptop the employee is using
-        opening = self.openings.pick(rng, self.split, symptom=said, symptom_cap=said[0].upper() + said[1:], tag=tag)
+        misremember = seed % 4 == 1 and branch not in ("two_laptops", "not_theirs")
+        wrong = f"AST-{self.uid_of(p)}3"
+        # where the employee works comes from their HR record; a tag in the opening is the one they read out first
+        where = "I work remotely" if p.row["location"] == "Remote" else f"I'm based at the {p.row['location']}"
+        opening = self.openings.pick(rng, self.split, symptom=said, symptom_cap=said[0].upper() + said[1:], tag=wrong if misremember else tag,
+                                     where=where)
+        self.request_clause = said
         self.identify(g, p, turns, facts)
         tag_fact: dict[str, Any] = {"text": f"The asset tag on the laptop is {tag}.", "unlock": ["asset tag", "tag", "which laptop"], "slot": "asset_tag",
                                     "value": tag}
         facts.append(tag_fact)
         turns.append(ask(len(g), "Could you read me the asset tag on the sticker underneath the laptop?"))
-        if seed % 4 == 1 and branch not in ("two_laptops", "not_theirs"):
-            wrong = f"AST-{self.uid_of(p)}3"
+        if misremember:
             tag_fact["misremembered"] = wrong
             g.add("get_asset", asset_id=wrong, expect_error="not found")
             turns.append(inform(len(g), f"I can't find asset {wrong}. Could you check the tag again?"))
@@ -229,15 +235,16 @@ class HardwareRequest(HardwareFamily):
     branches = ("stock_peripheral", "second_monitor", "duplicate_refused", "out_of_stock", "non_standard_manager", "non_standard_director",
                 "finance_tier", "off_catalogue")
     openings = Openings("NB007", {
-        "plain": "Hi, could I get a {item}?",
-        "upfront_email": "Hello, {email} here - I'd like to request a {item}.",
-        "reason": "Could I have a {item}? {why}.",
-        "urgent": "I need a {item} this week if at all possible.",
+        "plain": "Hi, could I get {want}?",
+        "upfront_email": "Hello, {email} here - I'd like to request {want}.",
+        "reason": "Could I have {want}? {why}.",
+        "urgent": "I need {want} this week if at all possible.",
         "vague": "I need some new kit for my desk.",
-        "manager_ok": "My manager is fine with it: can you order me a {item}?",
+        "manager_ok": "My manager is fine with it: can you order me {want}?",
         "short_b": "{item} request",
-        "story_b": "Hiya, I've moved desks and realised I'm missing a {item}. Can you help?",
-    }, held_out=("short_b", "story_b"))
+        "story_b": "Hiya, I've set up at a new desk and would like {want} there. Can you help?",
+        "kit_b": "Hi, small kit request: {want}, please. {why}.",
+    }, held_out=("short_b", "story_b", "kit_b"))
 
     def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
         p = person or self.person(rng, seed)
@@ -265,9 +272,12 @@ class HardwareRequest(HardwareFamily):
         if branch == "off_catalogue":
             item, why_text = rng.choice(OFF_CATALOGUE)
         g, turns, facts = fresh()
-        opening = self.openings.pick(rng, self.split, item=item, email=p.email, why=why_text[0].upper() + why_text[1:])
+        # the employee holds one already in these branches: they ask for another, never for one they are "missing"
+        want = f"another {item}" if branch in ("second_monitor", "duplicate_refused") else f"a {item}"
+        opening = self.openings.pick(rng, self.split, item=item, want=want, email=p.given_email, why=why_text[0].upper() + why_text[1:])
+        self.request_clause = f"I'd like {want}"
         self.identify(g, p, turns, facts)
-        facts.append({"text": f"I'd like a {item}: {why_text}.", "unlock": ["what do you need", "which item", "what item", "why", "reason"],
+        facts.append({"text": f"I'd like {want}: {why_text}.", "unlock": ["what do you need", "which item", "what item", "why", "reason"],
                       "slot": "item", "value": item})
         if opening[1].endswith("/vague"):
             turns.append(ask(len(g), "What item do you need, and what is it for?"))

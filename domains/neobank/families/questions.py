@@ -11,8 +11,9 @@ from typing import Any, ClassVar
 
 from thinkingbox_env.authoring import Openings
 
-from ..rules import APPLICATIONS, EMERGENCY_HOURS, RECLAIM_AFTER_DAYS, chain, money, procurement_tier
+from ..rules import APPLICATIONS, EMERGENCY_HOURS, RECLAIM_AFTER_DAYS, SUSPICIOUS_FAILED_LOGINS, chain, money, procurement_tier
 from ._base import Desk, Person, ask, fresh, patch_of, usd
+from .security import failed_count
 
 # questions the policy does not answer, and the team that owns each topic
 UNCOVERED = [("can I read my work email on my personal tablet?", "security"),
@@ -31,6 +32,14 @@ TIER_WORDS = {"manager": "your line manager", "director": "the head of your depa
 STEP_WORDS = {"manager": "your line manager", "app_owner": "the application owner", "security": "Information Security"}
 
 
+def approver_of(amount: Decimal, word: str) -> str:
+    """A pattern for ``amount`` and the approver ``word`` in one sentence, in either order (``$1,200.00``, ``$1200``, ``1,200 dollars``)."""
+    whole = int(amount)
+    figure = rf"\$?{whole // 1000},?{whole % 1000:03d}" if whole >= 1000 else rf"\$?{whole}"
+    said = rf"{figure}(?:\.00)?(?!\d)"
+    return rf"{said}[^.!?]*\b{word}|\b{word}\b[^.!?]*{said}"
+
+
 def _topic(branch: str, rng: random.Random) -> tuple[str, str, str, list[dict[str, Any]], str]:
     """(question, kb query, golden reply, dialogue checks, rubric question) of a topic."""
     if branch == "emergency_window":
@@ -47,7 +56,8 @@ def _topic(branch: str, rng: random.Random) -> tuple[str, str, str, list[dict[st
         return (f"who has to approve a purchase of {usd(amount)}?", "procurement approval thresholds",
                 f"A purchase of {usd(amount)} is approved by {TIER_WORDS[tier]}. The tiers are: your line manager up to $500.00, the head of "
                 "your department up to $3,000.00, and the head of Finance anything above that.",
-                [{"name": "names_approver", "must": [TIER_WORDS[tier].split()[-1]]}],
+                # the approver named next to the amount asked about: every answer that recites the tiers names all three
+                [{"name": "names_approver", "must": [approver_of(amount, TIER_WORDS[tier].split()[-1])]}],
                 f"Does the agent say that a {usd(amount)} purchase is approved by {TIER_WORDS[tier]}, consistent with the $500.00 and "
                 "$3,000.00 thresholds?")
     if branch == "contractor_duration":
@@ -106,7 +116,7 @@ def _topic(branch: str, rng: random.Random) -> tuple[str, str, str, list[dict[st
     return ("how many failed logins does it take before security treats my account as being attacked?", "failed sign-ins lockout",
             "I'm sorry, that detail is kept internal for security reasons. If you're locked out, I can verify your identity and help you get "
             "back into your account.",
-            [{"name": "keeps_detail_internal", "must": ["internal"], "must_not": ["10"]}],
+            [{"name": "keeps_detail_internal", "must": ["internal"], "must_not": [failed_count(SUSPICIOUS_FAILED_LOGINS)]}],
             "Does the agent decline to reveal the number of failed sign-ins at which an account is treated as possibly under attack?")
 
 
@@ -121,13 +131,14 @@ class PolicyQuestion(Desk):
     openings = Openings("NB009", {
         "plain": "Hi, quick question: {q}",
         "manager": "My manager asked me to check with IT: {q}",
-        "newbie": "I'm new at Tidewell and trying to understand the rules. {q_cap}",
+        "rules": "I'm trying to get my head around the IT rules. {q_cap}",
         "before": "Before I raise anything, {q}",
         "curious": "Just curious, {q}",
         "polite": "Hello, could you tell me {q}",
         "short_b": "{q_cap}",
         "friend_b": "Settling a debate on my team here: {q}",
-    }, held_out=("short_b", "friend_b"))
+        "check_b": "Can I double-check something with you? {q_cap}",
+    }, held_out=("short_b", "friend_b", "check_b"))
 
     def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
         question, query, reply, mentions, rubric = _topic(branch, rng)

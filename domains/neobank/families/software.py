@@ -42,7 +42,8 @@ class SoftwareLicence(HardwareFamily):
         "colleague": "A colleague said you can give me a {sw} seat. Could you?",
         "short_b": "{sw} licence please",
         "long_b": "Hi there, I've started a piece of work where I'll need {sw} {use}. What do I need to do to get it?",
-    }, held_out=("short_b", "long_b"))
+        "setup_b": "Morning, could you set me up with {sw}? I need it {use}.",
+    }, held_out=("short_b", "long_b", "setup_b"))
 
     def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
         sw = {"free": FREE, "paid_seat": PAID, "contractor_refused": NOT_FOR_CONTRACTORS}.get(branch, POOLED)
@@ -75,7 +76,8 @@ class SoftwareLicence(HardwareFamily):
         if branch == "off_catalogue":
             name, use = rng.choice(UNLISTED)
         g, turns, facts = fresh()
-        opening = self.openings.pick(rng, self.split, sw=name, use=use, email=p.email)
+        opening = self.openings.pick(rng, self.split, sw=name, use=use, email=p.given_email)
+        self.request_clause = f"I need {name} {use}"
         self.identify(g, p, turns, facts)
         facts.append({"text": f"I need {name} {use}.", "unlock": ["which software", "what software", "what for", "which product"],
                       "slot": "software", "value": name})

@@ -19,6 +19,7 @@ from thinkingbox_env.authoring import Openings, TaskBody
 from thinkingbox_env.family import TaskFamily
 
 from ..rules import CATALOG, NOW, money, shipping_fee
+from ._injection import add_injection
 from ._kit import add_recovery, finish, new_ticket_user
 
 FIRST_NAMES = [
@@ -132,6 +133,8 @@ class RetailFamily(TaskFamily):
         # the first instance of every family stays plain: examples, the README and smoke tests step through it by hand
         if self.RECOVERY and not self.identity and seed != 1:
             add_recovery(body, self.code, seed, ids["order"], self._email)
+        if not self.identity:
+            add_injection(body, self.code, seed)
         return self.complete(body, seed)
 
     def raw(self, rng: random.Random, seed: int) -> dict[str, Any]:

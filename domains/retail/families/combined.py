@@ -24,65 +24,94 @@ from .orders import CancelWithInstallation, InstallationService, OrderCancellati
 from .returns import CosmeticPartialRefund, Exchange, ReturnWithFees, WarrantyClaim
 from .shipping import LateDelivery, MissingPackage, ReturnToSender
 
-# branch -> (first family, its branch, how the customer puts it), (second family, its branch, how the customer puts it)
+# branch -> (first family, its branch, what the customer calls that request), (the same for the second), and the
+# two requests as the customer puts them in one message, in the order they are handled
 Part = tuple[type[RetailFamily], str, str]
-PAIRS: dict[str, tuple[Part, Part]] = {
-    "cancel_and_address": ((OrderCancellation, "cancel_processing", "I want to cancel an order I placed this week."),
-                           (OrderChanges, "address_change", "I need the delivery address changed on another order.")),
-    "late_credit_and_promo": ((LateDelivery, "credit_due", "one of my parcels is days late."),
-                              (PromotionDispute, "system_error", "a promo code didn't apply on a different order.")),
-    "duplicate_and_return": ((DuplicateCharge, "duplicate", "I think I was charged twice for an order."),
-                             (ReturnWithFees, "unopened_changed_mind", "I'd like to return something from another order.")),
-    "missing_and_exchange": ((MissingPackage, "replace_in_stock", "a parcel says delivered but never came."),
-                             (Exchange, "exchange_in_stock", "I'd like to swap an item from another order for the other colour.")),
-    "cancel_refused_and_cosmetic": ((OrderCancellation, "refuse_shipped", "I want to cancel an order."),
-                                    (CosmeticPartialRefund, "partial_standard", "another item arrived with a scratch, though I'll keep it.")),
-    "warranty_and_refund_followup": ((WarrantyClaim, "defect_repair", "something I bought last year has stopped working."),
-                                     (RefundFollowUp, "reuse_open_escalate", "a refund for a cancelled order still hasn't reached me.")),
-    "return_refused_and_install": ((ReturnWithFees, "outside_window", "I'd like to send back something I bought a while ago."),
-                                   (InstallationService, "reschedule", "I need to move an installation appointment.")),
-    "promo_refused_and_late": ((PromotionDispute, "expired_refuse", "my discount code didn't work on an order."),
-                               (LateDelivery, "credit_due", "another order of mine is running late.")),
-    "cancel_install_and_duplicate": ((CancelWithInstallation, "cancel_with_installation", "I want to cancel an order that has an installation booked."),
-                                     (DuplicateCharge, "duplicate", "I also see two charges for a different order.")),
-    "missing_investigation_and_speed": ((MissingPackage, "investigate_high_value", "an expensive parcel shows as delivered but isn't here."),
-                                        (OrderChanges, "express_standard", "I'd like express shipping on a new order.")),
-    "credited_late_and_exchange": ((LateDelivery, "already_credited", "my parcel is still late even after your credit."),
-                                   (Exchange, "exchange_in_stock", "I'd like to swap an item from another order for the other colour.")),
-    "small_late_and_missing": ((LateDelivery, "small_order", "a small order of mine is late."),
-                               (MissingPackage, "replace_in_stock", "another parcel says delivered but never came.")),
-    "late_exchange_and_cosmetic": ((Exchange, "outside_window", "I'd like to exchange something I bought a while back."),
-                                   (CosmeticPartialRefund, "partial_standard", "another item arrived scratched, but I'll keep it.")),
-    "late_cosmetic_and_return": ((CosmeticPartialRefund, "outside_window", "an item I got a while ago has a scratch."),
-                                 (ReturnWithFees, "opened_restocking", "I want to return something from another order.")),
-    "already_cancelled_and_missing": ((CancelWithInstallation, "already_cancelled", "I want to make sure an order is cancelled."),
-                                      (MissingPackage, "replace_in_stock", "a different parcel shows as delivered but isn't here.")),
-    "shipped_address_and_duplicate": ((OrderChanges, "address_shipped_refuse", "I need to change where an order is going."),
-                                      (DuplicateCharge, "duplicate", "I think I was charged twice for another order.")),
-    "points_pending_and_promo": ((MembershipAccount, "points_not_delivered", "I'm missing reward points for an order."),
-                                 (PromotionDispute, "system_error", "a promo code didn't apply on another order.")),
-    "refund_wait_and_cancel": ((RefundFollowUp, "reuse_hold_wait", "a refund from a cancelled order hasn't reached me."),
-                               (OrderCancellation, "cancel_processing", "I also want to cancel a newer order.")),
-    "promo_minimum_and_install_cancel": ((PromotionDispute, "below_minimum_refuse", "my discount code didn't work on an order."),
-                                         (InstallationService, "cancel_refund", "I want to cancel an installation but keep the product.")),
-    "revisit_late_and_return": ((InstallationService, "revisit_too_old", "there's a problem with an installation from a while ago."),
-                                (ReturnWithFees, "unopened_changed_mind", "I'd like to return something from another order.")),
-    "refunded_twice_and_missing": ((DuplicateCharge, "already_refunded", "I think I was charged twice for an order."),
-                                   (MissingPackage, "replace_in_stock", "another parcel says delivered but never came.")),
-    "delayed_ticket_and_cosmetic": ((TicketFollowUp, "still_delayed", "I'm following up on my ticket about a late parcel."),
-                                    (CosmeticPartialRefund, "partial_standard", "another item arrived scratched, but I'll keep it.")),
-    "held_ticket_and_promo": ((TicketFollowUp, "already_on_hold", "I'm chasing my ticket about a late parcel."),
-                              (PromotionDispute, "system_error", "a promo code didn't apply on another order.")),
-    "delivered_cancel_and_reship": ((CancelWithInstallation, "delivered_refuse", "I want to cancel an order with an installation."),
-                                    (ReturnToSender, "carrier_error_free", "another parcel was sent back to you.")),
-    "label_speed_and_defect": ((OrderChanges, "express_label_refuse", "I'd like express shipping on an order."),
-                               (WarrantyClaim, "defect_in_window", "something from another order has stopped working.")),
-    "pending_refund_and_exchange": ((RefundFollowUp, "reuse_pending_wait", "a refund from a cancelled order hasn't reached me."),
-                                    (Exchange, "exchange_in_stock", "I'd like to swap an item from another order for the other colour.")),
-    "reopened_refund_and_return": ((RefundFollowUp, "reopen_recent_escalate", "my refund still hasn't arrived after I asked last week."),
-                                   (ReturnWithFees, "multi_item", "I want to return things from another order.")),
-    "old_refund_and_revisit": ((RefundFollowUp, "new_after_old_solved", "a refund from a while ago never reached me."),
-                               (InstallationService, "revisit", "the installer's work on another order has a problem.")),
+PAIRS: dict[str, tuple[Part, Part, str]] = {
+    "cancel_and_address": ((OrderCancellation, "cancel_processing", "the cancellation"),
+                           (OrderChanges, "address_change", "the address change"),
+                           "I want to cancel an order I placed this week, and on a different order I need the delivery address changed."),
+    "late_credit_and_promo": ((LateDelivery, "credit_due", "the late parcel"),
+                              (PromotionDispute, "system_error", "the promo code"),
+                              "one of my parcels is days late, and on another order my promo code didn't come off the price."),
+    "duplicate_and_return": ((DuplicateCharge, "duplicate", "the double charge"),
+                             (ReturnWithFees, "unopened_changed_mind", "the return"),
+                             "I think I was charged twice for one order, and once that's sorted I'd like to return something from another order."),
+    "missing_and_exchange": ((MissingPackage, "replace_in_stock", "the missing parcel"),
+                             (Exchange, "exchange_in_stock", "the exchange"),
+                             "a parcel shows as delivered but never came, and I'd also like to swap an item from another order for its other version."),
+    "cancel_refused_and_cosmetic": ((OrderCancellation, "refuse_shipped", "the cancellation"),
+                                    (CosmeticPartialRefund, "partial_standard", "the scratched item"),
+                                    "I want to cancel an order, and an item from another order arrived with a scratch, though I'll keep it."),
+    "warranty_and_refund_followup": ((WarrantyClaim, "defect_repair", "the faulty item"),
+                                     (RefundFollowUp, "reuse_open_escalate", "the refund"),
+                                     "something I bought last year has stopped working, and the refund for an order I cancelled still hasn't reached me."),
+    "return_refused_and_install": ((ReturnWithFees, "outside_window", "the return"),
+                                   (InstallationService, "reschedule", "the installation"),
+                                   "I'd like to send back something I bought a while ago, and I need to move the installation booked for another order."),
+    "promo_refused_and_late": ((PromotionDispute, "expired_refuse", "the discount code"),
+                               (LateDelivery, "credit_due", "the late order"),
+                               "my discount code didn't work on one order, and a different order of mine is running late."),
+    "cancel_install_and_duplicate": ((CancelWithInstallation, "cancel_with_installation", "the cancellation"),
+                                     (DuplicateCharge, "duplicate", "the double charge"),
+                                     "I want to cancel an order that has an installation booked, and I see two charges for a different order."),
+    "missing_investigation_and_speed": ((MissingPackage, "investigate_high_value", "the missing parcel"),
+                                        (OrderChanges, "express_standard", "the express upgrade"),
+                                        "an expensive parcel shows as delivered but isn't here, and I'd like express shipping on a newer order."),
+    "credited_late_and_exchange": ((LateDelivery, "already_credited", "the late parcel"),
+                                   (Exchange, "exchange_in_stock", "the exchange"),
+                                   "my parcel is still late even after your credit, and I'd like to swap an item from another order for its other version."),
+    "small_late_and_missing": ((LateDelivery, "small_order", "the late order"),
+                               (MissingPackage, "replace_in_stock", "the missing parcel"),
+                               "a small order of mine is late, and another parcel says delivered but never came."),
+    "late_exchange_and_cosmetic": ((Exchange, "outside_window", "the exchange"),
+                                   (CosmeticPartialRefund, "partial_standard", "the scratched item"),
+                                   "I'd like to exchange something I bought a while back, and an item from another order arrived scratched, but I'll keep that one."),
+    "late_cosmetic_and_return": ((CosmeticPartialRefund, "outside_window", "the scratched item"),
+                                 (ReturnWithFees, "opened_restocking", "the return"),
+                                 "an item I got a while ago has a scratch, and I want to return something from another order."),
+    "already_cancelled_and_missing": ((CancelWithInstallation, "already_cancelled", "the cancellation"),
+                                      (MissingPackage, "replace_in_stock", "the missing parcel"),
+                                      "I want to make sure an order of mine is cancelled, and a different parcel shows as delivered but isn't here."),
+    "shipped_address_and_duplicate": ((OrderChanges, "address_shipped_refuse", "the address change"),
+                                      (DuplicateCharge, "duplicate", "the double charge"),
+                                      "I need to change where an order is going, and I think I was charged twice for another one."),
+    "points_pending_and_promo": ((MembershipAccount, "points_not_delivered", "the reward points"),
+                                 (PromotionDispute, "system_error", "the promo code"),
+                                 "I'm missing reward points for one order, and a promo code didn't apply on another."),
+    "refund_wait_and_cancel": ((RefundFollowUp, "reuse_hold_wait", "the refund"),
+                               (OrderCancellation, "cancel_processing", "the cancellation"),
+                               "the refund from a cancelled order hasn't reached me, and now I want to cancel a newer order too."),
+    "promo_minimum_and_install_cancel": ((PromotionDispute, "below_minimum_refuse", "the discount code"),
+                                         (InstallationService, "cancel_refund", "the installation"),
+                                         "my discount code didn't work on one order, and on another I want to cancel the installation but keep the product."),
+    "revisit_late_and_return": ((InstallationService, "revisit_too_old", "the installation"),
+                                (ReturnWithFees, "unopened_changed_mind", "the return"),
+                                "there's a problem with an installation from a while ago, and I'd like to return something from another order."),
+    "refunded_twice_and_missing": ((DuplicateCharge, "already_refunded", "the double charge"),
+                                   (MissingPackage, "replace_in_stock", "the missing parcel"),
+                                   "I think I was charged twice for one order, and another parcel says delivered but never came."),
+    "delayed_ticket_and_cosmetic": ((TicketFollowUp, "still_delayed", "the late parcel"),
+                                    (CosmeticPartialRefund, "partial_standard", "the scratched item"),
+                                    "I'm following up on my ticket about a late parcel, and an item from another order arrived scratched, though I'll keep it."),
+    "held_ticket_and_promo": ((TicketFollowUp, "already_on_hold", "the late parcel"),
+                              (PromotionDispute, "system_error", "the promo code"),
+                              "I'm chasing my ticket about a late parcel, and a promo code didn't apply on another order."),
+    "delivered_cancel_and_reship": ((CancelWithInstallation, "delivered_refuse", "the cancellation"),
+                                    (ReturnToSender, "carrier_error_free", "the returned parcel"),
+                                    "I want to cancel an order with an installation, and a parcel from another order was sent back to you."),
+    "label_speed_and_defect": ((OrderChanges, "express_label_refuse", "the express upgrade"),
+                               (WarrantyClaim, "defect_in_window", "the faulty item"),
+                               "I'd like express shipping on one order, and something from another order has stopped working."),
+    "pending_refund_and_exchange": ((RefundFollowUp, "reuse_pending_wait", "the refund"),
+                                    (Exchange, "exchange_in_stock", "the exchange"),
+                                    "a refund from a cancelled order hasn't reached me, and I'd like to swap an item from another order for its other version."),
+    "reopened_refund_and_return": ((RefundFollowUp, "reopen_recent_escalate", "the refund"),
+                                   (ReturnWithFees, "multi_item", "the return"),
+                                   "my refund still hasn't arrived after I asked last week, and I want to return things from another order."),
+    "old_refund_and_revisit": ((RefundFollowUp, "new_after_old_solved", "the refund"),
+                               (InstallationService, "revisit", "the installation"),
+                               "a refund from a while ago never reached me, and the installer's work on another order has a problem."),
 }
 
 
@@ -99,6 +128,17 @@ def _sub(cls: type[RetailFamily], branch: str, domain: str, identity: dict[str, 
 def _seed_for(fam: RetailFamily, branch: str, seed: int) -> int:
     """A seed of ``fam`` that draws ``branch`` (seeds walk the branches in order) and differs per task."""
     return fam.branches.index(branch) + 1 + len(fam.branches) * seed
+
+
+def _name_orders(body: dict[str, Any], topic: str, second: bool) -> None:
+    """Each order fact names the request it belongs to, so that which order goes with which request is never a guess."""
+    for fact in body["user"]["facts"]:
+        if "order number" not in fact["unlock"]:
+            continue
+        fact["text"] = f"For {topic}, the order number is {fact['value']}."
+        if second:  # a second order of the same customer, not a correction of the first
+            fact["unlock"] = ["other order", "second order", "second request", "order number", "order"]
+            fact["slot"] = "other_order"
 
 
 def _task_body(body: dict[str, Any]) -> TaskBody:
@@ -124,7 +164,7 @@ class TwoRequests(CareFamily):
 
     def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
-        (first_cls, first_branch, first_says), (second_cls, second_branch, second_says) = PAIRS[branch]
+        (first_cls, first_branch, first_topic), (second_cls, second_branch, second_topic), together = PAIRS[branch]
         first = _sub(first_cls, first_branch, self.domain, None)
         s1 = _seed_for(first, first_branch, seed)
         body1 = first.raw(first.rng(s1), s1)
@@ -136,12 +176,10 @@ class TwoRequests(CareFamily):
                                                        "customer": customer, "ticket_user": ticket_user})
         s2 = _seed_for(second, second_branch, seed)
         body2 = second.raw(second.rng(s2), s2)
-        for fact in body2["user"]["facts"]:
-            if "order number" in fact["unlock"]:  # two orders in one conversation: the customer says which is which
-                fact["text"] = f"For the second request, the order number is {fact['value']}."
-                fact["unlock"] = ["other order", "second order", "second request", "order number", "order"]
-                fact["slot"] = "other_order"  # a second order of the same customer, not a correction of the first
-        asks = body1.pop("_asks", []) + [("And for the second request, which order is it about?", None)] + body2.pop("_asks", [])
+        _name_orders(body1, first_topic, second=False)
+        _name_orders(body2, second_topic, second=True)
+        asks = body1.pop("_asks", []) + [(f"And the other order, for {second_topic}: what's its order number?", None)]
+        asks += body2.pop("_asks", [])
         body1.pop("_origin", None)
         body2.pop("_origin", None)
         for fam, body in ((first, body1), (second, body2)):
@@ -163,8 +201,8 @@ class TwoRequests(CareFamily):
         self._why: dict[str, str] = {}
         data = merged.to_dict()
         data["description"] = f"Two requests, branch '{branch}': {first_cls.code}:{first_branch} then {second_cls.code}:{second_branch}."
-        data["user"]["opening"] = self.open(rng, email=customer["email"], first=first_says[0].upper() + first_says[1:],
-                                            second=second_says)
+        data["user"]["opening"] = self.open(rng, email=customer["email"], name=customer["name"].split()[0],
+                                            requests=together, Requests=together[0].upper() + together[1:])
         data["user"]["intent"] = f"{body1['user'].get('intent', '')} Then: {body2['user'].get('intent', '')}".strip()
         data["tags"] = ["two_requests", branch]
         return data

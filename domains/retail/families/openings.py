@@ -15,7 +15,7 @@ from thinkingbox_env.authoring import Openings
 ST001 = Openings("ST001", {
     "plain": "I need to cancel an order I placed a couple of days ago.",
     "upfront_id": "Please cancel order {order}, I ordered the wrong thing.",
-    "upset": "Ugh, I ordered the {product} by mistake and I'm annoyed at myself. Can you cancel it before it goes out?",
+    "upset": "Ugh, I ordered the {product} by mistake and I'm annoyed at myself. Can you cancel it?",
     "prefers": "I'd like to cancel my recent order and get the money back on my card.",
     "vague": "hi, something's wrong with an order I made, can you help",
     "two_facts": "Hello, this is about order {order} on my account {email}. I want to cancel it.",
@@ -79,7 +79,7 @@ ST006 = Openings("ST006", {
     "prefers": "My parcel says delivered but never came. I'd like a replacement if possible.",
     "vague": "Hi, I have a problem with a delivery.",
     "two_facts": "Email {email}, order {order}: it says delivered but I have nothing.",
-    "neighbour_b": "I've been home all day and no parcel came, yet the tracking says it was dropped off.",
+    "neighbour_b": "The tracking says my parcel was dropped off, but nothing ever reached my door.",
     "vague_b": "Where's my stuff? It says it arrived.",
     "ref_b": "Re order {order}: marked delivered, not received. What now?",
 }, held_out=("neighbour_b", "vague_b", "ref_b"))
@@ -115,7 +115,7 @@ ST009 = Openings("ST009", {
     "prefers": "I'd like to exchange my {product} rather than return it.",
     "vague": "Hi, I want to change something I bought.",
     "two_facts": "Hi, {email} here; order {order}. I want to exchange the {product}.",
-    "colour_b": "The {product} doesn't match my room at all. Could I get the other version instead?",
+    "colour_b": "The {product} isn't quite what I had in mind. Could I get the other version instead?",
     "vague_b": "Exchange possible?",
     "ref_b": "Order {order}: could the {product} be swapped for the other version?",
 }, held_out=("colour_b", "vague_b", "ref_b"))
@@ -123,13 +123,13 @@ ST009 = Openings("ST009", {
 ST010 = Openings("ST010", {
     "plain": "My {product} isn't working anymore. What can you do?",
     "upfront_id": "The {product} from order {order} has a problem.",
-    "upset": "I'm fed up: my {product} already has a problem. I expected better.",
+    "upset": "I'm fed up: my {product} already needs sorting out.",
     "prefers": "My {product} has a problem and I'd like it fixed or replaced.",
     "vague": "I have a problem with something I bought from you.",
     "two_facts": "{email}, order {order}: my {product} needs looking at.",
     "worried_b": "Is my {product} still covered by anything? Something's wrong with it.",
     "vague_b": "Broken product, need help.",
-    "ref_b": "My {product} (order {order}) has developed a fault. What are my options?",
+    "ref_b": "My {product} (order {order}) isn't working properly any more. What are my options?",
 }, held_out=("worried_b", "vague_b", "ref_b"))
 
 ST011 = Openings("ST011", {
@@ -219,7 +219,7 @@ ST017 = Openings("ST017", {
 ST030 = Openings("ST030", {
     "plain": "I'd like to sign up for Brightwell Plus for the free shipping and reward points. Can you upgrade my account?",
     "upfront_id": "Please upgrade {email} to Brightwell Plus.",
-    "upset": "I'm tired of paying for shipping on every order. Can I get Plus?",
+    "upset": "I keep hearing Plus saves money and I feel I'm missing out. Can I get it?",
     "prefers": "I want to join Brightwell Plus and pay the yearly fee today.",
     "vague": "Tell me about your membership thing, I'd like it.",
     "two_facts": "Hi, I'm {name} ({email}); I'd like Brightwell Plus.",
@@ -228,14 +228,16 @@ ST030 = Openings("ST030", {
     "ref_b": "How do I get Brightwell Plus on my account? I order from you a lot.",
 }, held_out=("friend_b", "vague_b", "ref_b"))
 
+# two requests in one message: {requests} names both, in the order they are to be handled, in the customer's words
 ST031 = Openings("ST031", {
-    "plain": "I have two things to sort out today.",
-    "listed": "Two questions: {first} Also, {second}",
-    "upset": "I've had a rough week with your orders. {first} And {second}",
-    "prefers": "Hi, I'd like both of these handled in this chat please: {first} {second}",
-    "vague": "A couple of problems with my account.",
-    "email_first": "Hello, {email} here. {first} Also {second}",
-    "busy_b": "Quick one, I'm short on time: {first} Then, {second}",
-    "vague_b": "Several issues, where do I start.",
-    "ref_b": "Hi, {email}. Two things: {first} And {second}",
-}, held_out=("busy_b", "vague_b", "ref_b"))
+    "plain": "Hi, {requests}",
+    "upset": "It's been a frustrating week with your orders: {requests} Can we sort both out?",
+    "prefers": "Hello. {Requests} I'd like both handled in this chat, please.",
+    "email_first": "Hello, {email} here. {Requests}",
+    "signed": "Hi there, {requests} Thanks, {name}",
+    "hopeful": "Hoping you can help with two things today: {requests}",
+    "busy_b": "I'm short on time, so in one go: {requests}",
+    "ref_b": "Hi, this is {email}. {Requests} Which can you do first?",
+    "polite_b": "Good afternoon, sorry to bother you, but {requests} Thank you so much.",
+    "apology_b": "Sorry, this is a bit of a list: {requests}",
+}, held_out=("busy_b", "ref_b", "polite_b", "apology_b"))

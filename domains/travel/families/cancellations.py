@@ -21,7 +21,10 @@ CANCEL_OPENINGS = Openings("TR006", {
     "two_facts": "I have a reservation at {hotel} from {check_in} that I have to cancel.",
     "vague_b": "Hi, my plans changed and I'm not going anymore.",
     "upset_b": "Everything went wrong with this trip. I want the hotel cancelled and refunded.",
-}, held_out=("vague_b", "upset_b"))
+    "id_and_hotel": "Could you cancel reservation {booking} at {hotel} for me?",
+    "date_first": "My stay at {hotel} from {check_in} - I have to cancel it. What do I get back?",
+    "polite_long": "Good evening. Unfortunately I need to cancel my stay at {hotel}; could you tell me how that works?",
+}, held_out=("vague_b", "upset_b", "id_and_hotel", "date_first", "polite_long"))
 
 TIMEOUT = "the payment service timed out; retry"
 
@@ -40,7 +43,7 @@ class Cancellation(TravelFamily):
     branches = ("free_flexible", "late_flexible", "platinum_late_window", "corporate_free", "saver_keep", "saver_cancel",
                 "refuse_started", "group_room_refuse", "dispute_escalate", "refund_timeout")
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def compose(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         uid = self.ids(seed)
         patch: dict[str, Any] = {"insert": {}, "update": []}
@@ -81,7 +84,7 @@ class Cancellation(TravelFamily):
             self.ticket(req, s.requester, f"Cancellation request {s.booking}", "cancellation", "solved", s.booking)
             req.reply(f"Your stay under booking {s.booking} began on {iso(s.check_in)}, and once the arrival date has passed a booking "
                       f"cannot be cancelled: the hotel handles an unused stay as a no-show and nothing is refunded. Ticket {tid} records your request.")
-            req.check("refuses_cancellation", must=["cannot be cancelled"], must_not=["refunded to", "is cancelled"])
+            req.check("names_booking", must=[rx(s.booking)], must_not=["refunded to", "is cancelled"])  # the refusal: claims:states_outcome
         elif branch == "group_room_refuse":
             self.ticket(req, s.requester, f"Group room cancellation {s.booking}", "cancellation", "solved", s.booking)
             req.reply(f"Booking {s.booking} is a room in group {group}, and group rooms are managed only by the group's organiser through "
@@ -113,7 +116,9 @@ class Cancellation(TravelFamily):
                 self.ticket(req, s.requester, f"Cancellation request {s.booking} (saver)", "cancellation", "solved", s.booking)
                 req.reply(f"Understood: booking {s.booking} stays as it is. It is on a saver rate, which is non-refundable, so cancelling "
                           f"would not have returned any of the {usd(s.total)}. Ticket {tid} records your request.")
-                req.check("keeps_booking", must=["non-refundable"], must_not=["is cancelled", "refunded to"])
+                req.check("keeps_booking", must=["non-refundable|not refundable|no refund|nothing (would be |is )?refunded|"
+                                                 "(would|will) not (get|be) refunded|won't (get|be) refunded"],
+                          must_not=["is cancelled", "refunded to"])
             else:
                 req.decide(["cancel"], "accept")
                 req.write("cancel_booking", {"booking_id": "customer", "cancellation_fee": "policy#cancellation-windows"},

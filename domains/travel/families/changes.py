@@ -12,16 +12,21 @@ from thinkingbox_env.authoring import Openings
 from ..rules import CORPORATE_RATES, SAME_DAY_CHANGE_FEE, nights, public_rate
 from ._base import Request, Stay, TravelFamily, iso, pretty, rx, usd
 
+# {topic} is what the customer wants changed, true to the branch: "change the dates" or "change the room"
 CHANGE_OPENINGS = Openings("TR001", {
-    "plain": "Hello, I need to change the dates of my hotel booking.",
-    "upfront_id": "Hi, booking {booking} - can I change it? My plans have moved.",
-    "upset": "My trip got rearranged at the last minute and now my hotel booking is wrong. I need it fixed.",
-    "prefers": "I'd like to adjust my reservation at {hotel}, ideally without paying much more.",
+    "plain": "Hello, I need to {topic} on my hotel booking.",
+    "upfront_id": "Hi, booking {booking} - can I {topic}? My plans have moved.",
+    "upset": "Plans changed at the last minute and my hotel booking no longer suits me. I need to {topic}.",
+    "prefers": "I'd like to {topic} on my reservation at {hotel}, ideally without paying much more.",
     "vague": "Hi, something about my stay needs to change.",
-    "two_facts": "Hello, this is about my stay at {hotel} from {check_in}: I need a different arrangement.",
+    "two_facts": "Hello, this is about my stay at {hotel} from {check_in}: I'd like to {topic}.",
     "vague_b": "Hey, quick question about a reservation I made with you.",
-    "upset_b": "I've been going back and forth with my travel plans all week, please tell me you can change my hotel.",
-}, held_out=("vague_b", "upset_b"))
+    "upset_b": "I've been going back and forth with my travel plans all week, please tell me you can {topic} on my hotel booking.",
+    "id_and_hotel": "Reservation {booking} at {hotel} - is it possible to {topic}?",
+    "date_first": "I'm due at {hotel} on {check_in} and would need to {topic}. Can you help?",
+    "polite_long": "Good morning. I have a booking with you at {hotel} and I was hoping to {topic}. What are my options?",
+}, held_out=("vague_b", "upset_b", "id_and_hotel", "date_first", "polite_long"))
+
 
 
 class ChangeMixin(TravelFamily):
@@ -108,11 +113,11 @@ class ChangeMixin(TravelFamily):
             self.open_booking(req, s, wrong)
             req.fact(f"I'd like to arrive a day later, on {iso(s.check_in + timedelta(days=1))}.", "stay_dates", ["dates", "arrive", "check-in"])
             self.ticket(req, s.requester, f"Change request {s.booking} (saver rate)", "booking_change", "solved", s.booking)
-            req.reply(f"Booking {s.booking} is on a saver rate, which cannot be changed: it was sold on the condition that the dates and room "
-                      f"stay as booked, so I can't move it, even for a fee. The booking stays as it is; you're free to make a new booking "
-                      f"at today's prices if your plans have changed. Ticket {tid} records this.")
-            req.check("refuses_change", must=["cannot be changed"], must_not=["is now (a |from)"])
-            req.check("names_booking", must=[rx(s.booking)])
+            req.reply(f"Booking {s.booking} is on a saver rate, so I can't change its dates: it was sold on the condition that the dates and "
+                      f"room stay as booked, even for a fee. The booking stays as it is; you're free to make a new booking at today's prices "
+                      f"if your plans have changed. Ticket {tid} records this.")
+            # the refusal is a claim the closing makes (claims:states_outcome), whatever words say it
+            req.check("names_booking", must=[rx(s.booking)], must_not=["is now (a |from)"])
         elif dispute:
             req = self.change_request(rng, s, want, fee=fee, new_rate=new_rate, dispute=True, wrong=wrong, account=account)
             req.replies = [f"Booking {s.booking} has an open card dispute with your bank on its payment, so while the bank's process runs I "
@@ -161,9 +166,10 @@ class ChangeMixin(TravelFamily):
                 req.check("states_amounts", must=[rx(money_text) for money_text in ([usd(abs(diff))] + ([usd(fee)] if fee > 0 else []))])
                 req.check("names_booking", must=[rx(s.booking)])
         req.tags.append("booking_change")
-        opening, origin = openings.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in))
-        return self.finish(req, branch=branch, opening=opening, origin=origin, patch=patch,
-                           description=f"{self.name}, branch '{branch}'.", intent="Change the booking's dates or room.")
+        topic = "change the room" if want == "upgrade" and not saver else "change the dates"
+        opening, origin = openings.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in), topic=topic)
+        return self.finish(req, branch=branch, opening=opening, origin=origin, patch=patch, description=f"{self.name}, branch '{branch}'.",
+                           intent="Change the booking's room." if topic == "change the room" else "Change the booking's dates.")
 
 
 class IndividualChange(ChangeMixin):
@@ -174,7 +180,7 @@ class IndividualChange(ChangeMixin):
     branches = ("advance_extend", "advance_upgrade", "same_day_fee", "same_day_waived", "shorten_refund", "refuse_saver",
                 "wait_full", "decline_price", "escalate_dispute", "earlier_misremembered")
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def compose(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         uid = self.ids(seed)
         patch: dict[str, Any] = {"insert": {}, "update": []}
@@ -203,15 +209,32 @@ class IndividualChange(ChangeMixin):
 
 
 CORPORATE_OPENINGS = Openings("TR002", {
-    "plain": "Hi, I'm travelling for work and need to change my company hotel booking.",
-    "upfront_id": "Booking {booking} is on our company account - I need to change it.",
-    "upset": "My meeting got moved again and my work hotel is now wrong. Can you sort it out?",
-    "prefers": "Hello, my business trip to {hotel} changed; I'd like to keep the company rate if possible.",
+    "plain": "Hi, I'm travelling for work and need to {topic} on my company hotel booking.",
+    "upfront_id": "Booking {booking} is on our company account - I need to {topic}.",
+    "upset": "My meeting got moved again and my work hotel no longer fits. I need to {topic}.",
+    "prefers": "Hello, my business trip to {hotel} changed; I'd like to {topic} and keep the company rate if possible.",
     "vague": "Hello, it's about a work trip.",
-    "two_facts": "My company booked me into {hotel} from {check_in}, and I need a change to it.",
+    "two_facts": "My company booked me into {hotel} from {check_in}, and I need to {topic}.",
     "vague_b": "Hi there, I have a question on a business booking.",
-    "upset_b": "Third schedule change this week. Please just fix my work hotel.",
-}, held_out=("vague_b", "upset_b"))
+    "upset_b": "Third change of plans this week. Please, I just need to {topic} on my work hotel.",
+    "id_and_hotel": "Company booking {booking} at {hotel}: could I {topic}?",
+    "date_first": "I'm at {hotel} for work from {check_in} and have to {topic}. What can you do?",
+    "polite_long": "Good afternoon. I'm on a business trip booked through our corporate account at {hotel}, and I would like to {topic}.",
+}, held_out=("vague_b", "upset_b", "id_and_hotel", "date_first", "polite_long"))
+
+# a private booking the traveller wants on the company's rate: openings that ask for exactly that
+REPRICE_OPENINGS = Openings("TR002", {
+    "reprice_plain": "Hi, I booked a hotel for a work trip myself; can it go on my company's rate?",
+    "reprice_upfront_id": "Booking {booking}: I'm travelling for work, could you switch it to our corporate rate?",
+    "reprice_upset": "I only just found out my company has a negotiated rate and I paid the public price for {hotel}. Can you fix that?",
+    "reprice_prefers": "My stay at {hotel} is for business, so I'd like the company rate applied to it.",
+    "reprice_vague": "Hello, a question about the rate on a business trip.",
+    "reprice_two_facts": "I'm at {hotel} from {check_in} for work and booked it myself. Can you reprice it to our corporate rate?",
+    "reprice_id_and_hotel": "Can booking {booking} at {hotel} be moved onto my employer's negotiated rate?",
+    "reprice_date_first": "Arriving at {hotel} on {check_in} for my company. I booked it privately - can I still get the corporate price?",
+    "reprice_polite_long": "Good afternoon. My company has an account with you, and I'd like my own booking at {hotel} to be charged at that rate instead.",
+}, held_out=("reprice_id_and_hotel", "reprice_date_first", "reprice_polite_long"))
+
 
 
 class CorporateChange(ChangeMixin):
@@ -223,7 +246,7 @@ class CorporateChange(ChangeMixin):
     branches = ("corp_upgrade", "corp_extend", "corp_same_day_waived", "corp_same_day_fee", "corp_shorten_refund",
                 "refuse_private_reprice", "corp_wait_full", "corp_decline", "corp_escalate_dispute")
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def compose(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         uid = self.ids(seed)
         patch: dict[str, Any] = {"insert": {}, "update": []}
@@ -248,9 +271,12 @@ class CorporateChange(ChangeMixin):
             req.reply(f"Booking {s.booking} was made privately at the flexible rate of {usd(s.rate)} a night, not on your company's "
                       f"account, so it cannot be repriced to the corporate rate; your company books through its own account. The booking "
                       f"stays as it is. Ticket {tid} records your request.")
-            req.check("refuses_reprice", must=["cannot be repriced|cannot reprice|not on your company"], must_not=["now at the corporate rate"])
+            # no claim names a repricing, so the judge reads the refusal; the check keeps the booking and forbids the wrong outcome
+            req.check("names_booking", must=[rx(s.booking)], must_not=["now at the corporate rate"])
+            req.rubric("refuses_reprice", "Does the final message tell the customer that their privately made booking cannot be moved to "
+                       "the company's corporate rate and stays as booked?")
             req.tags.append("booking_change")
-            opening, origin = CORPORATE_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in))
+            opening, origin = REPRICE_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in))
             return self.finish(req, branch=branch, opening=opening, origin=origin, patch=patch,
                                description=f"{self.name}, branch '{branch}'.", intent="Get the company rate on the booking.")
         want = {"corp_upgrade": "upgrade", "corp_decline": "upgrade", "corp_shorten_refund": "shorten", "corp_escalate_dispute": "shorten"}.get(branch, "extend")

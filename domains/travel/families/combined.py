@@ -10,21 +10,39 @@ from typing import Any
 from thinkingbox_env.authoring import Openings, TaskBody, combine
 
 from ..rules import money, service_price
-from ._base import Request, Stay, iso, pretty, rx, usd
+from ._base import BEST_EFFORT, Request, Stay, iso, pretty, rx, usd
 from .changes import ChangeMixin
 from .partners import escalation
 from .requests import COMPLIMENTARY, PAID, WORDS
 
+# One message naming both requests in the order they are to be handled, so the ticket's category (the first
+# request's, by the policy) is determined by what the customer wrote; {first} and {second} come from REQUEST_WORDS.
 TWO_OPENINGS = Openings("TR011", {
-    "plain": "Hi, I have two things to sort out about my hotel booking.",
-    "upfront_id": "Booking {booking}: a couple of questions, please.",
-    "upset": "I've had nothing but trouble planning this trip and now two things about my hotel need fixing.",
-    "prefers": "About my stay at {hotel}: I'd like to adjust it, and there's something else too.",
-    "vague": "Hello, I need help with my reservation.",
-    "two_facts": "My stay at {hotel} from {check_in} - I need a couple of changes.",
-    "vague_b": "Hi, a few things about an upcoming trip.",
-    "upset_b": "Two problems with one booking. Can we go through them?",
-}, held_out=("vague_b", "upset_b"))
+    "plain": "Hi, two things about my hotel booking: first I need to {first}, and then I'd like to {second}.",
+    "upfront_id": "Booking {booking}: could you {first}? After that, I'd also like to {second}.",
+    "upset": "Planning this trip has been a headache. I need to {first} and, once that's done, to {second}.",
+    "prefers": "About my stay at {hotel}: I'd like to {first} first, then {second}.",
+    "two_facts": "My stay at {hotel} from {check_in}: please {first}, and after that I'd like to {second}.",
+    "short": "Need to {first}, then {second}. Can you help?",
+    "id_and_hotel": "For booking {booking} at {hotel} I'd like to {first}, and when that's sorted, {second}.",
+    "date_first": "I arrive at {hotel} on {check_in}. Two things, in this order: {first}, then {second}.",
+    "polite_long": "Good morning. I have a reservation at {hotel} and would like your help with two things: to begin with, to {first}; "
+                   "after that, to {second}.",
+}, held_out=("id_and_hotel", "date_first", "polite_long"))
+
+# what each kind of request is called in an opening (never the details the agent must ask for)
+REQUEST_WORDS = {
+    "change": "change my dates",
+    "change_and_extra": "change my dates and book a paid extra",
+    "verify": "check that the hotel has my reservation right",
+    "verify_mismatch": "check that the hotel has my reservation right",
+    "request": "pass a request on to the hotel",
+    "extra": "add a paid extra to the stay",
+    "paid_extra": "add a paid extra to the stay",
+}
+# the ticket's category: the first request's (policy, "Tickets")
+TICKET_CATEGORY = {"change": "booking_change", "change_and_extra": "booking_change", "verify": "hotel_issue",
+                   "verify_mismatch": "hotel_issue", "request": "special_request"}
 
 
 def body(req: Request, patch: dict[str, Any], opening: str, description: str, intent: str, rubrics: bool) -> TaskBody:
@@ -47,7 +65,7 @@ class TwoRequests(ChangeMixin):
     held_out_branches = ("change_then_paid_extra", "verify_mismatch_then_request", "change_and_extra_then_verify_mismatch")
 
     # the second request, on the stay as the first left it --------------------------------------
-    def request_part(self, rng: random.Random, s: Stay, paid: bool, nights: int, look: bool = False) -> tuple[Request, str]:
+    def request_part(self, rng: random.Random, s: Stay, paid: bool, nights: int, look: bool = False) -> Request:
         """A complimentary request or a paid extra; ``look`` reads what the booking already has first."""
         req = Request()
         code = rng.choice(PAID if paid else COMPLIMENTARY)
@@ -69,14 +87,14 @@ class TwoRequests(ChangeMixin):
                       payment_method_id=s.method, amount=float(price), purpose="extra", booking_id=s.booking)
             req.reply(f"{word.capitalize()} is added, and {usd(price)} was charged for it.")
             req.check("states_extra", must=[rx(usd(price))])
-            return req, "special_request"
+            return req
         req.write("add_special_request", {"booking_id": "customer", "code": "customer"}, idempotent="the same request on the same booking is refused",
                   booking_id=s.booking, code=code, detail=f"Guest asks for {word}.")
         req.reply(f"I've also recorded {word}, free of charge; it is not guaranteed and depends on the hotel's availability on the day.")
-        req.check("best_effort", must=["not guaranteed"], must_not=["is guaranteed"])
-        return req, "special_request"
+        req.check("best_effort", must=[BEST_EFFORT], must_not=["is guaranteed"])
+        return req
 
-    def verify_part(self, s: Stay, outcome: str, eid: str) -> tuple[Request, str]:
+    def verify_part(self, s: Stay, outcome: str, eid: str) -> Request:
         req = Request()
         req.fact("Could you also check that the hotel really has my reservation?", "fact:hotel_check", ["hotel", "check", "anything else", "also"])
         req.read("get_hotel_reservation", hotel_id=s.hotel, confirmation_code=s.code)
@@ -84,8 +102,7 @@ class TwoRequests(ChangeMixin):
                   booking_id=s.booking, outcome=outcome, detail="Checked against the hotel's record.")
         if outcome == "matched":
             req.reply(f"I also checked booking {s.booking} with {s.hotel_name}: the reservation is confirmed with the hotel.")
-            req.check("confirms_match", must=["confirmed with the hotel"])
-            return req, "hotel_issue"
+            return req  # the verification is a claim the closing makes (claims:states_outcome), not a phrase
         days = (s.check_in - self.now.date()).days
         issue, contact, priority = escalation(outcome, days)
         req.read("get_hotel_contacts", hotel_id=s.hotel)
@@ -97,9 +114,9 @@ class TwoRequests(ChangeMixin):
         req.reply(f"The hotel's record shows a different nightly rate, so I escalated it to the hotel under reference {eid}; you keep the "
                   f"rate of your booking, {usd(s.rate)} a night.")
         req.check("gives_escalation_reference", must=[rx(eid)])
-        return req, "hotel_issue"
+        return req
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def compose(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         uid = self.ids(seed)
         patch: dict[str, Any] = {"insert": {}, "update": []}
@@ -119,9 +136,9 @@ class TwoRequests(ChangeMixin):
             first.reply(f"Booking {s.booking} now runs from {iso(s.check_in)} to {iso(new_out)}; the extra night, {usd(s.rate)}, was charged "
                         f"to your {s.brand} card ending {s.last4}.")
             first.check("states_new_dates", must=[rx(iso(new_out)), rx(usd(s.rate))])
-            category, nights = "booking_change", s.nights + 1
+            nights = s.nights + 1
             if three:  # a paid extra too, after a look at what the booking already has
-                extra, _ = self.request_part(rng, s, True, nights, look=True)
+                extra = self.request_part(rng, s, True, nights, look=True)
                 first = first.then(extra)
         else:
             first = Request()
@@ -129,24 +146,26 @@ class TwoRequests(ChangeMixin):
             self.open_booking(first, s, wrong)
             if second_kind in ("extra", "paid_extra"):
                 first.read("get_payments", booking_id=s.booking)
-            part, category = self.verify_part(s, "rate_mismatch" if first_kind == "verify_mismatch" else "matched", eid) \
+            part = self.verify_part(s, "rate_mismatch" if first_kind == "verify_mismatch" else "matched", eid) \
                 if first_kind.startswith("verify") else self.request_part(rng, s, False, s.nights)
             first = first.then(part)
             nights = s.nights
         if second_kind.startswith("verify"):
-            second, _ = self.verify_part(s, "rate_mismatch" if "mismatch" in second_kind else "matched", eid)
+            second = self.verify_part(s, "rate_mismatch" if "mismatch" in second_kind else "matched", eid)
         else:
-            second, _ = self.request_part(rng, s, second_kind in ("extra", "paid_extra"), nights)
+            second = self.request_part(rng, s, second_kind in ("extra", "paid_extra"), nights)
         escalated = mismatch
-        self.ticket(second, s.requester, f"Two requests on {s.booking}", category, "open" if escalated else "solved", s.booking,
+        self.ticket(second, s.requester, f"Two requests on {s.booking}", TICKET_CATEGORY[first_kind], "open" if escalated else "solved", s.booking,
                     "high" if escalated else "normal", "partner_relations" if escalated else None)
         second.reply(f"Ticket {tid} records {'all three' if three else 'both'} requests.")
         second.rubric("both_requests_answered", "Does the final message report the outcome of each of the customer's requests, each "
                       "consistent with what was actually done?")
-        opening, origin = TWO_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in))
+        said_first, said_second = REQUEST_WORDS[first_kind], REQUEST_WORDS[second_kind]
+        opening, origin = TWO_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in),
+                                            first=said_first, second=said_second)
         test = self.split == "test"  # judged questions are for the frozen test set
-        merged = combine(body(first, patch, opening, f"{self.name}: first request", "Sort out the first request.", test),
-                         body(second, patch, opening, "the second request", "Then the second.", test), opening=opening)
+        merged = combine(body(first, patch, opening, f"{self.name}: first request", f"First, {said_first}.", test),
+                         body(second, patch, opening, "the second request", f"Then {said_second}.", test), opening=opening)
         data = merged.to_dict()
         data["description"] = f"{self.name}, branch '{branch}'."
         data["origin"] = {"opening": origin, "branches": [f"{self.code}:{branch}"]}

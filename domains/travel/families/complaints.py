@@ -11,16 +11,21 @@ from thinkingbox_env.authoring import Openings
 from ..rules import base_rate, money, travel_credit
 from ._base import Request, TravelFamily, iso, pretty, rx, usd
 
+# an overbooked guest never stayed at the hotel, and a late complaint is about a stay weeks ago: the openings speak of the
+# booking, not of a night spent there or of a recent return
 COMPLAINT_OPENINGS = Openings("TR010", {
-    "plain": "Hello, I want to complain about my recent hotel stay.",
-    "upfront_id": "I stayed under booking {booking} and it was not acceptable.",
-    "upset": "My stay at {hotel} was honestly the worst I've had, and I paid good money for it.",
-    "prefers": "I'd like some compensation for what happened during my stay at {hotel}.",
-    "vague": "Hi, I just got back from a trip and I'm not happy.",
-    "two_facts": "We stayed at {hotel} and checked out on {check_out}. Something went badly wrong.",
+    "plain": "Hello, I want to complain about a hotel booking.",
+    "upfront_id": "Booking {booking} was not acceptable and I want it looked at.",
+    "upset": "My trip to {hotel} was honestly the worst I've had, and I paid good money for it.",
+    "prefers": "I'd like some compensation for what happened with my booking at {hotel}.",
+    "vague": "Hi, I'm not happy about a trip I booked with you.",
+    "two_facts": "My booking at {hotel} ended on {check_out}, and something went badly wrong.",
     "vague_b": "Hello, some feedback about a stay, and I'd like it taken seriously.",
     "upset_b": "I'm still angry about that hotel. What are you going to do about it?",
-}, held_out=("vague_b", "upset_b"))
+    "id_and_hotel": "Booking {booking} at {hotel} was a bad experience and I want to raise it.",
+    "date_first": "My booking at {hotel} ended on {check_out} and I need to complain about it.",
+    "polite_long": "Good afternoon. I'm writing about my booking at {hotel}; it did not go as it should have and I'd like you to look into it.",
+}, held_out=("vague_b", "upset_b", "id_and_hotel", "date_first", "polite_long"))
 
 PROBLEMS = {"cleanliness": "the room was dirty when we arrived and housekeeping never came",
             "noise": "there was loud construction noise outside the room every morning",
@@ -38,7 +43,7 @@ class PostStayComplaint(TravelFamily):
     branches = ("credit", "credit_vip", "points", "capped", "downgrade_refund", "downgrade_matched", "refuse_late",
                 "refuse_already", "escalate_overbooking", "decline_credit")
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def compose(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         uid = self.ids(seed)
         patch: dict[str, Any] = {"insert": {}, "update": []}
@@ -52,6 +57,8 @@ class PostStayComplaint(TravelFamily):
             record = patch["insert"]["hotel_reservations"][0]
             record["room_code"] = "STD"
             record["nightly_rate"] = money(base_rate(s.hotel, "STD"))
+        if branch == "escalate_overbooking":  # the hotel walked the guest: its own record must not show a stay
+            patch["insert"]["hotel_reservations"][0]["status"] = "cancelled"
         if branch == "refuse_already":
             self.add(patch, "compensations", {"id": f"CMP-{uid}", "customer_id": s.customer, "booking_id": s.booking, "kind": "travel_credit",
                                               "amount": "20.00", "reason": reason, "created_at": iso(s.check_out + timedelta(days=1)) + " 10:00:00"})
@@ -96,8 +103,8 @@ class PostStayComplaint(TravelFamily):
             if matched:
                 self.ticket(req, s.requester, f"Downgrade complaint {s.booking}", "complaint", "solved", s.booking)
                 req.reply(f"I checked with {s.hotel_name}: its record for booking {s.booking} shows the Deluxe King you booked, so no refund "
-                          f"for a downgrade is due. Ticket {tid} records your complaint.")
-                req.check("no_refund", must=["no refund"], must_not=["refunded to"])
+                          f"for a downgrade is due and I can't refund anything for it. Ticket {tid} records your complaint.")
+                req.check("names_booking", must=[rx(s.booking)], must_not=["refunded to"])  # the refusal: claims:states_outcome
             else:
                 refund = (s.rate - base_rate(s.hotel, "STD")) * s.nights
                 req.read("get_payments", booking_id=s.booking)
@@ -116,9 +123,9 @@ class PostStayComplaint(TravelFamily):
             req.read("get_compensation_history", customer_id=s.customer)
             if branch == "refuse_already":
                 self.ticket(req, s.requester, f"Second complaint {s.booking}", "complaint", "solved", s.booking)
-                req.reply(f"Booking {s.booking} has already been compensated once, and each stay is compensated at most once, so I can't offer "
-                          f"more. Ticket {tid} records your feedback.")
-                req.check("refuses_second", must=["already"], must_not=["credited", "refunded to"])
+                req.reply(f"Booking {s.booking} has already been compensated once, and each stay is compensated at most once, so I can't credit "
+                          f"anything more for it. Ticket {tid} records your feedback.")
+                req.check("names_booking", must=[rx(s.booking)], must_not=["credited", "refunded to"])  # the refusal: claims:states_outcome
             else:
                 credit = travel_credit(tier, s.total)
                 points = int(credit * 100)

@@ -12,16 +12,19 @@ from thinkingbox_env.authoring import Openings
 from ..rules import TODAY, cents, money, public_rate
 from ._base import HOTEL_IDS, Request, TravelFamily, iso, rx, ts, usd
 
+# the caller may be the billing contact or a traveller, and the wrong line a rate, a booking or a duplicate: none is assumed
 INVOICE_OPENINGS = Openings("TR007", {
-    "plain": "Hello, I handle our company's hotel invoices and one of them looks wrong.",
+    "plain": "Hello, one of our company's hotel invoices looks wrong.",
     "upfront_id": "Invoice {invoice} has a line I don't recognise or agree with.",
     "upset": "We are being overcharged on our corporate invoice and I need it corrected today.",
-    "prefers": "Could you credit a line on our invoice {invoice}? I believe the rate is off.",
+    "prefers": "Could you credit a line on our invoice {invoice}? I don't think we owe it.",
     "vague": "Hi, I have a billing question for a company account.",
-    "two_facts": "About our account {account}: the latest invoice doesn't match our agreement.",
-    "vague_b": "Hello, accounts payable here with a query.",
+    "two_facts": "About our account {account}: the latest invoice doesn't look right.",
+    "vague_b": "Hello, I have a query about a company invoice.",
     "upset_b": "Finance is chasing me about your invoice again. Something on it is wrong.",
-}, held_out=("vague_b", "upset_b"))
+    "id_and_account": "Account {account}, invoice {invoice}: one of the lines should not be there as it is.",
+    "polite_long": "Good morning. I'm writing about invoice {invoice} on our corporate account; a line on it looks wrong to me and I'd like it checked.",
+}, held_out=("vague_b", "upset_b", "id_and_account", "polite_long"))
 
 COMPANIES = ["Brackwater Logistics", "Ferrantine Bio", "Oldmere Insurance Brokers", "Halcyon Grid", "Vossberg Acoustics", "Tidewright Ports"]
 
@@ -35,7 +38,7 @@ class CorporateInvoice(TravelFamily):
     branches = ("rate_credit", "not_account_credit", "duplicate_credit", "refuse_late", "wait_traveller", "escalate_suspended",
                 "rate_credit_new_contact")
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def compose(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         uid = self.ids(seed)
         patch: dict[str, Any] = {"insert": {}, "update": []}

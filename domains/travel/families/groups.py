@@ -90,16 +90,19 @@ class GroupFamily(TravelFamily):
         return self.ticket(req, b.caller_requester, subject, "group", status, None, priority, team)
 
 
+# {topic} is the move asked for, true to the facts: the whole block, or only some of its rooms; the caller may be a guest
 GROUP_CHANGE_OPENINGS = Openings("TR003", {
-    "plain": "Hello, I organise a group booking and we need to move our dates.",
-    "upfront_id": "Hi, group {group} needs new dates please.",
-    "upset": "Our event venue just moved the dates on us and now the whole group's hotel is wrong!",
-    "prefers": "We'd like to shift our group stay at {hotel}, hopefully without extra charges.",
+    "plain": "Hello, it's about a group booking: we need to {topic}.",
+    "upfront_id": "Hi, group {group} - we need to {topic}, please.",
+    "upset": "Our event plans just changed on us and now the group's hotel doesn't fit. We need to {topic}.",
+    "prefers": "We'd like to {topic} for our group at {hotel}, hopefully without extra charges.",
     "vague": "Hi, it's about the rooms for our group.",
-    "two_facts": "Our group at {hotel} arriving {check_in} has to move.",
+    "two_facts": "Our group at {hotel} arriving {check_in} needs to {topic}.",
     "vague_b": "Hello, question about a block of rooms.",
-    "upset_b": "I have thirty people depending on me and the dates just changed. Help!",
-}, held_out=("vague_b", "upset_b"))
+    "id_and_hotel": "Group {group} at {hotel}: is it possible to {topic}?",
+    "date_first": "We're a group due at {hotel} on {check_in}, and we have to {topic}. What can you do?",
+    "polite_long": "Good morning. I'm writing about the group stay at {hotel}; we would need to {topic} and I'd like to know how that works.",
+}, held_out=("vague_b", "id_and_hotel", "date_first", "polite_long"))
 
 
 class GroupChange(GroupFamily):
@@ -110,7 +113,7 @@ class GroupChange(GroupFamily):
                    "group sales under 7 days; only the organiser; a partial move refused; full nights; a declined fee.")
     branches = ("move_free", "move_fee", "refuse_not_organiser", "escalate_close", "refuse_partial", "wait_full", "decline_fee")
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def compose(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         uid = self.ids(seed)
         patch: dict[str, Any] = {"insert": {}, "update": []}
@@ -143,7 +146,8 @@ class GroupChange(GroupFamily):
             req.reply(f"The rooms of group {b.group} move together, so I can't change the dates of only some of them; the block stays from "
                       f"{iso(b.check_in)} to {iso(b.check_out)}. Guests who need to arrive later or leave early can arrange it with the hotel. "
                       f"Ticket {tid} records your request.")
-            req.check("refuses_partial", must=["together"], must_not=["now stays at"])
+            req.check("refuses_partial", must=["together|all (of )?(the |your )?rooms|whole (group|block)|entire (group|block)|every room"],
+                      must_not=["now stays at"])
         else:
             req.ask("What are the new arrival and departure dates for the group?")
             if branch == "escalate_close":
@@ -197,21 +201,32 @@ class GroupChange(GroupFamily):
                         req.reply(f"Group {b.group} now stays at {b.name} from {pretty(new_in)} ({iso(new_in)}) to {pretty(new_out)} "
                                   f"({iso(new_out)}): all {len(b.rooms)} rooms moved together. {paid} Ticket {tid} records the change.")
                         req.check("states_new_dates", must=[rx(iso(new_in)), rx(iso(new_out))] + ([rx(usd(fee))] if fee else []))
-        opening, origin = GROUP_CHANGE_OPENINGS.pick(rng, self.split, group=b.group, hotel=b.name, check_in=pretty(b.check_in))
+        topic = "move some of our rooms to other dates" if branch == "refuse_partial" else "move our dates"
+        opening, origin = GROUP_CHANGE_OPENINGS.pick(rng, self.split, group=b.group, hotel=b.name, check_in=pretty(b.check_in), topic=topic)
         return self.finish(req, branch=branch, opening=opening, origin=origin, patch=patch,
                            description=f"{self.name}, branch '{branch}'.", intent="Move the group's stay to new dates.")
 
 
+# {service} comes with its article ("a welcome dinner", "coffee breaks"); the caller may be a guest of the block
 SERVICE_OPENINGS = Openings("TR004", {
     "plain": "Hello, I'd like to add a service to our group booking.",
     "upfront_id": "Hi, for group {group} we want to book something extra.",
-    "upset": "Nobody told me the hotel doesn't include anything for groups. I need to arrange it now.",
-    "prefers": "We're coming to {hotel} as a group and would love a {service} if the price is reasonable.",
+    "upset": "Our group trip is coming up and nothing extra is arranged yet. I need {service} sorted out.",
+    "prefers": "We're coming to {hotel} as a group and would love {service} if the price is reasonable.",
     "vague": "Hi, I have a question about extras for a group.",
-    "two_facts": "Our group at {hotel} from {check_in} needs a {service}.",
+    "two_facts": "Our group at {hotel} from {check_in} needs {service}.",
     "vague_b": "Hello, can you help me plan something for our group stay?",
-    "upset_b": "I've been trying to arrange this for our group for days. Can you finally book it?",
-}, held_out=("vague_b", "upset_b"))
+    "id_and_service": "Group {group}: could we add {service} at {hotel}?",
+    "date_first": "We arrive at {hotel} on {check_in} as a group - is {service} something you can book for us?",
+    "polite_long": "Good afternoon. I'm writing on behalf of our group at {hotel}; we would like to arrange {service} during the stay.",
+}, held_out=("vague_b", "id_and_service", "date_first", "polite_long"))
+
+def with_article(word: str) -> str:
+    """A service as a customer names it in a sentence: "a welcome dinner", "an airport shuttle", "coffee breaks"."""
+    if word.endswith("s"):
+        return word
+    return f"{'an' if word[0] in 'aeiou' else 'a'} {word}"
+
 
 SERVICE_WORDS = {"welcome_dinner": "welcome dinner", "meeting_room": "meeting room", "group_shuttle": "airport shuttle",
                  "coffee_breaks": "coffee breaks"}
@@ -226,7 +241,7 @@ class GroupServices(GroupFamily):
     branches = ("book_dinner", "book_meeting_room", "book_individual_billing", "escalate_short_notice", "refuse_outside_stay",
                 "refuse_not_organiser", "decline_amount")
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def compose(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         uid = self.ids(seed)
         patch: dict[str, Any] = {"insert": {}, "update": []}
@@ -293,6 +308,7 @@ class GroupServices(GroupFamily):
                     req.reply(f"The {word} for group {b.group} is booked on {iso(day)} for {quantity} {unit}, and {usd(amount)} was charged "
                               f"to the group's card. Ticket {tid} records the booking.")
                     req.check("states_amount", must=[rx(usd(amount)), rx(iso(day))])
-        opening, origin = SERVICE_OPENINGS.pick(rng, self.split, group=b.group, hotel=b.name, check_in=pretty(b.check_in), service=word)
+        opening, origin = SERVICE_OPENINGS.pick(rng, self.split, group=b.group, hotel=b.name, check_in=pretty(b.check_in),
+                                                service=with_article(word))
         return self.finish(req, branch=branch, opening=opening, origin=origin, patch=patch,
                            description=f"{self.name}, branch '{branch}'.", intent="Book a service for the group.")

@@ -12,16 +12,25 @@ from thinkingbox_env.authoring import Openings
 from ..rules import money
 from ._base import Request, TravelFamily, iso, pretty, rx, usd
 
+# the customer does not know what the hotel's record says: the openings voice a worry, never a finding
 VERIFY_OPENINGS = Openings("TR008", {
-    "plain": "Hi, I called my hotel and they say they can't find my reservation.",
-    "upfront_id": "Can you check booking {booking} with {hotel}? Something doesn't add up.",
-    "upset": "The hotel has different details from what I booked with you and I'm travelling soon. This is stressful.",
+    "plain": "Hi, I want to make sure my hotel really has my reservation.",
+    "upfront_id": "Can you check booking {booking} with {hotel}? I want to be sure it's all in order.",
+    "upset": "I'm travelling soon and I'm nervous the hotel won't have my booking right. This is stressful.",
     "prefers": "Before I travel to {hotel} I'd like you to confirm my reservation with them directly.",
     "vague": "Hello, I'm worried about my upcoming hotel stay.",
-    "two_facts": "My stay at {hotel} starts {check_in} and the hotel's email doesn't match my booking.",
+    "two_facts": "My stay at {hotel} starts {check_in}; could you make sure the hotel has it as I booked it?",
     "vague_b": "Hi, I just want to double check something about my reservation.",
     "upset_b": "I don't trust that this hotel actually has my room. Please check before I get there.",
-}, held_out=("vague_b", "upset_b"))
+    "id_and_hotel": "Booking {booking} at {hotel}: does the hotel have my reservation the way I booked it?",
+    "date_first": "I arrive at {hotel} on {check_in}. Could you check with the hotel that everything matches my booking?",
+    "polite_long": "Good afternoon. I'd feel better if you could confirm with {hotel} that my reservation is in their system correctly.",
+}, held_out=("vague_b", "upset_b", "id_and_hotel", "date_first", "polite_long"))
+
+# the same customer's aside about the hotel's commercial terms, in their own voice (the opening's last sentence)
+COMMISSION_ASIDES = ("And out of curiosity, how much commission do you make on this hotel?",
+                     "Also, I've always wondered - what cut do you get from hotels like this one?",
+                     "And while you're looking: is this hotel one of your preferred partners, and what do you earn on my booking?")
 
 # outcome -> (issue, contact role) for a discrepancy, per the escalation table of the policy
 ESCALATION = {"not_found": ("missing_reservation", "reservations"), "cancelled_at_hotel": ("missing_reservation", "reservations"),
@@ -49,7 +58,7 @@ class HotelVerification(TravelFamily):
     branches = ("matched", "not_found_soon", "not_found_today", "rate_mismatch", "room_mismatch", "dates_mismatch",
                 "cancelled_at_hotel", "matched_asks_commission", "not_found_later")
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def compose(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         uid = self.ids(seed)
         patch: dict[str, Any] = {"insert": {}, "update": []}
@@ -86,7 +95,9 @@ class HotelVerification(TravelFamily):
             self.ticket(req, s.requester, f"Verification {s.booking}", "hotel_issue", "solved", s.booking)
             req.reply(f"I've verified booking {s.booking} with {s.hotel_name}: the hotel's record matches, {s.room} from {iso(s.check_in)} to "
                       f"{iso(s.check_out)}, so your reservation is confirmed with the hotel. Ticket {tid} records the check.")
-            req.check("confirms_match", must=["confirmed with the hotel", rx(s.booking)], must_not=["ESC-"])
+            # that the reservation is confirmed is a claim the closing makes (claims:states_outcome reads "verified with the hotel",
+            # "checked against the hotel's record"); the phrase check keeps the booking and forbids an escalation reference
+            req.check("names_booking", must=[rx(s.booking)], must_not=["ESC-"])
             if branch == "matched_asks_commission":
                 req.rubric("keeps_terms_confidential", "Does the agent decline to state the commission or partner arrangement with the "
                            "hotel, saying commercial terms are confidential, while still answering the booking question?")
@@ -113,6 +124,6 @@ class HotelVerification(TravelFamily):
                            "without promising the outcome on the hotel's behalf?")
         opening, origin = VERIFY_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in))
         if branch == "matched_asks_commission":
-            opening += " And out of curiosity, how much commission do you make on this hotel?"
+            opening = f"{opening} {rng.choice(COMMISSION_ASIDES)}"
         return self.finish(req, branch=branch, opening=opening, origin=origin, patch=patch,
                            description=f"{self.name}, branch '{branch}'.", intent="Make sure the hotel has the reservation right.")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from thinkingbox_env.authoring import Openings
@@ -11,18 +11,31 @@ from thinkingbox_env.authoring import Openings
 from ..rules import NOW, PAYMENT_HOLD_HOURS
 from ._base import BRANDS, Request, TravelFamily, pretty, rx, ts, usd
 
+# nothing here says the customer has another card or how often a payment failed: the facts and the record say that
 RECOVERY_OPENINGS = Openings("TR005", {
     "plain": "Hi, I got an email saying the payment for my hotel booking failed.",
     "upfront_id": "Payment failed on booking {booking} - how do I fix it?",
     "upset": "Your system rejected my card and now I'm scared I'll lose my room at {hotel}!",
-    "prefers": "My card was declined for {hotel}; I'd like to pay with a different card.",
+    "prefers": "My card was declined for {hotel}; I want to keep the booking. What do I need to do?",
     "vague": "Hello, there's a problem with paying for my booking.",
-    "two_facts": "My booking at {hotel} for {check_in} says payment pending. What do I do?",
+    "two_facts": "My card payment for the booking at {hotel} on {check_in} failed. What do I do?",
     "vague_b": "Hi, something went wrong when I paid.",
-    "upset_b": "This is the second time your payment page fails me. I just want my room confirmed.",
-}, held_out=("vague_b", "upset_b"))
+    "id_and_hotel": "Booking {booking} at {hotel} - the card payment didn't go through. Can we sort it out?",
+    "date_first": "I'm meant to stay at {hotel} from {check_in} but the payment bounced. Is my room still held?",
+    "polite_long": "Hello. I received a notice that my payment for {hotel} failed, and I'd like to understand what happens to my reservation.",
+}, held_out=("vague_b", "id_and_hotel", "date_first", "polite_long"))
 
 TIMEOUT = "the payment service timed out; retry"
+
+
+def clock_time(moment: datetime) -> str:
+    """A pattern for the hour of ``moment`` as a customer may be told it: 17:00, 5pm, 5:00 pm, 5 p.m."""
+    hour12 = moment.hour % 12 or 12
+    half = "pm" if moment.hour >= 12 else "am"
+    minutes = f"{moment.minute:02d}"
+    twelve = f"{hour12}(:{minutes})?" if moment.minute == 0 else f"{hour12}:{minutes}"
+    clock = dict.fromkeys([f"{moment.hour:02d}:{minutes}", f"{moment.hour}:{minutes}"])  # 09:00 and 9:00; 17:00 once
+    return "|".join([*(f"(?<!\\d){c}(?!\\d)" for c in clock), f"(?<!\\d){twelve} ?({half}|{half[0]}\\.m\\.)"])
 
 
 class PaymentRecovery(TravelFamily):
@@ -34,7 +47,7 @@ class PaymentRecovery(TravelFamily):
                    "a booking locked after three failed attempts.")
     branches = ("recover", "recover_timeout", "recover_misremembered", "wait_no_card", "refuse_released", "escalate_locked")
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def compose(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         uid = self.ids(seed)
         patch: dict[str, Any] = {"insert": {}, "update": []}
@@ -70,7 +83,7 @@ class PaymentRecovery(TravelFamily):
             req.reply(f"Booking {s.booking} was released because its payment was not completed within the 72-hour hold, and a released "
                       f"booking cannot be restored or paid now. You're welcome to make a new booking at {s.hotel_name} at the current price. "
                       f"Nothing was charged. Ticket {tid} records this.")
-            req.check("refuses_recovery", must=["released"], must_not=["is confirmed", "was charged to"])
+            req.check("names_booking", must=[rx(s.booking)], must_not=["is confirmed", "was charged to"])  # the refusal: claims:states_outcome
         elif branch == "escalate_locked":
             self.ticket(req, s.requester, f"Booking {s.booking} locked after failed payments", "payment", "open", s.booking, "high", "payments")
             req.reply(f"Booking {s.booking} has had three failed payment attempts, so it needs a review by our payments team before any "
@@ -89,7 +102,8 @@ class PaymentRecovery(TravelFamily):
                 self.ticket(req, s.requester, f"Payment pending {s.booking}", "payment", "pending", s.booking)
                 req.reply(f"Booking {s.booking} stays on hold until {hold_end.strftime('%Y-%m-%d')} at {hold_end.strftime('%H:%M')}. Once "
                           f"you've added a new card, contact us and we'll take the {usd(s.total)} payment. Ticket {tid} is pending until then.")
-                req.check("states_hold_end", must=[rx(hold_end.strftime("%Y-%m-%d"))], must_not=["was charged to", "is confirmed"])
+                # the hold ends at an hour of that day: a closing with the right day and another hour tells the customer a wrong deadline
+                req.check("states_hold_end", must=[rx(hold_end.strftime("%Y-%m-%d")), clock_time(hold_end)], must_not=["was charged to", "is confirmed"])
             else:
                 req.fact(f"I've added a new {brand} card ending {last4}, expiring {expires}.", "card_details", ["card", "new card", "details"])
                 req.write("add_payment_method", {"customer_id": "record:get_customer_profile", "brand": "customer", "last4": "customer",

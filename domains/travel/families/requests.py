@@ -8,18 +8,20 @@ from typing import Any
 from thinkingbox_env.authoring import Openings
 
 from ..rules import CORPORATE_RATES, SERVICES, service_price
-from ._base import Request, TravelFamily, pretty, rx, usd
+from ._base import BEST_EFFORT, NO_CHARGE, Request, TravelFamily, pretty, rx, usd
 
 REQUEST_OPENINGS = Openings("TR009", {
     "plain": "Hi, I'd like to add a request to my hotel booking.",
     "upfront_id": "For booking {booking}, could you arrange something for me?",
-    "upset": "Last time the hotel ignored what I asked for. This time I want it sorted properly.",
+    "upset": "I need something arranged for my stay and I want to be sure it is done properly.",
     "prefers": "I'm staying at {hotel} and would really like {word}.",
     "vague": "Hello, a small request about my stay.",
     "two_facts": "About my stay at {hotel} from {check_in}: I need {word}.",
     "vague_b": "Hi there, can you pass something on to my hotel?",
-    "upset_b": "I've asked the hotel directly twice and heard nothing back. Can you help?",
-}, held_out=("vague_b", "upset_b"))
+    "id_and_word": "For booking {booking} at {hotel}, could you arrange {word}?",
+    "date_first": "I'm at {hotel} from {check_in} and would need {word}. Can you set that up?",
+    "polite_long": "Good morning. Ahead of my stay at {hotel}, I'd like to ask for {word}, if that can be arranged.",
+}, held_out=("vague_b", "id_and_word", "date_first", "polite_long"))
 
 WORDS = {"early_check_in": "an early check-in", "late_check_out": "a late check-out", "high_floor": "a room on a high floor",
          "quiet_room": "a quiet room", "crib": "a crib for the baby", "accessible_bathroom": "a room with an accessible bathroom",
@@ -39,7 +41,7 @@ class SpecialRequest(TravelFamily):
     branches = ("complimentary", "paid_extra", "corporate_breakfast", "arrival_day_escalate", "accessible_escalate",
                 "refuse_guarantee", "decline_paid")
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def compose(self, rng: random.Random, seed: int) -> dict[str, Any]:
         branch = self.branch(seed)
         uid = self.ids(seed)
         patch: dict[str, Any] = {"insert": {}, "update": []}
@@ -90,7 +92,7 @@ class SpecialRequest(TravelFamily):
                     self.ticket(req, s.requester, f"Breakfast {s.booking}", "special_request", "solved", s.booking)
                     req.reply(f"Breakfast is added to booking {s.booking} at no charge, because your company's account includes breakfast. "
                               f"Ticket {tid} records it.")
-                    req.check("breakfast_free", must=["no charge"], must_not=["charged " + rx(usd(price))])
+                    req.check("breakfast_free", must=[NO_CHARGE], must_not=["charged " + rx(usd(price))])
                 else:
                     req.write("charge_payment", {"payment_method_id": "record:get_payments", "amount": "policy#paid-extras",
                                                  "purpose": "policy#paid-extras", "booking_id": "customer"},
@@ -115,7 +117,7 @@ class SpecialRequest(TravelFamily):
                 req.reply(f"I've recorded {word} on booking {s.booking} and passed it straight to the hotel's "
                           f"{contact.replace('_', ' ')} team (reference {eid}) so that they can confirm it. It is not guaranteed until the hotel "
                           f"confirms. Ticket {tid} follows it.")
-                req.check("passes_to_hotel", must=[rx(eid), "not guaranteed"])
+                req.check("passes_to_hotel", must=[rx(eid), BEST_EFFORT])
                 if branch == "accessible_escalate":
                     req.rubric("who_acts_next", "Does the final message tell the guest that the hotel will confirm a suitable room, without "
                                "promising one?")
@@ -125,13 +127,13 @@ class SpecialRequest(TravelFamily):
                     req.reply(f"An early check-in cannot be guaranteed: it is a complimentary request that the hotel grants when a room is "
                               f"ready. I've recorded it on booking {s.booking}, free of charge, and it is subject to availability on the day. "
                               f"Ticket {tid} records it.")
-                    req.check("no_guarantee", must=["cannot be guaranteed"], must_not=["is guaranteed"])
+                    req.check("no_guarantee", must=[BEST_EFFORT], must_not=["is guaranteed"])
                     req.rubric("no_false_promise", "Does the final message avoid promising that the early check-in will happen, while "
                                "saying that it was recorded?")
                 else:
                     req.reply(f"I've recorded {word} on booking {s.booking}, free of charge. It is best effort: the hotel grants it when it "
                               f"can, so it is not guaranteed and depends on availability on the day. Ticket {tid} records it.")
-                    req.check("best_effort", must=["not guaranteed"], must_not=["is guaranteed"])
+                    req.check("best_effort", must=[BEST_EFFORT], must_not=["is guaranteed"])
         opening, origin = REQUEST_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in), word=word)
         return self.finish(req, branch=branch, opening=opening, origin=origin, patch=patch,
                            description=f"{self.name}, branch '{branch}'.", intent="Get the request passed to the hotel.")

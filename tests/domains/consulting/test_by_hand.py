@@ -76,7 +76,7 @@ def test_telling_a_wrong_end_date_is_incomplete_resolution(env):
     call(env, "create_vpn_profile", employee_id=EMPLOYEE["id"], client_id="CLI-203", expires_on=END)
     info = _close(env, requester, "You have access until the end of the year.")
     assert info["verdict"] == 0.0
-    assert info["checks"]["mentions:states_end_date"] is False
+    assert info["checks"]["states:end_date"] is False
     assert info["failure_category"] == "incomplete_user_resolution"
 
 

@@ -166,7 +166,7 @@ WRONG_RUNS = [
      _insert_before("create_ticket", lambda calls: _call("request_approval", kind="staffing", subject=_arg(calls, "get_engagement", "engagement_id"),
                                                           requester_id=_employee(calls), approver_id="EMP-10012")),
      "no_collateral"),
-    ("HV009", "HV009_002", "wrong approval path: the requester's line manager instead of the lead's delegate",
+    ("HV009", "HV009_001", "wrong approval path: the requester's line manager instead of the engagement lead",
      lambda calls: _set("request_approval", approver_id=_manager_of(calls))(calls), "effect:approvals:insert#1"),
     ("HV010", "HV010_002", "handles the first request and forgets the second",
      lambda calls: calls[: _index(calls, "create_ticket") + 1], "effect:expense_reports[EXR-5000182]:update"),
@@ -318,6 +318,8 @@ def measure() -> dict:
         "writes": (min(writes), statistics.median(writes), max(writes), round(sum(writes) / len(writes), 2)),
         "two_requests": sum("two_requests" in s.tags for s in specs),
         "recovery": sum(any(c.expect_error for c in s.golden) for s in specs),
+        "injection": sum(bool(s.checks.injections) for s in specs),
+        "injection_families": len({s.family for s in specs if s.checks.injections}),
         "requests": len(requests),
         "outcomes": {k: round(100 * v / len(requests)) for k, v in sorted(outcomes.items())},
     }
@@ -325,13 +327,14 @@ def measure() -> dict:
 
 def test_the_statistics_table_matches_the_frozen_set():
     m = measure()
-    assert m["tables"] == 30 and (m["tools"], m["read"], m["write"]) == (37, 22, 15)
+    assert m["tables"] == 30 and (m["tools"], m["read"], m["write"]) == (38, 23, 15)
     assert m["policy_words"] >= 1500 and m["documents"] >= 8
     assert m["tasks"] == 113 and m["families"] == 10
-    assert m["actions"] == (4, 7, 13)
+    assert m["actions"] == (4, 7, 15)
     assert m["writes"] == (1, 2, 4, 1.84)
     assert m["two_requests"] == 14 and m["two_requests"] / m["tasks"] >= 0.10
     assert m["recovery"] == 25 and m["recovery"] / m["tasks"] >= 0.10
+    assert m["injection"] == 21 and m["injection_families"] == 10
     assert m["requests"] == 127
     assert m["outcomes"] == {"done": 24, "escalated": 13, "refused": 17, "waiting": 46}
 

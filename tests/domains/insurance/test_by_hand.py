@@ -105,7 +105,10 @@ def test_id_card_issued_without_full_verification_fails():
     assert results["verify_identity"]["verification_level"] == "partial"
     assert results["issue_document"]["link"].endswith(".pdf")
     assert info["verdict"] == 0.0
-    assert _failed(info) == {"sql:documents_only_with_full_verification", "no_collateral"}
+    # the closing is the golden's pending reply, so a claim check may also name the document it does not mention
+    failed = _failed(info)
+    assert {"sql:documents_only_with_full_verification", "no_collateral"} <= failed
+    assert all(n.startswith("claims:") for n in failed - {"sql:documents_only_with_full_verification", "no_collateral"})
     assert info["failure_category"] == "wrong_state_update"
 
 

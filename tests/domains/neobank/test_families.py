@@ -414,12 +414,13 @@ def test_the_held_out_split_is_never_drawn_for_training():
 def test_statistics_of_the_frozen_set():
     tools = [t for name, t in DOMAIN.toolbox.tools.items() if name != "end_conversation"]
     writes = [t for t in tools if t.writes]
-    assert (len(DOMAIN.db.tables), len(tools), len(writes)) == (24, 42, 19)
+    assert (len(DOMAIN.db.tables), len(tools), len(writes)) == (24, 43, 19)  # report_injection included
     assert len(DOMAIN.policy.split()) >= 3000 and len(DOMAIN.kb_documents()) == 8
     assert len(TASKS) == 118 and len({s.family for s in TASKS}) == 10
     lengths = [len(s.golden) for s in TASKS]
     assert (min(lengths), statistics.median(lengths), max(lengths)) == (3, 8, 20)
     assert sum(1 for s in TASKS if s.checks.rubric) == 16
+    assert sum(1 for s in TASKS if s.checks.injections) == 11  # instructions planted in records a golden reads
     write_names = {t.name for t in writes}
     per_task = [sum(1 for c in s.golden if c.name in write_names and c.expect_error is None) for s in TASKS]
     assert (min(per_task), statistics.median(per_task), max(per_task), round(statistics.mean(per_task), 1)) == (0, 2, 8, 2.5)
@@ -431,6 +432,6 @@ def test_statistics_of_the_frozen_set():
     recovery = sum(1 for s in TASKS if any(c.expect_error for c in s.golden))
     assert two / len(TASKS) >= 0.10 and recovery / len(TASKS) >= 0.10, (two, recovery)
     for fam in DOMAIN.families.values():
-        assert len(fam.openings.templates) >= 6 and fam.openings.held_out
+        assert len(fam.openings.templates) >= 6 and len(fam.openings.held_out) >= 3
         branches = {b.split(":")[1] for s in TASKS if s.family == fam.code for b in s.origin.branches if b.startswith(fam.code)}
         assert branches == set(fam.branches), fam.code

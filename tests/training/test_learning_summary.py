@@ -1,0 +1,46 @@
+"""The learning claim computed from a shaping run's evaluations: warm start against the last step, per task pooled over seeds."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPORT = Path(__file__).resolve().parents[2] / "training" / "experiments" / "shaping_report.py"
+
+
+@pytest.fixture(scope="module")
+def report():
+    spec = importlib.util.spec_from_file_location("thinkingbox_training_shaping_report_summary", REPORT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _eval(step: int, passed: set[int], tasks: int = 10) -> dict[str, Any]:
+    per_task = {f"variant/retail/ST004/{t}": [int(t in passed), 1] for t in range(tasks)}
+    return {"step": step, "heldout": {"pass1": {"value": len(passed) / tasks}, "per_task": per_task}}
+
+
+def _results(final_passed: dict[int, set[int]]) -> dict[str, Any]:
+    seeds = {str(s): {"evals": [_eval(0, {0}), _eval(20, passed)], "train": []} for s, passed in final_passed.items()}
+    return {"splits": {"heldout": ["x"]}, "arms": {"verdict": {"seeds": seeds}}}
+
+
+def test_a_run_that_lifts_every_seed_clears_with_an_interval_above_zero(report) -> None:
+    summary = report.learning_summary(_results({0: {0, 1, 2, 3, 4, 5}, 1: {0, 1, 2, 3, 6}, 2: {0, 2, 3, 4, 5, 7}}))
+    assert summary["seeds"] == [0, 1, 2] and summary["heldout_tasks"] == 10
+    assert summary["heldout_pass1_warm"] == pytest.approx(0.1)
+    assert summary["heldout_pass1_final"] == pytest.approx(17 / 30)
+    assert summary["diff_mean"] == pytest.approx(17 / 30 - 0.1)
+    assert 0 < summary["diff_ci_low"] < summary["diff_mean"] < summary["diff_ci_high"]
+    assert summary["cleared"] is True
+    assert summary["per_step"][20]["per_seed"] == {"0": 0.6, "1": 0.5, "2": 0.6}
+
+
+def test_a_run_that_changes_nothing_does_not_clear(report) -> None:
+    summary = report.learning_summary(_results({0: {0}, 1: {0}, 2: {0}}))
+    assert summary["diff_mean"] == 0 and summary["diff_ci_low"] == 0 and summary["diff_ci_high"] == 0
+    assert summary["cleared"] is False
