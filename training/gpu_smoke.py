@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         tokenizer.chat_template = inference
 
     data = tb_trl.build_grpo_dataset(["retail"], max(4, args.steps), seed=2, families=families,
-                                     include_policy=False).remove_columns(["environment"])
+                                     include_policy=False, tools=tools).remove_columns(["environment"])
     config = GRPOConfig(output_dir="/tmp/thinkingbox_smoke_grpo", max_steps=args.steps, per_device_train_batch_size=args.generations,
                         num_generations=args.generations, max_completion_length=args.completion_length, learning_rate=1e-5,
                         temperature=1.0, chat_template_kwargs={"enable_thinking": False}, max_tool_calling_iterations=8, **common)

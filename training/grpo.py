@@ -124,7 +124,7 @@ def grpo_dataset(args: ThinkingboxArguments, judge: bool = False) -> Any:
     from thinkingbox_env.integrations.trl import build_grpo_dataset
 
     ds = build_grpo_dataset(args.domains, args.variants_per_family, args.dataset_seed, family_map(args), args.include_policy,
-                            judge=judge)
+                            judge=judge, tools=list(args.tools) or None)
     return ds.remove_columns(["environment"]) if len(args.domains) == 1 else ds
 
 

@@ -29,11 +29,12 @@ def shaping():
     return module
 
 
-def test_the_cpu_learning_config_parses_and_never_repeats_a_warm_start_conversation(shaping):
+def test_the_cpu_learning_config_parses_and_draws_a_variant_per_warm_start_conversation(shaping):
     cfg = shaping.load_config(EXPERIMENTS / "learning_cpu.yaml")
     assert len(cfg.seeds) >= 3 and cfg.torch_threads == 1
     ws = cfg.warm_start
-    # the setting's point: more variants than conversations trained on, so no value can be memorised
+    # more variants drawn than conversations trained on (those that need a tool outside the set are left out,
+    # so some are seen twice): values are not memorised
     assert ws.variants_per_family * len(cfg.families) >= ws.max_steps * ws.batch_size
     # and the copy circuit first, from sequences over every id (the 500 lowest never formed it)
     assert ws.induction_steps >= 1500 and ws.induction_vocab == 0

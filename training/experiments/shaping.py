@@ -123,6 +123,7 @@ class GRPOSettings:
     max_tool_calling_iterations: int = 10
     temperature: float = 1.0
     learning_rate: float = 1e-4
+    lr_scheduler_type: str = "linear"  # "constant": a long run whose informative groups are rare keeps its step size
     beta: float = 0.0
     loss_type: str = "dapo"
 
@@ -238,6 +239,8 @@ def _validate(cfg: ExperimentConfig) -> None:
         raise ConfigError(f"warm_start.lr_scheduler_type must be one of {schedules}, got {cfg.warm_start.lr_scheduler_type!r}")
     if not cfg.seeds or len(set(cfg.seeds)) != len(cfg.seeds):
         raise ConfigError(f"seeds: give distinct seeds, got {cfg.seeds}")
+    if cfg.grpo.lr_scheduler_type not in schedules:
+        raise ConfigError(f"grpo.lr_scheduler_type must be one of {schedules}, got {cfg.grpo.lr_scheduler_type!r}")
     if cfg.grpo.per_device_train_batch_size % cfg.grpo.num_generations:
         raise ConfigError("grpo: per_device_train_batch_size must be a multiple of num_generations")
     if cfg.eval.every < 1 or cfg.grpo.max_steps < 1:
@@ -301,11 +304,13 @@ def heldout_ids(cfg: ExperimentConfig) -> list[str]:
     n = cfg.eval.heldout_variants_per_family
     if n < 1:
         return []
-    trained = grpo_rows([cfg.domain], cfg.grpo.variants_per_family, cfg.grpo.dataset_seed, fams, judge=True)
-    trained += grpo_rows([cfg.domain], cfg.warm_start.variants_per_family, cfg.warm_start.seed, fams, judge=True)
+    tools = list(cfg.tools) or None
+    trained = grpo_rows([cfg.domain], cfg.grpo.variants_per_family, cfg.grpo.dataset_seed, fams, judge=True, tools=tools)
+    trained += grpo_rows([cfg.domain], cfg.warm_start.variants_per_family, cfg.warm_start.seed, fams, judge=True,
+                         tools=tools)
     seen = {generate_variant(cfg.domain, r["family"], r["seed"]).content_key() for r in trained}
     ids = []
-    for row in grpo_rows([cfg.domain], n, cfg.eval.heldout_seed, fams, judge=True):
+    for row in grpo_rows([cfg.domain], n, cfg.eval.heldout_seed, fams, judge=True, tools=tools):
         if generate_variant(cfg.domain, row["family"], row["seed"]).content_key() in seen:
             continue  # a held-out task must be one the model never trained on
         ids.append(report.variant_id(cfg.domain, row["family"], row["seed"]))
@@ -320,7 +325,7 @@ def seen_ids(cfg: ExperimentConfig) -> list[str]:
     if n < 1:
         return []
     rows = grpo_rows([cfg.domain], cfg.warm_start.variants_per_family, cfg.warm_start.seed,
-                     {cfg.domain: list(cfg.families)}, judge=True)
+                     {cfg.domain: list(cfg.families)}, judge=True, tools=list(cfg.tools) or None)
     ids = []
     for code in cfg.families:
         ids += [report.variant_id(cfg.domain, r["family"], r["seed"]) for r in rows if r["family"] == code][:n]
@@ -469,7 +474,7 @@ def evaluate_checkpoint(cfg: ExperimentConfig, checkpoint: Path, out: Path, seed
         path = out / f"{split}.jsonl"
         summary = evaluate(ids, eval_config(cfg, str(checkpoint), seed), out=path, trials=cfg.eval.trials,
                            resume=True, keep_rows=True)
-        rows = summary.rows or _read(path)
+        rows = [r.to_json() for r in summary.rows] or _read(path)
         result[split] = report.split_metrics(rows)
     return result
 

@@ -232,6 +232,7 @@ def aggregate(results: dict[str, Any]) -> dict[str, Any]:
                                    for s, run in seeds.items()},
                 "pass1_pooled": float(c.sum() / n.sum()) if n.sum() else float("nan"),
                 "pass1_pooled_ci95": list(bootstrap_interval(c, n)) if n.sum() else [float("nan")] * 2,
+                "minus_warm": _difference(_pooled(seeds, split, 0), pooled) or {"tasks": 0},
             }
         curves[name]["train"] = _train_curves(seeds)
     baseline = next((a for a in ("verdict",) if a in final), None)
@@ -415,6 +416,41 @@ def remeasure(results: dict[str, Any], out: Path) -> None:
                     ev[split] = split_metrics(list(read_rows(path)))
 
 
+def learning_summary(results: dict[str, Any], arm: str = "verdict", split: str = "heldout") -> dict[str, Any]:
+    """The learning claim of one arm: held-out pass@1 of the warm start (step 0) and of the last step, per seed and
+    pooled, and the per-task difference pooled over seeds with its bootstrap interval over tasks."""
+    seeds = results["arms"][arm]["seeds"]
+    curve = {}
+    for step in sorted({int(e["step"]) for run in seeds.values() for e in run["evals"]}):
+        pooled = _pooled(seeds, split, step)
+        c = np.array([v[0] for v in pooled.values()])
+        n = np.array([v[1] for v in pooled.values()])
+        if n.sum():
+            curve[step] = {"pass1": float(c.sum() / n.sum()), "ci95": [float(x) for x in bootstrap_interval(c, n)],
+                           "per_seed": {s: next((e[split]["pass1"]["value"] for e in run["evals"]
+                                                 if int(e["step"]) == step and split in e), None)
+                                        for s, run in seeds.items()}}
+    last = _last_step(seeds)
+    warm, final = curve.get(0), curve.get(last)
+    difference = _difference(_pooled(seeds, split, 0), _pooled(seeds, split, last)) or {}
+    return {
+        "arm": arm,
+        "split": split,
+        "seeds": sorted(int(s) for s in seeds),
+        "heldout_tasks": len(_pooled(seeds, split, 0)),
+        "heldout_pass1_warm": warm["pass1"] if warm else None,
+        "heldout_pass1_warm_ci95": warm["ci95"] if warm else None,
+        "heldout_pass1_final": final["pass1"] if final else None,
+        "heldout_pass1_final_ci95": final["ci95"] if final else None,
+        "final_step": last,
+        "diff_mean": difference.get("mean"),
+        "diff_ci_low": (difference.get("ci95") or [None, None])[0],
+        "diff_ci_high": (difference.get("ci95") or [None, None])[1],
+        "cleared": bool(difference.get("ci95") and difference["ci95"][0] > 0),
+        "per_step": curve,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     """Recompute the summary and redraw the plots of a finished (or partly finished) run folder."""
     import argparse
@@ -425,6 +461,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", action="store_true",
                         help="recompute every evaluation's metrics from its evaluation rows in the folder first "
                              "(a run written by an older version of this script gains the newer metrics)")
+    parser.add_argument("--learning", metavar="JSON",
+                        help="also write the learning claim of the verdict arm (held-out pass@1 of the warm start and "
+                             "the last step, the difference and its 95%% interval) to this file")
     args = parser.parse_args(argv)
     path = Path(args.out) / "results.json"
     if not path.is_file():
@@ -437,6 +476,13 @@ def main(argv: list[str] | None = None) -> int:
     results["summary"] = aggregate(results)
     results["plots"] = plot_all(results, Path(args.out)) if done else []
     path.write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")
+    if args.learning:
+        claim = learning_summary(results)
+        config = results.get("config") or {}
+        summary = {"status": "cleared" if claim["cleared"] else "not cleared", **claim,
+                   "config": config.get("path"), "config_values": config,
+                   "model_parameters": results.get("model_parameters"), "wall_seconds": results.get("wall_seconds")}
+        Path(args.learning).write_text(json.dumps(summary, indent=1, default=str) + "\n", encoding="utf-8")
     print("\n".join(results["plots"]))
     return 0
 
