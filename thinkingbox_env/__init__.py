@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .agents import NoopAgent, OpenAIChatAgent, OracleAgent, run_episode
+from .domain_env import DomainEnv
 from .env import ThinkingboxEnv
 from .family import TaskFamily
 from .registry import (
@@ -14,7 +15,6 @@ from .registry import (
     register_gym_envs,
 )
 from .spec import SpecError, TaskSpec
-from .task_sampler import DomainEnv
 from .tools import ToolError, tool
 from .users import LLMUser, ScriptedUser
 from .version import __version__ as __version__

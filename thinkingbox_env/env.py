@@ -18,10 +18,10 @@ from .checks import Judge, StateOutcome, grade, state_outcome
 from .events import Trace, invalid_action_event, message_event, tool_call_event
 from .protocol import AGENT_SYSTEM_PROMPT, DONE_MARKER, END_TOOL_NAME, policy_section
 from .records import FinishReason, Verdict
-from .runtime import TaskRuntime, runtime_for
 from .spaces import AgentAction, ChatObservation
 from .spec import TaskSpec
 from .state import EpisodeState
+from .task_cache import TaskRuntime, runtime_for
 from .tools import ToolResult, arguments_text, safe_repr, trace_arguments
 from .users import ScriptedUser, SimulatedUser
 

@@ -322,7 +322,7 @@ def register_gym_envs() -> None:
     for domain in domain_dirs():  # one env for the whole domain, drawing a task per reset
         gid = f"{GYM_NAMESPACE}/{domain}-v{load_domain(domain).spec.task_set_version}"
         if gid not in registered:
-            gym.register(id=gid, entry_point="thinkingbox_env.task_sampler:DomainEnv", kwargs={"domain": domain},
+            gym.register(id=gid, entry_point="thinkingbox_env.domain_env:DomainEnv", kwargs={"domain": domain},
                          disable_env_checker=False, order_enforce=True)
     archived = [t for domain in domain_dirs() for v in archived_task_set_versions(domain)
                 for t in _archived_task_files(domain, v)]

@@ -14,8 +14,8 @@ from thinkingbox_env.cli.tasks import render_task
 from thinkingbox_env.env import ThinkingboxEnv
 from thinkingbox_env.injection import report_injection
 from thinkingbox_env.records import CheckResult, FailureCategory
-from thinkingbox_env.runtime import runtime_for
 from thinkingbox_env.spec import SpecError, dump_task, parse_task
+from thinkingbox_env.task_cache import runtime_for
 from thinkingbox_env.tools import Toolbox
 
 TASK = "retail/ST011_001"  # a partial refund of $97.35 for a cosmetic defect

@@ -160,7 +160,7 @@ def test_a_golden_call_on_a_missing_id_never_reaches_step(tmp_path):
     path, spec = _loaded(tmp_path, lambda d: d["golden"].append({"name": "get_order", "arguments": {"order_id": "ORD-404404"}}))
     with pytest.raises(SpecError, match=r"field 'golden\.\d+'.*ORD-404404"):
         tb.make(spec)
-    from thinkingbox_env.runtime import runtime_for
+    from thinkingbox_env.task_cache import runtime_for
 
     with pytest.raises(SpecError):  # a second load is refused the same way, not cached as checked
         runtime_for(spec)

@@ -20,8 +20,8 @@ import thinkingbox_env as tb
 from thinkingbox_env.authoring import Openings, TaskBody, ask, combine, propose
 from thinkingbox_env.domain import load_domain
 from thinkingbox_env.family import TaskFamily
-from thinkingbox_env.runtime import runtime_for
 from thinkingbox_env.spec import RubricCheck, SpecError, parse_task
+from thinkingbox_env.task_cache import runtime_for
 from thinkingbox_env.users import ScriptedUser
 
 LIBRARY = Path(__file__).resolve().parents[1] / "data" / "domains" / "library"
@@ -381,7 +381,7 @@ def test_validate_sets_rubrics_aside_without_a_judge_and_reads_them_with_one(she
 
 
 def test_a_domain_env_without_a_judge_does_not_draw_rubric_tasks():
-    from thinkingbox_env.task_sampler import DomainEnv
+    from thinkingbox_env.domain_env import DomainEnv
 
     judged = [t for t in tb.list_tasks() if tb.load_task(t).checks.rubric]
     if not judged:

@@ -21,7 +21,7 @@ from thinkingbox_env.registry import (
     task_files,
     task_set_versions,
 )
-from thinkingbox_env.runtime import runtime_for
+from thinkingbox_env.task_cache import runtime_for
 from thinkingbox_env.task_stats import markdown_table, task_set_statistics
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ from thinkingbox_env.judge import RubricJudge
 from thinkingbox_env.judges import JUDGES
 from thinkingbox_env.plugins import Backend, BackendOptionError, NoOptions, Options, UnknownBackendError
 from thinkingbox_env.users import LLMUser, ScriptedUser
-from thinkingbox_env.users.protocol import DONE_MARKER
+from thinkingbox_env.users.phrases import DONE_MARKER
 from thinkingbox_env.users.registry import USERS, UserCapabilities, register_user
 
 TASK = "retail/ST030_001"

@@ -18,8 +18,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_helpers import HttpServer
 
 import thinkingbox_env as tb
-from thinkingbox_env.runtime import runtime_for
 from thinkingbox_env.serving.backend import MCPBackendError, MCPToolBackend, OperatorClient
+from thinkingbox_env.task_cache import runtime_for
 
 
 @pytest.fixture(scope="module")

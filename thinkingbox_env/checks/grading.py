@@ -162,7 +162,7 @@ def grade(
     category (and process checks); over MCP it is the server's record of tool calls.
     """
     if golden is None:
-        from ..runtime import runtime_for
+        from ..task_cache import runtime_for
 
         golden = runtime_for(task).golden.diff
     reason = finish_reason_of(finish_reason)

@@ -230,7 +230,7 @@ def _initial_state_owner(context: GradingContext) -> Owner:
     def owner(sql: str, value: Any) -> str | None:
         key = (sql, str(value))
         if key not in answers:
-            from ..runtime import runtime_for
+            from ..task_cache import runtime_for
 
             state = runtime_for(context.task).new_state()
             state.probe = True  # a lookup in the initial state, not an episode

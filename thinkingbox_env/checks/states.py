@@ -93,7 +93,7 @@ def role_values(spec: RoleSpec, calls: Sequence[ToolCallEvent], clock: Any, ids:
 
 def golden_calls(task: TaskSpec) -> list[ToolCallEvent]:
     """The golden trajectory's calls as trace events (replayed once per task and process)."""
-    from ..runtime import runtime_for
+    from ..task_cache import runtime_for
 
     return runtime_for(task).golden_calls()
 

@@ -12,8 +12,8 @@ from ..agents.baselines import NoopAgent, OracleAgent, run_episode
 from ..checks import trial_outcome
 from ..domain import domain_dirs, load_domain
 from ..registry import generate_variant, load_task, make
-from ..runtime import runtime_for
 from ..spec import GoldenTurn, SpecError, TaskSpec, dump_task, interleave
+from ..task_cache import runtime_for
 from ..version import __version__
 from .common import UserError, add_command, console, new_progress, select_tasks
 

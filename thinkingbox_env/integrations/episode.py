@@ -7,7 +7,7 @@ lines each over the same env and wrappers the TRL path uses:
 
 - the *target* is a task id (``retail/ST030_001``, every episode plays it) or a domain
   (``retail``: each reset draws a frozen test task or, with ``split="train"``, a generated
-  variant of a family, through :class:`~thinkingbox_env.task_sampler.DomainEnv`);
+  variant of a family, through :class:`~thinkingbox_env.domain_env.DomainEnv`);
 - the *protocol* is the env's own ``chat`` protocol (a plain message goes to the simulated
   customer, ``<DONE>`` or the end tool closes) or ``customer-tool`` (the customer is the
   ``reply_to_customer`` tool and the first plain-text turn closes), through
@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..checks import Judge
+from ..domain_env import DomainEnv
 from ..env import ThinkingboxEnv
 from ..protocol import DONE_MARKER
 from ..registry import list_tasks, load_task, make
 from ..spec import TaskSpec
-from ..task_sampler import DomainEnv
 from ..users import ScriptedUser
 from ..wrappers import CustomerToolWrapper
 

@@ -30,8 +30,8 @@ import verifiers as vf
 from datasets import Dataset
 
 from ..domain import load_domain
+from ..domain_env import DomainEnv
 from ..registry import list_tasks, load_task
-from ..task_sampler import DomainEnv
 from .episode import Episode
 from .trl import REWARD_GROUPS, group_value, progress_value
 

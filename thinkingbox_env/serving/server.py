@@ -53,9 +53,9 @@ from ..checks import grade, interleave, state_outcome
 from ..domain import Domain, load_domain
 from ..records import FinishReason
 from ..registry import UnknownTaskError, list_tasks, load_task
-from ..runtime import runtime_for
 from ..spec import TaskSpec
 from ..state import EpisodeState
+from ..task_cache import runtime_for
 from ..tools import ToolResult
 from ..version import __version__
 from .limits import IdentityGuard, check_failed

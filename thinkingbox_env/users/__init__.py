@@ -14,7 +14,7 @@ from typing import Protocol
 from ..spec import UserSpec
 from .acts import Reading, customer_agreed, read_agent_message, read_customer_answer
 from .llm import USER_SYSTEM_PROMPT, LLMUser, escape_dialogue_text, normalise_reply, render_profile
-from .protocol import DONE_MARKER, DONT_KNOW, SATISFIED
+from .phrases import DONE_MARKER, DONT_KNOW, SATISFIED
 from .scripted import PERSONAS, ScriptedUser
 from .slots import ENGINE_SLOTS, Vocabulary, infer_slot
 

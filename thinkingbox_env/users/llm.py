@@ -15,7 +15,7 @@ from ..fencing import fence_dialogue, fence_lines, quoted_turn
 from ..llm import openai_client, resolve_model
 from ..spec import UserSpec
 from .decisions import derive_decisions
-from .protocol import DONE_MARKER, DONT_KNOW
+from .phrases import DONE_MARKER, DONT_KNOW
 from .slots import infer_slot
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from typing import Any
 from ..spec import DomainSpec, UserSpec
 from .acts import MAX_SLOTS_PER_TURN, Reading, read_agent_message
 from .decisions import Answer, answer_choice, answer_proposal, dates_in, derive_decisions
-from .protocol import DONT_KNOW, SATISFIED
+from .phrases import DONT_KNOW, SATISFIED
 from .slots import Vocabulary, infer_slot, infer_value
 
 log = logging.getLogger(__name__)
