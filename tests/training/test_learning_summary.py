@@ -44,3 +44,25 @@ def test_a_run_that_changes_nothing_does_not_clear(report) -> None:
     summary = report.learning_summary(_results({0: {0}, 1: {0}, 2: {0}}))
     assert summary["diff_mean"] == 0 and summary["diff_ci_low"] == 0 and summary["diff_ci_high"] == 0
     assert summary["cleared"] is False
+
+
+def test_seeds_run_in_separate_folders_pool_into_one_claim(report) -> None:
+    whole = _results({0: {0, 1, 2, 3, 4, 5}, 1: {0, 1, 2, 3, 6}, 2: {0, 2, 3, 4, 5, 7}})
+    config = {"seeds": [0, 1, 2], "grpo": {"max_steps": 20}}
+    parts = []
+    for seed in ("0", "1", "2"):
+        part = _results({})
+        part["arms"]["verdict"]["seeds"] = {seed: whole["arms"]["verdict"]["seeds"][seed]}
+        part["config"] = {**config, "path": f"run{seed}.yaml"}
+        part["warm_start"] = {seed: {"warm_seed": 0}}
+        parts.append(part)
+    pooled = parts[0]
+    for other in parts[1:]:
+        report.pool_seeds(pooled, other)
+    assert sorted(pooled["warm_start"]) == ["0", "1", "2"]
+    assert report.learning_summary(pooled) == report.learning_summary(whole)
+    with pytest.raises(ValueError, match="seeds \\['1'\\] are in both"):
+        report.pool_seeds(pooled, parts[1])
+    other = {**parts[1], "config": {**config, "grpo": {"max_steps": 40}}}
+    with pytest.raises(ValueError, match="configuration differs"):
+        report.pool_seeds(parts[0], other)

@@ -531,6 +531,7 @@ def run_arm(cfg: ExperimentConfig, arm: ArmConfig, seed: int, warm: Path, out: P
 
     grpo = _grpo_module()
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    shutil.rmtree(out, ignore_errors=True)  # an earlier run's checkpoints and evaluation rows are not this run's
     t0 = time.perf_counter()
     model = AutoModelForCausalLM.from_pretrained(warm)
     tokenizer = AutoTokenizer.from_pretrained(warm)
@@ -555,8 +556,11 @@ def run_arm(cfg: ExperimentConfig, arm: ArmConfig, seed: int, warm: Path, out: P
 # --------------------------------------------------------------------------- the experiment
 
 
-def run(cfg: ExperimentConfig, out: Path, config_path: str | None = None) -> dict[str, Any]:
+def run(cfg: ExperimentConfig, out: Path, config_path: str | None = None, only_seeds: list[int] | None = None) -> dict[str, Any]:
     """Warm start per seed, every arm per seed, then the JSON and the plots; returns the JSON's content.
+
+    ``only_seeds``: run these of the config's seeds only (a shared warm start stays the first seed's), so the
+    seeds can run as separate processes into separate folders; ``shaping_report.py`` pools such folders.
 
     The thread count is the process's: it is restored afterwards, since it changes the numerics (the
     order of float reductions) of everything else the process runs.
@@ -567,12 +571,13 @@ def run(cfg: ExperimentConfig, out: Path, config_path: str | None = None) -> dic
     if cfg.torch_threads:
         torch.set_num_threads(cfg.torch_threads)
     try:
-        return _run(cfg, out, config_path)
+        return _run(cfg, out, config_path, only_seeds)
     finally:
         torch.set_num_threads(previous)
 
 
-def _run(cfg: ExperimentConfig, out: Path, config_path: str | None = None) -> dict[str, Any]:
+def _run(cfg: ExperimentConfig, out: Path, config_path: str | None = None,
+         only_seeds: list[int] | None = None) -> dict[str, Any]:
     import torch
 
     report.register_variant_source()
@@ -590,7 +595,7 @@ def _run(cfg: ExperimentConfig, out: Path, config_path: str | None = None) -> di
         "arms": {arm.name: {"seeds": {}} for arm in cfg.arms}, "warm_start": {},
     }
     done: dict[int, tuple[dict[str, Any], float, bool]] = {}
-    for seed in cfg.seeds:
+    for seed in [s for s in cfg.seeds if only_seeds is None or s in only_seeds]:
         warm_seed = cfg.seeds[0] if cfg.warm_start.shared else seed
         warm_dir = out / "warm" / f"seed{warm_seed}"
         if warm_seed not in done:
@@ -705,6 +710,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE",
                         help="override config keys, e.g. --set seeds=[0,1] grpo.max_steps=6 model.hidden=256")
     parser.add_argument("--arms", nargs="+", help="run only these arms (by name)")
+    parser.add_argument("--seeds", nargs="+", type=int, metavar="SEED",
+                        help="run only these of the config's seeds (the shared warm start stays the first seed's); seeds "
+                             "run as separate processes into separate folders are pooled by shaping_report.py")
     parser.add_argument("--warm_start_only", action="store_true",
                         help="build, warm start and evaluate the model of every seed, no GRPO (what a model size "
                              "and warm-start data solve on held-out variants)")
@@ -723,9 +731,11 @@ def main(argv: list[str] | None = None) -> int:
             cfg.arms = [a for a in cfg.arms if a.name in args.arms]
         if args.warm_start_only:
             cfg.arms = []
+        if args.seeds and set(args.seeds) - set(cfg.seeds):
+            raise ConfigError(f"--seeds: {sorted(set(args.seeds) - set(cfg.seeds))} are not seeds of the config {cfg.seeds}")
     except (ConfigError, KeyError, TypeError) as exc:
         parser.error(str(exc))
-    results = run(cfg, Path(args.out), args.config)
+    results = run(cfg, Path(args.out), args.config, args.seeds)
     print(json.dumps(results["summary"]["final"] or {s: w["metrics"] for s, w in results["warm_start"].items()},
                      indent=1, default=str)[:4000])
     return 0

@@ -416,6 +416,24 @@ def remeasure(results: dict[str, Any], out: Path) -> None:
                     ev[split] = split_metrics(list(read_rows(path)))
 
 
+def pool_seeds(results: dict[str, Any], other: dict[str, Any]) -> None:
+    """Add ``other``'s seeds (a run of the same configuration for other seeds) to ``results``, in place."""
+    def settings(r: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in (r.get("config") or {}).items() if k not in ("seeds", "path")}
+
+    if settings(results) != settings(other):
+        raise ValueError("its configuration differs from the first folder's (only the seeds may differ)")
+    if results.get("splits") != other.get("splits"):
+        raise ValueError("its evaluation splits differ from the first folder's")
+    for name, arm in other.get("arms", {}).items():
+        mine = results.setdefault("arms", {}).setdefault(name, {"seeds": {}})["seeds"]
+        clash = set(mine) & set(arm["seeds"])
+        if clash:
+            raise ValueError(f"arm {name}: seeds {sorted(clash)} are in both folders")
+        mine.update(arm["seeds"])
+    results.setdefault("warm_start", {}).update(other.get("warm_start", {}))
+
+
 def learning_summary(results: dict[str, Any], arm: str = "verdict", split: str = "heldout") -> dict[str, Any]:
     """The learning claim of one arm: held-out pass@1 of the warm start (step 0) and of the last step, per seed and
     pooled, and the per-task difference pooled over seeds with its bootstrap interval over tasks."""
@@ -458,6 +476,8 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description="Recompute summary and plots of a shaping run from its results.json.")
     parser.add_argument("out", help="the run folder (holds results.json)")
+    parser.add_argument("more", nargs="*", help="folders of the same configuration run for other seeds (shaping.py "
+                                                "--seeds): their seeds are pooled into OUT's results.json")
     parser.add_argument("--rows", action="store_true",
                         help="recompute every evaluation's metrics from its evaluation rows in the folder first "
                              "(a run written by an older version of this script gains the newer metrics)")
@@ -469,6 +489,14 @@ def main(argv: list[str] | None = None) -> int:
     if not path.is_file():
         parser.error(f"no results.json in {args.out}")
     results = json.loads(path.read_text(encoding="utf-8"))
+    for folder in args.more:
+        other_path = Path(folder) / "results.json"
+        if not other_path.is_file():
+            parser.error(f"no results.json in {folder}")
+        try:
+            pool_seeds(results, json.loads(other_path.read_text(encoding="utf-8")))
+        except ValueError as exc:
+            parser.error(f"{folder}: {exc}")
     if args.rows:
         remeasure(results, Path(args.out))
     done = {name: {"seeds": arm["seeds"]} for name, arm in results["arms"].items() if arm["seeds"]}
