@@ -488,7 +488,8 @@ _NO_SUBJECT = frozenset((
 ))
 
 
-def subject_terms(text: str) -> set[str]:
+@lru_cache(maxsize=16_384)  # the task's closing is read again for every episode graded
+def subject_terms(text: str) -> frozenset[str]:
     """The lemmas of a message that carry its subject: what remains once stop words, courtesy and punctuation are gone.
 
     Where a task's closing states nothing the claims vocabulary names (an answer, a refusal worded
@@ -506,7 +507,7 @@ def subject_terms(text: str) -> set[str]:
         if lemma in STOP_WORDS or t.lower_ in STOP_WORDS or lemma in _NO_SUBJECT or len(lemma) < 2:
             continue
         out.add(lemma)
-    return out
+    return frozenset(out)
 
 
 def actions_for_tool(domain_path: str, tool: str) -> set[str]:

@@ -16,9 +16,6 @@ from .domain import load_domain
 from .registry import list_tasks, load_task
 from .spec import TaskSpec
 
-TICKET_WRITES = frozenset({"create_ticket_user", "create_ticket", "update_ticket"})
-"""The engine's ticketing writes (``Ticketing.tools()``): a task whose only writes are these changes no business record."""
-
 
 @dataclass(frozen=True)
 class TaskSetStatistics:
@@ -61,8 +58,11 @@ def measure(specs: Iterable[TaskSpec], domain: str, version: int) -> TaskSetStat
     tasks = list(specs)
     if not tasks:
         raise ValueError(f"no frozen tasks for domain '{domain}' version {version}")
-    box = load_domain(domain).toolbox
-    write_tools = frozenset(name for name, t in box.tools.items() if t.writes)
+    loaded = load_domain(domain)
+    write_tools = frozenset(name for name, t in loaded.toolbox.tools.items() if t.writes)
+    # a task whose only writes are the ticketing system's changes no business record
+    ticketing = loaded.ticketing
+    ticket_writes = frozenset(t.name for t in ticketing.tools() if t.writes) if ticketing is not None else frozenset()
     writes = [_successful_writes(s, write_tools) for s in tasks]
     actions = [len(s.golden) for s in tasks]
     return TaskSetStatistics(
@@ -75,7 +75,7 @@ def measure(specs: Iterable[TaskSpec], domain: str, version: int) -> TaskSetStat
         actions_max=max(actions),
         writes_mean=round(sum(map(len, writes)) / len(tasks), 2),
         writes_max=max(map(len, writes)),
-        ticket_only=sum(1 for w in writes if w and set(w) <= TICKET_WRITES),
+        ticket_only=sum(1 for w in writes if w and set(w) <= ticket_writes),
         no_write=sum(1 for w in writes if not w),
         two_request=sum(1 for s in tasks if _requests(s) > 1),
         recovery=sum(1 for s in tasks if any(c.expect_error for c in s.golden)),

@@ -118,6 +118,7 @@ def _lemma(word: str) -> str:
     return word_lemma(word)
 
 
+@lru_cache(maxsize=16_384)  # every regex mention of a task reads the same messages
 def expand_contractions(text: str) -> str:
     """Lower-cased with contractions written out ("isn't" is "is not", "can't" is "cannot"), words kept as they are."""
     t = text.lower().replace("\u2019", "'").replace("\u2018", "'")

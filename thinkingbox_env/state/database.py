@@ -22,7 +22,7 @@ from .memo import ReadCache
 from .patching import _CopyRules, build_task_template
 from .row_rules import RowRules
 from .sandbox import _Process, _quote
-from .tables import TableInfo
+from .tables import TableInfo, rows_by_key
 
 if TYPE_CHECKING:
     from .templates import TaskTemplate
@@ -172,14 +172,7 @@ class DomainDatabase:
         """The domain template's rows of a table by key, in key order; read once per process (read only)."""
         index = self.base_rows.get(table)
         if index is None:
-            info = self.tables[table]
-            order = ", ".join(_quote(c) for c in info.primary_key)
-            res = cur.execute(f"SELECT * FROM {_quote(self.schema)}.{_quote(table)} ORDER BY {order}")
-            names = tuple(d[0] for d in res.description)
-            index = {}
-            for values in res.fetchall():
-                row = dict(zip(names, values))
-                index[tuple(row[c] for c in info.primary_key)] = row
+            index = rows_by_key(cur, f"{_quote(self.schema)}.{_quote(table)}", self.tables[table].primary_key)
             self.base_rows[table] = index
         return index
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from ..spec import TableMeta
 from .memo import VOLATILE_RE
+from .sandbox import _quote
 
 
 @dataclass(frozen=True)
@@ -42,3 +45,15 @@ class TableInfo:
     def memoisable(self) -> bool:
         """False when a default of the table draws a value of its own (a clock, a random id, a sequence)."""
         return VOLATILE_RE.search(self.ddl_body) is None
+
+
+def rows_by_key(cursor: Any, qualified_table: str, primary_key: Sequence[str]) -> dict[tuple, dict[str, Any]]:
+    """Every row of a table by its primary key, in key order: how the domain and task templates index their rows."""
+    order = ", ".join(_quote(c) for c in primary_key)
+    res = cursor.execute(f"SELECT * FROM {qualified_table} ORDER BY {order}")
+    names = tuple(d[0] for d in res.description)
+    index: dict[tuple, dict[str, Any]] = {}
+    for values in res.fetchall():
+        row = dict(zip(names, values))
+        index[tuple(row[c] for c in primary_key)] = row
+    return index

@@ -17,6 +17,7 @@ import duckdb
 
 from .episode import EpisodeState
 from .sandbox import _Process, _quote
+from .tables import rows_by_key
 
 if TYPE_CHECKING:
     from .database import DomainDatabase
@@ -99,14 +100,7 @@ class TaskTemplate:
         if index is None:
             assert cursor is not None
             if table in self.tables:  # built with the template; read back only if that was lost
-                info = self.domain.tables[table]
-                order = ", ".join(_quote(c) for c in info.primary_key)
-                cur = cursor.execute(f"SELECT * FROM {self.schema}.{_quote(table)} ORDER BY {order}")
-                names = tuple(d[0] for d in cur.description)
-                index = {}
-                for values in cur.fetchall():
-                    row = dict(zip(names, values))
-                    index[tuple(row[c] for c in info.primary_key)] = row
+                index = rows_by_key(cursor, f"{self.schema}.{_quote(table)}", self.domain.tables[table].primary_key)
             else:  # the domain template's rows: the same for every task of the domain
                 index = self.domain._domain_rows(table, cursor)
             self._base_rows[table] = index
