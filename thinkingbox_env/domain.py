@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 PATH_VARIABLE = "THINKINGBOX_PATH"
-REQUIRED_FILES = ("domain.yaml", "schema.sql", "rules.py", "tools.py", "policy.md", "families/__init__.py")
+REQUIRED_FILES = ("domain.yaml", "schema.sql", "rules.py", "tools.py", "policy.md", "verdicts.yaml", "families/__init__.py")
 
 
 def data_roots() -> list[Path]:

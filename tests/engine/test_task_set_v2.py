@@ -1,7 +1,7 @@
 """Task set v2: sources of golden values, written dialogue, scheduled faults, misremembered facts,
 held-out openings and branches, two-request tasks.
 
-A copy of the library test domain raised to ``task_set_version: 2`` (with a policy that has
+A copy of the library test domain at ``task_set_version: 2`` (with a policy that has
 headings, a consent rule and a free-text argument) stands in for a real domain, so every
 rule is seen refusing a broken spec and accepting a fair one.
 """

@@ -39,6 +39,7 @@ def lend_book(db: ToolContext, book_id: Annotated[str, Field(pattern=r"^BK-\d+$"
     if book is None or not book["available"]:
         raise ToolError(f"book {book_id} is not available")
     loan = db.next_id("loans")
-    db.execute("INSERT INTO loans VALUES (?, ?, ?, ?)", [loan, book_id, borrower, due_date(db.now.date())])
+    due = due_date(db.now.date())
+    db.execute("INSERT INTO loans VALUES (?, ?, ?, ?)", [loan, book_id, borrower, due])
     db.execute("UPDATE books SET available = FALSE WHERE id = ?", [book_id])
-    return {"loan_id": loan}
+    return {"loan_id": loan, "due": due.isoformat()}

@@ -1,9 +1,10 @@
-"""Building blocks every library family shares: borrowers and books that can be lent."""
+"""Building blocks every library family shares: patrons, books on the shelf, the task draft."""
 
 from __future__ import annotations
 
 import random
 
+from thinkingbox_env.authoring import TaskDraft
 from thinkingbox_env.family import TaskFamily
 
 from ..rules import BOOKS
@@ -12,12 +13,22 @@ BORROWERS = ["Ada", "Bo", "Cy"]
 
 
 class LibraryFamily(TaskFamily):
-    """A family of the library domain."""
+    """A family of the library domain: it draws the case, then writes the task with the kit's ``TaskDraft``."""
 
     @staticmethod
     def available_book(rng: random.Random) -> str:
         return rng.choice([book_id for book_id, row in BOOKS.items() if row["available"] == "true"])
 
     @staticmethod
+    def book_on_loan(rng: random.Random) -> str:
+        return rng.choice([book_id for book_id, row in BOOKS.items() if row["available"] != "true"])
+
+    @staticmethod
     def borrower(rng: random.Random, seed: int) -> str:
         return rng.choice(BORROWERS) + str(seed)
+
+    def draft(self, seed: int, **fields: str) -> TaskDraft:
+        """A draft with the family's branch recorded and the description every library task starts from."""
+        branch = self.branch(seed)
+        return TaskDraft(description=f"{self.name.capitalize()}, branch '{branch}'.", branches=[f"{self.code}:{branch}"],
+                         tags=[branch], **fields)
