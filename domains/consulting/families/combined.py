@@ -13,10 +13,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from thinkingbox_env.authoring import combine
+from thinkingbox_env.authoring import StoryOpenings, TaskBody
 
 from ..rules import ENGAGEMENTS, FOLDERS, SYSTEMS
-from ._base import DeskFamily, Draft, StoryOpenings
+from ._base import DeskFamily
+from ._draft import DeskDraft
 from .access import ClientSystemAccess, FolderAccess
 from .equipment import HardwareRequest, SoftwareProvisioning
 from .people import StaffingRequest, TrainingEnrolment
@@ -52,7 +53,7 @@ def _key(table: str, row: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(row.get(c) for c in _KEYS.get(table, ("id",)))
 
 
-def _clients(d: Draft) -> set[str]:
+def _clients(d: DeskDraft) -> set[str]:
     """Every client a draft's records or calls touch."""
     out = {ENGAGEMENTS[r["engagement_id"]]["client_id"] for r in d.patch["insert"].get("staffing", [])}
     out |= {r["client_id"] for r in d.patch["insert"].get("ndas", [])}
@@ -67,12 +68,12 @@ def _clients(d: Draft) -> set[str]:
     return out
 
 
-def _approvers(d: Draft) -> set[str]:
+def _approvers(d: DeskDraft) -> set[str]:
     return {c["arguments"]["approver_id"] for c in d.golden if "approver_id" in c["arguments"]} | (
-        {"find_approver"} if any(c["name"] == "find_approver" for c in d.golden) else set())
+        {"find_approver"} if d.has_call("find_approver") else set())
 
 
-def clash(first: Draft, second: Draft) -> str | None:
+def clash(first: DeskDraft, second: DeskDraft) -> str | None:
     """Why the two halves cannot share one state, or None."""
     for table, rows in second.patch["insert"].items():
         if table in ("employees", "ticket_users"):
@@ -98,7 +99,7 @@ class TwoRequests(DeskFamily):
     held_out_branches = ("folder+access", "training+access")
     test_count = 14
 
-    def build(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def build(self, rng: random.Random, seed: int) -> TaskBody:
         branch = self.branch(seed)
         first_cls, second_cls = PAIRS[branch]
         for attempt in range(60):
@@ -118,15 +119,12 @@ class TwoRequests(DeskFamily):
                 break
         else:  # pragma: no cover - a draw always exists within a few attempts
             raise RuntimeError(f"{self.code}: no consistent pair for seed {seed}")
-        for check in db.checks:  # both halves may name a check alike ("names_approver"); the second's get their own names
+        for check in db.checks.get("dialogue", []):  # both halves may name a check alike; the second's get their own names
             check["name"] = f"second_{check['name']}"
         opening, origin = PAIR_OPENINGS.pick(rng, self.split, "pair", a=da.clause, b=db.clause)
-        body = combine(da.taskbody(), db.taskbody(), opening=opening)
-        body.description = f"Two requests, branch '{branch}': {da.branch} then {db.branch}."
-        body.origin = {"opening": origin, "branches": [f"{self.code}:{branch}", f"{first.code}:{da.branch}", f"{second.code}:{db.branch}"]}
-        body.tags = list(dict.fromkeys([*body.tags, branch]))
-        data = body.to_dict()
-        decisions = [*da.decisions, *(x for x in db.decisions if x not in da.decisions)]
-        if decisions:
-            data["user"]["decisions"] = decisions
-        return data
+        both = da.then(db, opening)
+        both.description = f"Two requests, branch '{branch}': {da.branch} then {db.branch}."
+        both.origin = origin
+        both.branches = [f"{self.code}:{branch}", *both.branches]
+        both.tags.append(branch)
+        return both.body()
