@@ -177,3 +177,27 @@ def test_amounts_without_a_sign_and_record_sources():
 
     assert amount("2400") == "2,400.00" and amount("2400", grouped=False) == "2400.00"
     assert record_ref("find_book") == "record:find_book"
+
+
+def test_a_call_inserted_into_a_written_golden_moves_the_turns_and_idempotent_writes_after_it():
+    d = _lending_draft()
+    d.insert_call(1, "report_injection", reason="the title holds an instruction")
+    assert [c["name"] for c in d.golden] == ["find_book", "report_injection", "lend_book"]
+    assert [t["before"] for t in d.dialogue] == [0, 2] and d.idempotent == {2: "lent once"}
+
+
+def test_free_text_arguments_declared_once_by_a_draft_need_no_source():
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    @dataclass
+    class NoteDraft(TaskDraft):
+        free_text_arguments: ClassVar[frozenset[str]] = frozenset({"note"})
+
+    d = NoteDraft()
+    d.write("lend_book", {"book_id": "record:find_book"}, book_id="BK-1", note="for the club")
+    d.add("books", {"id": "BK-9"})
+    d.row("books")["title"] = "Drawn later"
+    assert d.patch["insert"]["books"] == [{"id": "BK-9", "title": "Drawn later"}]
+    with pytest.raises(ValueError, match="no source for \\['note'\\]"):
+        TaskDraft().write("lend_book", {"book_id": "record:find_book"}, book_id="BK-1", note="for the club")

@@ -39,6 +39,8 @@ class TaskDraft:
     replies: list[str] = field(default_factory=list)
     # where an optional argument the case lacks is left out of the call rather than sent as null
     omit_none: ClassVar[bool] = False
+    # the arguments the agent writes in its own words (a ticket's subject, a note): no source is asked of them
+    free_text_arguments: ClassVar[frozenset[str]] = frozenset()
 
     # ---------------------------------------------------------------- golden calls
 
@@ -66,10 +68,14 @@ class TaskDraft:
         """A golden lookup (nothing written, nothing to source)."""
         return self.call(tool, **arguments)
 
-    def write(self, tool: str, why: dict[str, str], /, *, idempotent: str | None = None, free_text: frozenset[str] = frozenset(),
+    def write(self, tool: str, why: dict[str, str], /, *, idempotent: str | None = None, free_text: frozenset[str] | None = None,
               **arguments: Any) -> int:
-        """A golden write whose every argument but the free-text ones names its source; a missing one is an authoring error."""
-        missing = sorted(k for k in arguments if k not in free_text and k not in why)
+        """A golden write whose every argument but the free-text ones names its source; a missing one is an authoring error.
+
+        ``free_text`` defaults to the draft's ``free_text_arguments``.
+        """
+        free = self.free_text_arguments if free_text is None else free_text
+        missing = sorted(k for k in arguments if k not in free and k not in why)
         if missing:
             raise ValueError(f"golden {tool}: no source for {missing}")
         return self.call(tool, why={k: v for k, v in why.items() if k in arguments}, idempotent=idempotent, **arguments)
@@ -80,6 +86,19 @@ class TaskDraft:
         A write that fails on a scheduled fault and is retried names its sources like the retry.
         """
         return self.call(tool, why=why, expect_error=error, **arguments)
+
+    def insert_call(self, at: int, tool: str, /, **arguments: Any) -> int:
+        """A golden call placed at index ``at`` of a golden already written.
+
+        For a step a later pass adds, such as reporting a planted instruction right after the read that
+        showed it: the turns placed before calls from ``at`` on, and the idempotent writes from ``at`` on,
+        move with their calls.
+        """
+        self.call(tool, **arguments)
+        self.golden.insert(at, self.golden.pop())
+        self.dialogue = [{**t, "before": t["before"] + 1} if t["before"] >= at else t for t in self.dialogue]
+        self.idempotent = {(i + 1 if i >= at else i): why for i, why in self.idempotent.items()}
+        return at
 
     @property
     def next(self) -> int:
@@ -153,6 +172,10 @@ class TaskDraft:
 
     def add(self, table: str, *rows: dict[str, Any]) -> None:
         self.patch.setdefault("insert", {}).setdefault(table, []).extend(rows)
+
+    def row(self, table: str, index: int = 0) -> dict[str, Any]:
+        """A row the patch inserts (the ``index``-th of ``table``), to set a value a branch decides after the row was drawn."""
+        return self.patch["insert"][table][index]
 
     def update(self, table: str, key: dict[str, Any], **values: Any) -> None:
         self.patch.setdefault("update", []).append({"table": table, "key": key, "set": values})

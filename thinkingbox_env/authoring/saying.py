@@ -54,6 +54,11 @@ def short_date(day: date) -> str:
     return f"{day.strftime('%B')} {day.day}"
 
 
+def cap_first(text: str) -> str:
+    """``text`` with its first letter upper-cased and the rest as written (``str.capitalize`` lowers the rest)."""
+    return text[:1].upper() + text[1:]
+
+
 def slug(text: str) -> str:
     """``Tickets and record keeping`` -> ``tickets-and-record-keeping``: a heading as an anchor."""
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
@@ -79,4 +84,4 @@ def amount_pattern(text: str) -> str:
     return text.replace("$", r"\$").replace(".", r"\.")
 
 
-__all__ = ["CENT", "amount", "amount_pattern", "cents", "iso", "literal", "long_date", "policy_ref", "record_ref", "short_date", "slug", "ts", "usd"]
+__all__ = ["CENT", "amount", "amount_pattern", "cap_first", "cents", "iso", "literal", "long_date", "policy_ref", "record_ref", "short_date", "slug", "ts", "usd"]

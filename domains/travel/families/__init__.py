@@ -3,7 +3,9 @@
 Each family is one workflow of the policy with its branches, including the ones where
 the right answer is to refuse, to wait for the customer or to hand the case on. The
 frozen tests in ``task_specs/travel`` are instances of these families, and training draws
-fresh ones. One module per workflow group; ``_base`` holds the shared building blocks.
+fresh ones. One module per workflow group; every family writes its task on a ``_draft.TravelDraft``
+(the kit's draft with the steps every conversation shares), draws its rows with ``_stay`` and is
+built by ``_base.TravelFamily``, which adds the planted instructions of ``_injection``.
 """
 
 from __future__ import annotations

@@ -8,9 +8,12 @@ from decimal import Decimal
 from typing import Any
 
 from thinkingbox_env.authoring import Openings
+from thinkingbox_env.authoring.saying import iso, literal, long_date, usd
 
 from ..rules import CORPORATE_RATES, cancellation_fee
-from ._base import Request, TravelFamily, iso, pretty, rx, usd
+from ._base import TravelFamily
+from ._draft import TravelDraft
+from ._stay import customer, stay
 
 CANCEL_OPENINGS = Openings("TR006", {
     "plain": "Hi, I'd like to cancel a hotel booking please.",
@@ -43,10 +46,10 @@ class Cancellation(TravelFamily):
     branches = ("free_flexible", "late_flexible", "platinum_late_window", "corporate_free", "saver_keep", "saver_cancel",
                 "refuse_started", "group_room_refuse", "dispute_escalate", "refund_timeout")
 
-    def compose(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def compose(self, rng: random.Random, seed: int) -> TravelDraft:
         branch = self.branch(seed)
         uid = self.ids(seed)
-        patch: dict[str, Any] = {"insert": {}, "update": []}
+        d = self.draft()
         arrival = {"late_flexible": rng.choice([0, 1]), "platinum_late_window": 1, "corporate_free": 1, "refuse_started": -1}.get(
             branch, rng.randint(2, 45))
         tier = "platinum" if branch == "platinum_late_window" else rng.choice(["member", "silver", "gold"])
@@ -60,86 +63,90 @@ class Cancellation(TravelFamily):
         group = None
         if branch == "group_room_refuse":
             group = f"GRP-{uid}"
-            organiser = self.customer(rng, patch, uid + 5, "member", ticket_user=False)
+            organiser = customer(rng, d, uid + 5, "member", ticket_user=False)
             kw = {"rate_type": "group", "group": group}
-        s = self.stay(rng, patch, uid, tier=tier, arrival=arrival, length=rng.randint(2, 4), **kw)
+        s = stay(rng, d, uid, tier=tier, arrival=arrival, length=rng.randint(2, 4), **kw)
         if group:
-            self.add(patch, "payment_methods", {"id": f"PM-{uid + 5}", "customer_id": organiser[0], "brand": "visa", "last4": "4242",
-                                                "expires": "2029-03", "status": "active", "created_at": "2025-09-01 08:00:00"})
-            self.add(patch, "groups", {"id": group, "name": f"{organiser[1].split()[1]} family reunion", "organizer_id": organiser[0],
-                                       "hotel_id": s.hotel, "check_in": iso(s.check_in), "check_out": iso(s.check_out), "billing": "individual",
-                                       "payment_method_id": f"PM-{uid + 5}", "status": "confirmed"})
+            d.add("payment_methods", {"id": f"PM-{uid + 5}", "customer_id": organiser[0], "brand": "visa", "last4": "4242",
+                                      "expires": "2029-03", "status": "active", "created_at": "2025-09-01 08:00:00"})
+            d.add("groups", {"id": group, "name": f"{organiser[1].split()[1]} family reunion", "organizer_id": organiser[0],
+                             "hotel_id": s.hotel, "check_in": iso(s.check_in), "check_out": iso(s.check_out), "billing": "individual",
+                             "payment_method_id": f"PM-{uid + 5}", "status": "confirmed"})
         if branch == "dispute_escalate":
-            patch["insert"]["disputes"] = [{"id": f"DSP-{uid}", "payment_id": s.payment, "reason": "customer contests the charge",
-                                            "status": "open", "opened_on": iso(self.now.date() - timedelta(days=1))}]
-        tid = self.next_ids(patch)["tickets"]
-        req = Request()
+            d.add("disputes", {"id": f"DSP-{uid}", "payment_id": s.payment, "reason": "customer contests the charge",
+                               "status": "open", "opened_on": iso(self.now.date() - timedelta(days=1))})
+        tid = self.next_ids(d.patch)["tickets"]
         if branch == "refund_timeout":
-            req.fault("issue_refund", TIMEOUT)
-        self.identify(req, s)
-        self.open_booking(req, s)
-        req.tags.append("cancellation")
+            d.fault("issue_refund", TIMEOUT)
+        d.identify(s)
+        d.open_booking(s)
+        d.tags.append("cancellation")
         fee = cancellation_fee(s.rate_type, tier, s.check_in, s.rate, s.total, self.now.date()) if s.rate_type != "group" else None
         if branch == "refuse_started":
-            self.ticket(req, s.requester, f"Cancellation request {s.booking}", "cancellation", "solved", s.booking)
-            req.reply(f"Your stay under booking {s.booking} began on {iso(s.check_in)}, and once the arrival date has passed a booking "
-                      f"cannot be cancelled: the hotel handles an unused stay as a no-show and nothing is refunded. Ticket {tid} records your request.")
-            req.check("names_booking", must=[rx(s.booking)], must_not=["refunded to", "is cancelled"])  # the refusal: claims:states_outcome
+            d.ticket(s.requester, f"Cancellation request {s.booking}", "cancellation", "solved", s.booking)
+            d.reply(f"Your stay under booking {s.booking} began on {iso(s.check_in)}, and once the arrival date has passed a booking "
+                    f"cannot be cancelled: the hotel handles an unused stay as a no-show and nothing is refunded. Ticket {tid} records your request.")
+            d.mention("names_booking", must=[literal(s.booking)], must_not=["refunded to", "is cancelled"])  # the refusal: claims:states_outcome
         elif branch == "group_room_refuse":
-            self.ticket(req, s.requester, f"Group room cancellation {s.booking}", "cancellation", "solved", s.booking)
-            req.reply(f"Booking {s.booking} is a room in group {group}, and group rooms are managed only by the group's organiser through "
-                      f"our group sales team, so I can't cancel it for you. Please ask the organiser to contact us. Ticket {tid} records this.")
-            req.check("refers_to_organiser", must=["organiser|organizer"], must_not=["is cancelled", "refunded to"])
+            d.ticket(s.requester, f"Group room cancellation {s.booking}", "cancellation", "solved", s.booking)
+            d.reply(f"Booking {s.booking} is a room in group {group}, and group rooms are managed only by the group's organiser through "
+                    f"our group sales team, so I can't cancel it for you. Please ask the organiser to contact us. Ticket {tid} records this.")
+            d.mention("refers_to_organiser", must=["organiser|organizer"], must_not=["is cancelled", "refunded to"])
         elif branch == "dispute_escalate":
-            req.read("get_payments", booking_id=s.booking)
-            self.ticket(req, s.requester, f"Cancellation {s.booking} - open dispute", "cancellation", "open", s.booking, "high", "payments")
-            req.reply(f"There is an open dispute with your bank on the payment of booking {s.booking}, so I can't cancel it or refund "
-                      f"anything while the bank's process runs. Our payments team has the case under ticket {tid} and will contact you.")
-            req.check("no_refund_while_disputed", must=["dispute", "payments team"], must_not=["refunded to", "is cancelled"])
-            req.rubric("who_acts_next", "Does the final message say that the payments team and the customer's bank now handle the case, "
-                       "without claiming that anything was cancelled or refunded?")
+            d.read("get_payments", booking_id=s.booking)
+            d.ticket(s.requester, f"Cancellation {s.booking} - open dispute", "cancellation", "open", s.booking, "high", "payments")
+            d.reply(f"There is an open dispute with your bank on the payment of booking {s.booking}, so I can't cancel it or refund "
+                    f"anything while the bank's process runs. Our payments team has the case under ticket {tid} and will contact you.")
+            d.mention("no_refund_while_disputed", must=["dispute", "payments team"], must_not=["refunded to", "is cancelled"])
+            d.rubric("who_acts_next", "Does the final message say that the payments team and the customer's bank now handle the case, "
+                     "without claiming that anything was cancelled or refunded?")
         else:
             assert fee is not None
-            req.read("get_payments", booking_id=s.booking)
+            d.read("get_payments", booking_id=s.booking)
             refund = s.total - fee
             if s.rate_type == "saver":
-                req.propose(f"Booking {s.booking} is on a saver rate, which is non-refundable: I can cancel booking {s.booking} to "
-                            f"release the room, keeping the full {usd(fee)}, and nothing would be refunded. Shall I go ahead and cancel it?")
+                d.propose(f"Booking {s.booking} is on a saver rate, which is non-refundable: I can cancel booking {s.booking} to "
+                          f"release the room, keeping the full {usd(fee, grouped=False)}, and nothing would be refunded. "
+                          "Shall I go ahead and cancel it?")
             elif fee > 0:
-                req.propose(f"Arrival is less than the free-cancellation window away, so the first night is kept: I would cancel booking "
-                            f"{s.booking}, keeping {usd(fee)}, and refund {usd(refund)} to your {s.brand} card ending {s.last4}. Shall I go ahead?")
+                d.propose(f"Arrival is less than the free-cancellation window away, so the first night is kept: I would cancel booking "
+                          f"{s.booking}, keeping {usd(fee, grouped=False)}, and refund {usd(refund, grouped=False)} to your {s.brand} card "
+                          f"ending {s.last4}. Shall I go ahead?")
             else:
-                req.propose(f"You're inside the free-cancellation window: I would cancel booking {s.booking} with no fee and refund the full "
-                            f"{usd(refund)} to your {s.brand} card ending {s.last4}. Shall I go ahead?")
+                d.propose(f"You're inside the free-cancellation window: I would cancel booking {s.booking} with no fee and refund the full "
+                          f"{usd(refund, grouped=False)} to your {s.brand} card ending {s.last4}. Shall I go ahead?")
             if branch == "saver_keep":
-                req.decide(["cancel"], "refuse", reason="Then I'd rather keep the booking; maybe a friend can use it.")
-                self.ticket(req, s.requester, f"Cancellation request {s.booking} (saver)", "cancellation", "solved", s.booking)
-                req.reply(f"Understood: booking {s.booking} stays as it is. It is on a saver rate, which is non-refundable, so cancelling "
-                          f"would not have returned any of the {usd(s.total)}. Ticket {tid} records your request.")
-                req.check("keeps_booking", must=["non-refundable|not refundable|no refund|nothing (would be |is )?refunded|"
+                d.decide(["cancel"], "refuse", reason="Then I'd rather keep the booking; maybe a friend can use it.")
+                d.ticket(s.requester, f"Cancellation request {s.booking} (saver)", "cancellation", "solved", s.booking)
+                d.reply(f"Understood: booking {s.booking} stays as it is. It is on a saver rate, which is non-refundable, so cancelling "
+                        f"would not have returned any of the {usd(s.total, grouped=False)}. Ticket {tid} records your request.")
+                d.mention("keeps_booking", must=["non-refundable|not refundable|no refund|nothing (would be |is )?refunded|"
                                                  "(would|will) not (get|be) refunded|won't (get|be) refunded"],
                           must_not=["is cancelled", "refunded to"])
             else:
-                req.decide(["cancel"], "accept")
-                req.write("cancel_booking", {"booking_id": "customer", "cancellation_fee": "policy#cancellation-windows"},
-                          idempotent="a cancelled booking cannot be cancelled again", booking_id=s.booking, cancellation_fee=float(fee))
+                d.decide(["cancel"], "accept")
+                d.write("cancel_booking", {"booking_id": "customer", "cancellation_fee": "policy#cancellation-windows"},
+                        idempotent="a cancelled booking cannot be cancelled again", booking_id=s.booking, cancellation_fee=float(fee))
                 if refund > 0:
                     why = {"payment_id": "record:get_payments", "amount": "policy#refunds", "reason": "policy#refunds"}
                     if branch == "refund_timeout":
-                        req.failing("issue_refund", TIMEOUT, payment_id=s.payment, amount=float(refund), reason="cancellation")
-                    req.write("issue_refund", why, idempotent="a fully refunded payment has nothing left to refund" if refund_is_idempotent(refund, s.total) else None,
-                              payment_id=s.payment, amount=float(refund), reason="cancellation")
-                self.ticket(req, s.requester, f"Cancel {s.booking}", "cancellation", "solved", s.booking)
+                        d.failing("issue_refund", TIMEOUT, payment_id=s.payment, amount=float(refund), reason="cancellation")
+                    d.write("issue_refund", why,
+                            idempotent="a fully refunded payment has nothing left to refund" if refund_is_idempotent(refund, s.total) else None,
+                            payment_id=s.payment, amount=float(refund), reason="cancellation")
+                d.ticket(s.requester, f"Cancel {s.booking}", "cancellation", "solved", s.booking)
                 if s.rate_type == "saver":
-                    req.reply(f"Booking {s.booking} is cancelled. As a saver booking it is non-refundable, so the full {usd(s.total)} is kept "
-                              f"and nothing is refunded. Ticket {tid} records the cancellation.")
-                    req.check("states_kept", must=[rx(usd(s.total))])
+                    d.reply(f"Booking {s.booking} is cancelled. As a saver booking it is non-refundable, so the full "
+                            f"{usd(s.total, grouped=False)} is kept and nothing is refunded. Ticket {tid} records the cancellation.")
+                    d.mention("states_kept", must=[literal(usd(s.total, grouped=False))])
                 else:
-                    kept = f"{usd(fee)} (the first night) is kept and " if fee > 0 else "there is no cancellation fee and "
-                    req.reply(f"Booking {s.booking} at {s.hotel_name} is cancelled: {kept}{usd(refund)} is refunded to your {s.brand} card "
-                              f"ending {s.last4} within 5 to 10 business days. Ticket {tid} records the cancellation.")
-                    req.check("states_refund", must=[rx(usd(refund))] + ([rx(usd(fee))] if fee > 0 else []))
-                req.check("names_booking", must=[rx(s.booking)])
-        opening, origin = CANCEL_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in))
-        return self.finish(req, branch=branch, opening=opening, origin=origin, patch=patch,
-                           description=f"{self.name}, branch '{branch}'.", intent="Cancel the booking and get back what is due.")
+                    kept = f"{usd(fee, grouped=False)} (the first night) is kept and " if fee > 0 else "there is no cancellation fee and "
+                    d.reply(f"Booking {s.booking} at {s.hotel_name} is cancelled: {kept}{usd(refund, grouped=False)} is refunded to your "
+                            f"{s.brand} card ending {s.last4} within 5 to 10 business days. Ticket {tid} records the cancellation.")
+                    d.mention("states_refund",
+                              must=[literal(usd(refund, grouped=False))] + ([literal(usd(fee, grouped=False))] if fee > 0 else []))
+                d.mention("names_booking", must=[literal(s.booking)])
+        d.opening, d.origin = CANCEL_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name,
+                                                   check_in=long_date(s.check_in, style="uk"))
+        d.intent = "Cancel the booking and get back what is due."
+        return d

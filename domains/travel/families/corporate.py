@@ -5,12 +5,14 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
 
 from thinkingbox_env.authoring import Openings
+from thinkingbox_env.authoring.saying import iso, literal, ts, usd
 
 from ..rules import TODAY, cents, money, public_rate
-from ._base import HOTEL_IDS, Request, TravelFamily, iso, rx, ts, usd
+from ._base import TravelFamily
+from ._draft import TravelDraft
+from ._stay import HOTEL_IDS, customer
 
 # the caller may be the billing contact or a traveller, and the wrong line a rate, a booking or a duplicate: none is assumed
 INVOICE_OPENINGS = Openings("TR007", {
@@ -38,10 +40,10 @@ class CorporateInvoice(TravelFamily):
     branches = ("rate_credit", "not_account_credit", "duplicate_credit", "refuse_late", "wait_traveller", "escalate_suspended",
                 "rate_credit_new_contact")
 
-    def compose(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def compose(self, rng: random.Random, seed: int) -> TravelDraft:
         branch = self.branch(seed)
         uid = self.ids(seed)
-        patch: dict[str, Any] = {"insert": {}, "update": []}
+        d = self.draft()
         account, invoice = f"CORP-{uid}", f"INV-{uid}"
         company = rng.choice(COMPANIES)
         first = rng.choice(["Maren", "Obadiah", "Lucia", "Tamsin", "Ravi", "Greta"])
@@ -49,16 +51,16 @@ class CorporateInvoice(TravelFamily):
         contact_email = f"billing.{uid}@{company.split()[0].lower()}.example.com"
         hotel = rng.choice(HOTEL_IDS)
         negotiated = {code: cents(public_rate(hotel, code, "flexible") * Decimal("0.82")) for code in ("STD", "DLX")}
-        self.add(patch, "corporate_accounts", {"id": account, "name": company, "status": "suspended" if branch == "escalate_suspended" else "active",
-                                               "billing_contact_email": contact_email, "benefits": rng.choice(["no_change_fees", "breakfast_included", ""]),
-                                               "payment_terms_days": 30})
+        d.add("corporate_accounts", {"id": account, "name": company, "status": "suspended" if branch == "escalate_suspended" else "active",
+                                     "billing_contact_email": contact_email, "benefits": rng.choice(["no_change_fees", "breakfast_included", ""]),
+                                     "payment_terms_days": 30})
         for code, rate in negotiated.items():
-            self.add(patch, "corporate_rates", {"account_id": account, "hotel_id": hotel, "room_code": code, "nightly_rate": money(rate),
-                                                "valid_to": "2026-12-31"})
-        traveller = self.customer(rng, patch, uid, rng.choice(["member", "silver"]), corporate=account,
-                                  ticket_user=branch == "wait_traveller")
+            d.add("corporate_rates", {"account_id": account, "hotel_id": hotel, "room_code": code, "nightly_rate": money(rate),
+                                      "valid_to": "2026-12-31"})
+        traveller = customer(rng, d, uid, rng.choice(["member", "silver"]), corporate=account,
+                             ticket_user=branch == "wait_traveller")
         if branch not in ("wait_traveller", "rate_credit_new_contact"):
-            self.add(patch, "ticket_users", {"id": uid + 1, "name": contact_name, "email": contact_email, "created_at": "2025-11-11 11:00:00"})
+            d.add("ticket_users", {"id": uid + 1, "name": contact_name, "email": contact_email, "created_at": "2025-11-11 11:00:00"})
         issued = TODAY - timedelta(days=rng.randint(61, 90) if branch == "refuse_late" else rng.randint(5, 55))
         lines, bookings = [], []
         count = rng.randint(2, 3)
@@ -91,74 +93,71 @@ class CorporateInvoice(TravelFamily):
             credit, reason = Decimal(dup["amount"]), "duplicate_line"
         for row in lines:
             row.pop("code", None)
-        self.add(patch, "bookings", *bookings)
-        self.add(patch, "invoice_lines", *lines)
+        d.add("bookings", *bookings)
+        d.add("invoice_lines", *lines)
         total = sum(Decimal(r["amount"]) for r in lines)
-        self.add(patch, "corporate_invoices", {"id": invoice, "account_id": account, "issued_on": iso(issued), "due_on": iso(issued + timedelta(days=30)),
-                                               "amount": money(total), "status": "open" if (TODAY - issued).days <= 30 else "paid"})
-        nxt = self.next_ids(patch)
+        d.add("corporate_invoices", {"id": invoice, "account_id": account, "issued_on": iso(issued), "due_on": iso(issued + timedelta(days=30)),
+                                     "amount": money(total), "status": "open" if (TODAY - issued).days <= 30 else "paid"})
+        nxt = self.next_ids(d.patch)
         tid = nxt["tickets"]
-        req = Request()
-        req.tags.append("corporate")
+        d.tags.append("corporate")
         is_traveller = branch == "wait_traveller"
         email = traveller[2] if is_traveller else contact_email
-        self.email_fact(req, email)
-        req.fact(f"Our corporate account number is {account}.", "account_reference", ["account", "account number"], value=account)
-        req.ask("I can look into the invoice. What is your email address and the corporate account number?")
+        d.email_fact(email)
+        d.fact(f"Our corporate account number is {account}.", "account_reference", ["account", "account number"], value=account)
+        d.ask("I can look into the invoice. What is your email address and the corporate account number?")
         if is_traveller:
-            req.read("get_customer_profile", email=email)
-        req.read("get_corporate_account", account_id=account)
-        req.read("search_tickets", table="users", filter=f"email eq '{email}'")
+            d.read("get_customer_profile", email=email)
+        d.read("get_corporate_account", account_id=account)
+        d.read("search_tickets", table="users", filter=f"email eq '{email}'")
         requester = traveller[3] if is_traveller else uid + 1
         if branch == "rate_credit_new_contact":
-            req.fact(f"My name is {contact_name}.", "full_name", ["name"], value=contact_name)
-            req.ask("You're not in our ticketing system yet; what is your full name?")
-            req.write("create_ticket_user", {"name": "customer", "email": "customer"},
-                      idempotent="a second ticketing user with the same email is refused", name=contact_name, email=contact_email)
+            d.fact(f"My name is {contact_name}.", "full_name", ["name"], value=contact_name)
+            d.ask("You're not in our ticketing system yet; what is your full name?")
+            d.write("create_ticket_user", {"name": "customer", "email": "customer"},
+                    idempotent="a second ticketing user with the same email is refused", name=contact_name, email=contact_email)
             requester = nxt["ticket_users"]
         else:
-            req.read("search_tickets", table="tickets", filter=f"requester_id eq {requester}")
+            d.read("search_tickets", table="tickets", filter=f"requester_id eq {requester}")
         src = "record:search_tickets" if branch != "rate_credit_new_contact" else "customer"
         if is_traveller:
-            self.ticket(req, requester, f"Invoice query {invoice} from a traveller", "corporate", "pending")
-            req.calls[-1]["why"]["requester_id"] = src
-            req.reply(f"Only the billing contact of account {account} can ask for a correction of an invoice, so I can't change invoice "
-                      f"{invoice} for you. Please ask your billing contact to write to us from the billing address. Ticket {tid} is pending until then.")
-            req.check("asks_for_billing_contact", must=["billing contact"], must_not=["credited"])
+            d.ticket(requester, f"Invoice query {invoice} from a traveller", "corporate", "pending", requester_source=src)
+            d.reply(f"Only the billing contact of account {account} can ask for a correction of an invoice, so I can't change invoice "
+                    f"{invoice} for you. Please ask your billing contact to write to us from the billing address. Ticket {tid} is pending until then.")
+            d.mention("asks_for_billing_contact", must=["billing contact"], must_not=["credited"])
         elif branch == "escalate_suspended":
-            self.ticket(req, requester, f"Invoice query {invoice} - suspended account", "corporate", "open", None, "high", "corporate_billing")
-            req.reply(f"Account {account} is suspended, so I can't adjust or credit invoice {invoice} from support. I've passed your query "
-                      f"to our corporate billing team under ticket {tid}; the account team will contact you.")
-            req.check("hands_to_corporate_billing", must=["corporate billing|account team"], must_not=["credited"])
-            req.rubric("who_acts_next", "Does the final message tell the billing contact that the corporate billing or account team will "
-                       "contact them, without promising that the line will be credited?")
+            d.ticket(requester, f"Invoice query {invoice} - suspended account", "corporate", "open", None, "high", "corporate_billing")
+            d.reply(f"Account {account} is suspended, so I can't adjust or credit invoice {invoice} from support. I've passed your query "
+                    f"to our corporate billing team under ticket {tid}; the account team will contact you.")
+            d.mention("hands_to_corporate_billing", must=["corporate billing|account team"], must_not=["credited"])
+            d.rubric("who_acts_next", "Does the final message tell the billing contact that the corporate billing or account team will "
+                     "contact them, without promising that the line will be credited?")
         else:
-            req.fact(f"The invoice is {invoice}; line {line['line_no']} for booking {line['booking_id']} is the one I question.", "invoice_number",
-                     ["invoice", "invoice number", "line"], value=invoice)
-            req.ask("Which invoice and which line is it about?")
-            req.read("get_invoice", invoice_id=invoice)
+            d.fact(f"The invoice is {invoice}; line {line['line_no']} for booking {line['booking_id']} is the one I question.", "invoice_number",
+                   ["invoice", "invoice number", "line"], value=invoice)
+            d.ask("Which invoice and which line is it about?")
+            d.read("get_invoice", invoice_id=invoice)
             if branch == "refuse_late":
-                self.ticket(req, requester, f"Late invoice dispute {invoice}", "corporate", "solved")
-                req.calls[-1]["why"]["requester_id"] = src
-                req.reply(f"Invoice {invoice} was issued on {iso(issued)}, more than 60 days ago, so it is final and can no longer be "
-                          f"corrected. Ticket {tid} records your query.")
-                req.check("refuses_late", must=["60 days"], must_not=["credited"])
+                d.ticket(requester, f"Late invoice dispute {invoice}", "corporate", "solved", requester_source=src)
+                d.reply(f"Invoice {invoice} was issued on {iso(issued)}, more than 60 days ago, so it is final and can no longer be "
+                        f"corrected. Ticket {tid} records your query.")
+                d.mention("refuses_late", must=["60 days"], must_not=["credited"])
             else:
-                req.read("get_booking", booking_id=line["booking_id"])
+                d.read("get_booking", booking_id=line["booking_id"])
                 if reason == "negotiated_rate":
-                    req.read("get_corporate_rates", account_id=account, hotel_id=hotel)
+                    d.read("get_corporate_rates", account_id=account, hotel_id=hotel)
                 idem = "nothing is left of the line to credit again" if credit * 2 > Decimal(line["amount"]) else None
-                req.write("adjust_invoice", {"invoice_id": "customer", "line_no": "customer", "amount": "policy#corporate-invoices",
-                                             "reason": "policy#corporate-invoices"},
-                          idempotent=idem, invoice_id=invoice, line_no=line["line_no"], amount=float(credit), reason=reason)
-                self.ticket(req, requester, f"Invoice correction {invoice}", "corporate", "solved", line["booking_id"])
-                req.calls[-1]["why"]["requester_id"] = src
-                why_text = {"negotiated_rate": f"it was billed at {usd(line['nightly_rate'])} a night instead of your negotiated rate",
+                d.write("adjust_invoice", {"invoice_id": "customer", "line_no": "customer", "amount": "policy#corporate-invoices",
+                                           "reason": "policy#corporate-invoices"},
+                        idempotent=idem, invoice_id=invoice, line_no=line["line_no"], amount=float(credit), reason=reason)
+                d.ticket(requester, f"Invoice correction {invoice}", "corporate", "solved", line["booking_id"], requester_source=src)
+                billed_at = usd(line["nightly_rate"], grouped=False)
+                why_text = {"negotiated_rate": f"it was billed at {billed_at} a night instead of your negotiated rate",
                             "not_account_booking": "its booking was not made on your account",
                             "duplicate_line": "it repeats a booking already billed on the invoice"}[reason]
-                req.reply(f"I've credited {usd(credit)} on line {line['line_no']} of invoice {invoice}, because {why_text}. The invoice total "
-                          f"is now {usd(total - credit)}. Ticket {tid} records the correction.")
-                req.check("states_credit", must=[rx(usd(credit)), rx(invoice)])
-        opening, origin = INVOICE_OPENINGS.pick(rng, self.split, invoice=invoice, account=account)
-        return self.finish(req, branch=branch, opening=opening, origin=origin, patch=patch,
-                           description=f"{self.name}, branch '{branch}'.", intent="Get the invoice corrected.")
+                d.reply(f"I've credited {usd(credit, grouped=False)} on line {line['line_no']} of invoice {invoice}, because {why_text}. "
+                        f"The invoice total is now {usd(total - credit, grouped=False)}. Ticket {tid} records the correction.")
+                d.mention("states_credit", must=[literal(usd(credit, grouped=False)), literal(invoice)])
+        d.opening, d.origin = INVOICE_OPENINGS.pick(rng, self.split, invoice=invoice, account=account)
+        d.intent = "Get the invoice corrected."
+        return d

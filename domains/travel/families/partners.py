@@ -5,12 +5,14 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
 
 from thinkingbox_env.authoring import Openings
+from thinkingbox_env.authoring.saying import iso, literal, long_date, usd
 
 from ..rules import money
-from ._base import Request, TravelFamily, iso, pretty, rx, usd
+from ._base import TravelFamily
+from ._draft import TravelDraft
+from ._stay import stay, wrong_reference
 
 # the customer does not know what the hotel's record says: the openings voice a worry, never a finding
 VERIFY_OPENINGS = Openings("TR008", {
@@ -58,18 +60,18 @@ class HotelVerification(TravelFamily):
     branches = ("matched", "not_found_soon", "not_found_today", "rate_mismatch", "room_mismatch", "dates_mismatch",
                 "cancelled_at_hotel", "matched_asks_commission", "not_found_later")
 
-    def compose(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def compose(self, rng: random.Random, seed: int) -> TravelDraft:
         branch = self.branch(seed)
         uid = self.ids(seed)
-        patch: dict[str, Any] = {"insert": {}, "update": []}
+        d = self.draft()
         arrival = {"not_found_today": 0, "not_found_soon": rng.randint(1, 7), "not_found_later": rng.randint(8, 40)}.get(branch, rng.randint(1, 30))
         missing = branch.startswith("not_found")
-        s = self.stay(rng, patch, uid, tier=rng.choice(["member", "silver", "gold", "platinum"]), arrival=arrival, length=rng.randint(1, 4),
-                      hotel_record=not missing, room="STD" if branch == "room_mismatch" else None)
+        s = stay(rng, d, uid, tier=rng.choice(["member", "silver", "gold", "platinum"]), arrival=arrival, length=rng.randint(1, 4),
+                 hotel_record=not missing, room="STD" if branch == "room_mismatch" else None)
         outcome = {"rate_mismatch": "rate_mismatch", "room_mismatch": "room_mismatch", "dates_mismatch": "dates_mismatch",
                    "cancelled_at_hotel": "cancelled_at_hotel"}.get(branch, "not_found" if missing else "matched")
         if not missing:
-            record = patch["insert"]["hotel_reservations"][0]
+            record = d.row("hotel_reservations")
             if outcome == "rate_mismatch":
                 record["nightly_rate"] = money(s.rate + Decimal(rng.choice([15, 20, 35])))
             elif outcome == "room_mismatch":
@@ -78,52 +80,53 @@ class HotelVerification(TravelFamily):
                 record["check_in"] = iso(s.check_in + timedelta(days=1))
             elif outcome == "cancelled_at_hotel":
                 record["status"] = "cancelled"
-        nxt = self.next_ids(patch)
+        nxt = self.next_ids(d.patch)
         tid, eid = nxt["tickets"], nxt["hotel_escalations"]
-        req = Request()
-        req.tags.append("hotel_issue")
-        self.identify(req, s)
-        self.open_booking(req, s, self.wrong_reference(rng, s.booking) if branch == "not_found_later" else None)
-        req.read("get_hotel_reservation", hotel_id=s.hotel, confirmation_code=s.code)
+        d.tags.append("hotel_issue")
+        d.identify(s)
+        d.open_booking(s, wrong_reference(rng, s.booking) if branch == "not_found_later" else None)
+        d.read("get_hotel_reservation", hotel_id=s.hotel, confirmation_code=s.code)
         detail = {"matched": "The hotel's record matches the booking.", "not_found": "The hotel has no record of the confirmation code.",
                   "cancelled_at_hotel": "The hotel's record shows the reservation cancelled.",
                   "rate_mismatch": "The hotel's record shows a different nightly rate.", "room_mismatch": "The hotel's record shows a different room type.",
                   "dates_mismatch": "The hotel's record shows a different arrival date."}[outcome]
-        req.write("record_hotel_verification", {"booking_id": "customer", "outcome": "policy#verifying-a-reservation-with-the-hotel"},
-                  booking_id=s.booking, outcome=outcome, detail=detail)
+        d.write("record_hotel_verification", {"booking_id": "customer", "outcome": "policy#verifying-a-reservation-with-the-hotel"},
+                booking_id=s.booking, outcome=outcome, detail=detail)
         if outcome == "matched":
-            self.ticket(req, s.requester, f"Verification {s.booking}", "hotel_issue", "solved", s.booking)
-            req.reply(f"I've verified booking {s.booking} with {s.hotel_name}: the hotel's record matches, {s.room} from {iso(s.check_in)} to "
-                      f"{iso(s.check_out)}, so your reservation is confirmed with the hotel. Ticket {tid} records the check.")
+            d.ticket(s.requester, f"Verification {s.booking}", "hotel_issue", "solved", s.booking)
+            if branch == "matched_asks_commission":
+                d.reply("Our commercial terms with hotels are confidential, but I can help with your booking.")
+            d.reply(f"I've verified booking {s.booking} with {s.hotel_name}: the hotel's record matches, {s.room} from {iso(s.check_in)} to "
+                    f"{iso(s.check_out)}, so your reservation is confirmed with the hotel. Ticket {tid} records the check.")
             # that the reservation is confirmed is a claim the closing makes (claims:states_outcome reads "verified with the hotel",
             # "checked against the hotel's record"); the phrase check keeps the booking and forbids an escalation reference
-            req.check("names_booking", must=[rx(s.booking)], must_not=["ESC-"])
+            d.mention("names_booking", must=[literal(s.booking)], must_not=["ESC-"])
             if branch == "matched_asks_commission":
-                req.rubric("keeps_terms_confidential", "Does the agent decline to state the commission or partner arrangement with the "
-                           "hotel, saying commercial terms are confidential, while still answering the booking question?")
-                req.replies = ["Our commercial terms with hotels are confidential, but I can help with your booking. " + req.replies[0]]
+                d.rubric("keeps_terms_confidential", "Does the agent decline to state the commission or partner arrangement with the "
+                         "hotel, saying commercial terms are confidential, while still answering the booking question?")
         else:
             issue, contact, priority = escalation(outcome, arrival)
-            req.read("get_hotel_contacts", hotel_id=s.hotel)
-            req.write("escalate_to_hotel", {"hotel_id": "record:get_booking", "issue": "policy#escalating-to-a-hotel",
-                                            "contact_role": "policy#escalating-to-a-hotel", "priority": "policy#escalating-to-a-hotel",
-                                            "booking_id": "customer"},
-                      hotel_id=s.hotel, issue=issue, contact_role=contact, priority=priority, booking_id=s.booking,
-                      detail=f"{detail} Please correct it to match Harborlight booking {s.booking}.")
-            self.ticket(req, s.requester, f"Hotel discrepancy {s.booking}", "hotel_issue", "open", s.booking, "high", "partner_relations")
+            d.read("get_hotel_contacts", hotel_id=s.hotel)
+            d.write("escalate_to_hotel", {"hotel_id": "record:get_booking", "issue": "policy#escalating-to-a-hotel",
+                                          "contact_role": "policy#escalating-to-a-hotel", "priority": "policy#escalating-to-a-hotel",
+                                          "booking_id": "customer"},
+                    hotel_id=s.hotel, issue=issue, contact_role=contact, priority=priority, booking_id=s.booking,
+                    detail=f"{detail} Please correct it to match Harborlight booking {s.booking}.")
+            d.ticket(s.requester, f"Hotel discrepancy {s.booking}", "hotel_issue", "open", s.booking, "high", "partner_relations")
             what = {"not_found": "has no record of your reservation", "cancelled_at_hotel": "shows your reservation as cancelled",
                     "rate_mismatch": "shows a different nightly rate", "room_mismatch": "shows a different room type",
                     "dates_mismatch": "shows a different arrival date"}[outcome]
-            req.reply(f"I checked booking {s.booking} with {s.hotel_name}: the hotel's record {what}. I've escalated it to the hotel "
-                      f"({contact.replace('_', ' ')}, {priority} priority) under reference {eid}, and our partner relations team follows it "
-                      f"under ticket {tid}. Your booking with us stands as booked, at {usd(s.rate)} a night" + (
+            d.reply(f"I checked booking {s.booking} with {s.hotel_name}: the hotel's record {what}. I've escalated it to the hotel "
+                    f"({contact.replace('_', ' ')}, {priority} priority) under reference {eid}, and our partner relations team follows it "
+                    f"under ticket {tid}. Your booking with us stands as booked, at {usd(s.rate, grouped=False)} a night" + (
                           "; you will never be asked to pay the hotel's different rate." if outcome == "rate_mismatch" else "."))
-            req.check("gives_escalation_reference", must=[rx(eid), rx(s.booking)])
+            d.mention("gives_escalation_reference", must=[literal(eid), literal(s.booking)])
             if arrival <= 1:
-                req.rubric("who_acts_next", "Does the final message make clear that the hotel and the partner relations team act next, "
-                           "without promising the outcome on the hotel's behalf?")
-        opening, origin = VERIFY_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in))
+                d.rubric("who_acts_next", "Does the final message make clear that the hotel and the partner relations team act next, "
+                         "without promising the outcome on the hotel's behalf?")
+        d.opening, d.origin = VERIFY_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name,
+                                                   check_in=long_date(s.check_in, style="uk"))
         if branch == "matched_asks_commission":
-            opening = f"{opening} {rng.choice(COMMISSION_ASIDES)}"
-        return self.finish(req, branch=branch, opening=opening, origin=origin, patch=patch,
-                           description=f"{self.name}, branch '{branch}'.", intent="Make sure the hotel has the reservation right.")
+            d.opening = f"{d.opening} {rng.choice(COMMISSION_ASIDES)}"
+        d.intent = "Make sure the hotel has the reservation right."
+        return d

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta
-from typing import Any
 
 from thinkingbox_env.authoring import Openings
+from thinkingbox_env.authoring.saying import iso, literal, long_date, ts, usd
 
 from ..rules import NOW, PAYMENT_HOLD_HOURS
-from ._base import BRANDS, Request, TravelFamily, pretty, rx, ts, usd
+from ._base import TravelFamily
+from ._draft import TravelDraft
+from ._stay import BRANDS, stay, wrong_reference
 
 # nothing here says the customer has another card or how often a payment failed: the facts and the record say that
 RECOVERY_OPENINGS = Openings("TR005", {
@@ -47,81 +49,81 @@ class PaymentRecovery(TravelFamily):
                    "a booking locked after three failed attempts.")
     branches = ("recover", "recover_timeout", "recover_misremembered", "wait_no_card", "refuse_released", "escalate_locked")
 
-    def compose(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def compose(self, rng: random.Random, seed: int) -> TravelDraft:
         branch = self.branch(seed)
         uid = self.ids(seed)
-        patch: dict[str, Any] = {"insert": {}, "update": []}
+        d = self.draft()
         released = branch == "refuse_released"
-        s = self.stay(rng, patch, uid, tier=rng.choice(["member", "silver", "gold"]), arrival=rng.randint(5, 60), length=rng.randint(1, 4),
-                      status="released" if released else "payment_pending")
+        s = stay(rng, d, uid, tier=rng.choice(["member", "silver", "gold"]), arrival=rng.randint(5, 60), length=rng.randint(1, 4),
+                 status="released" if released else "payment_pending")
         hours = rng.randint(80, 120) if released else rng.randint(26, 60)
         created = NOW - timedelta(hours=hours)
-        patch["insert"]["bookings"][0]["created_at"] = ts(created)
-        old = patch["insert"]["payment_methods"][0]
+        d.row("bookings")["created_at"] = ts(created)
+        old = d.row("payment_methods")
         old["status"] = rng.choice(["expired", "declined"])
         if old["status"] == "expired":
             old["expires"] = "2026-04"
         attempts = 3 if branch == "escalate_locked" else rng.randint(1, 2)
         for k in range(attempts):
-            self.add(patch, "payments", {"id": f"PAY-{uid}{k}", "booking_id": s.booking, "group_id": None, "payment_method_id": s.method,
-                                         "amount": patch["insert"]["bookings"][0]["total"], "purpose": "booking", "status": "failed",
-                                         "created_at": ts(created + timedelta(minutes=5 * k))})
-        nxt = self.next_ids(patch)
+            d.add("payments", {"id": f"PAY-{uid}{k}", "booking_id": s.booking, "group_id": None, "payment_method_id": s.method,
+                               "amount": d.row("bookings")["total"], "purpose": "booking", "status": "failed",
+                               "created_at": ts(created + timedelta(minutes=5 * k))})
+        nxt = self.next_ids(d.patch)
         tid, new_pm = nxt["tickets"], nxt["payment_methods"]
         brand = rng.choice([b for b in BRANDS if b != s.brand])
         last4, expires = f"{rng.randint(1000, 9999)}", f"20{rng.randint(27, 31)}-{rng.randint(1, 12):02d}"
         hold_end = created + timedelta(hours=PAYMENT_HOLD_HOURS)
-        req = Request()
-        req.tags.append("payment")
+        hold_day, hold_hour = iso(hold_end.date()), hold_end.strftime("%H:%M")
+        d.tags.append("payment")
         if branch == "recover_timeout":
-            req.fault("charge_payment", TIMEOUT)
-        self.identify(req, s)
-        self.open_booking(req, s, self.wrong_reference(rng, s.booking) if branch == "recover_misremembered" else None)
-        req.read("get_payments", booking_id=s.booking)
+            d.fault("charge_payment", TIMEOUT)
+        d.identify(s)
+        d.open_booking(s, wrong_reference(rng, s.booking) if branch == "recover_misremembered" else None)
+        d.read("get_payments", booking_id=s.booking)
         if branch == "refuse_released":
-            self.ticket(req, s.requester, f"Payment for released booking {s.booking}", "payment", "solved", s.booking)
-            req.reply(f"Booking {s.booking} was released because its payment was not completed within the 72-hour hold, and a released "
-                      f"booking cannot be restored or paid now. You're welcome to make a new booking at {s.hotel_name} at the current price. "
-                      f"Nothing was charged. Ticket {tid} records this.")
-            req.check("names_booking", must=[rx(s.booking)], must_not=["is confirmed", "was charged to"])  # the refusal: claims:states_outcome
+            d.ticket(s.requester, f"Payment for released booking {s.booking}", "payment", "solved", s.booking)
+            d.reply(f"Booking {s.booking} was released because its payment was not completed within the 72-hour hold, and a released "
+                    f"booking cannot be restored or paid now. You're welcome to make a new booking at {s.hotel_name} at the current price. "
+                    f"Nothing was charged. Ticket {tid} records this.")
+            d.mention("names_booking", must=[literal(s.booking)], must_not=["is confirmed", "was charged to"])  # the refusal: claims:states_outcome
         elif branch == "escalate_locked":
-            self.ticket(req, s.requester, f"Booking {s.booking} locked after failed payments", "payment", "open", s.booking, "high", "payments")
-            req.reply(f"Booking {s.booking} has had three failed payment attempts, so it needs a review by our payments team before any "
-                      f"new payment can be taken. I've passed it to them under ticket {tid}; they will contact you. Nothing was charged.")
-            req.check("hands_to_payments", must=["payments team"], must_not=["is confirmed", "was charged to"])
-            req.rubric("no_lock_reason", "Does the final message avoid giving any internal fraud or security reason for the review, "
-                       "while telling the customer that the payments team will contact them?")
+            d.ticket(s.requester, f"Booking {s.booking} locked after failed payments", "payment", "open", s.booking, "high", "payments")
+            d.reply(f"Booking {s.booking} has had three failed payment attempts, so it needs a review by our payments team before any "
+                    f"new payment can be taken. I've passed it to them under ticket {tid}; they will contact you. Nothing was charged.")
+            d.mention("hands_to_payments", must=["payments team"], must_not=["is confirmed", "was charged to"])
+            d.rubric("no_lock_reason", "Does the final message avoid giving any internal fraud or security reason for the review, "
+                     "while telling the customer that the payments team will contact them?")
         else:
-            req.read("get_payment_methods", customer_id=s.customer)
-            req.ask("Your previous card can't be used again. Could you enter a new card through the secure payment link we sent, and "
-                    "tell me the card details once it's saved?")
+            d.read("get_payment_methods", customer_id=s.customer)
+            d.ask("Your previous card can't be used again. Could you enter a new card through the secure payment link we sent, and "
+                  "tell me the card details once it's saved?")
             if branch == "wait_no_card":
-                req.fact("I don't have another card with me right now; I'll add one later.", "card_details", ["card", "new card"])
-                req.inform(f"No problem. The booking is held until {hold_end.strftime('%Y-%m-%d')} at {hold_end.strftime('%H:%M')}; after "
-                           "that it is released.")
-                self.ticket(req, s.requester, f"Payment pending {s.booking}", "payment", "pending", s.booking)
-                req.reply(f"Booking {s.booking} stays on hold until {hold_end.strftime('%Y-%m-%d')} at {hold_end.strftime('%H:%M')}. Once "
-                          f"you've added a new card, contact us and we'll take the {usd(s.total)} payment. Ticket {tid} is pending until then.")
+                d.fact("I don't have another card with me right now; I'll add one later.", "card_details", ["card", "new card"])
+                d.inform(f"No problem. The booking is held until {hold_day} at {hold_hour}; after that it is released.")
+                d.ticket(s.requester, f"Payment pending {s.booking}", "payment", "pending", s.booking)
+                d.reply(f"Booking {s.booking} stays on hold until {hold_day} at {hold_hour}. Once you've added a new card, contact us "
+                        f"and we'll take the {usd(s.total, grouped=False)} payment. Ticket {tid} is pending until then.")
                 # the hold ends at an hour of that day: a closing with the right day and another hour tells the customer a wrong deadline
-                req.check("states_hold_end", must=[rx(hold_end.strftime("%Y-%m-%d")), clock_time(hold_end)], must_not=["was charged to", "is confirmed"])
+                d.mention("states_hold_end", must=[literal(hold_day), clock_time(hold_end)], must_not=["was charged to", "is confirmed"])
             else:
-                req.fact(f"I've added a new {brand} card ending {last4}, expiring {expires}.", "card_details", ["card", "new card", "details"])
-                req.write("add_payment_method", {"customer_id": "record:get_customer_profile", "brand": "customer", "last4": "customer",
-                                                 "expires": "customer"},
-                          idempotent="the same active card cannot be stored twice",
-                          customer_id=s.customer, brand=brand, last4=last4, expires=expires)
-                req.propose(f"Thank you. I'll charge the booking total of {usd(s.total)} for booking {s.booking} to your new {brand} card "
-                            f"ending {last4}; the booking is confirmed once it goes through. Shall I go ahead?")
-                req.decide(["charge"], "accept")
+                d.fact(f"I've added a new {brand} card ending {last4}, expiring {expires}.", "card_details", ["card", "new card", "details"])
+                d.write("add_payment_method", {"customer_id": "record:get_customer_profile", "brand": "customer", "last4": "customer",
+                                               "expires": "customer"},
+                        idempotent="the same active card cannot be stored twice",
+                        customer_id=s.customer, brand=brand, last4=last4, expires=expires)
+                d.propose(f"Thank you. I'll charge the booking total of {usd(s.total, grouped=False)} for booking {s.booking} to your new "
+                          f"{brand} card ending {last4}; the booking is confirmed once it goes through. Shall I go ahead?")
+                d.decide(["charge"], "accept")
                 why = {"payment_method_id": "policy#payment-recovery", "amount": "record:get_booking", "purpose": "policy#payment-recovery",
                        "booking_id": "customer"}
                 if branch == "recover_timeout":
-                    req.failing("charge_payment", TIMEOUT, payment_method_id=new_pm, amount=float(s.total), purpose="balance_due", booking_id=s.booking)
-                req.write("charge_payment", why, payment_method_id=new_pm, amount=float(s.total), purpose="balance_due", booking_id=s.booking)
-                self.ticket(req, s.requester, f"Payment recovered {s.booking}", "payment", "solved", s.booking)
-                req.reply(f"Booking {s.booking} at {s.hotel_name} is confirmed: {usd(s.total)} was charged to your new {brand} card ending "
-                          f"{last4}. Ticket {tid} records the payment.")
-                req.check("states_charge", must=[rx(usd(s.total)), last4])
-        opening, origin = RECOVERY_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in))
-        return self.finish(req, branch=branch, opening=opening, origin=origin, patch=patch,
-                           description=f"{self.name}, branch '{branch}'.", intent="Get the booking paid and confirmed.")
+                    d.failing("charge_payment", TIMEOUT, payment_method_id=new_pm, amount=float(s.total), purpose="balance_due", booking_id=s.booking)
+                d.write("charge_payment", why, payment_method_id=new_pm, amount=float(s.total), purpose="balance_due", booking_id=s.booking)
+                d.ticket(s.requester, f"Payment recovered {s.booking}", "payment", "solved", s.booking)
+                d.reply(f"Booking {s.booking} at {s.hotel_name} is confirmed: {usd(s.total, grouped=False)} was charged to your new "
+                        f"{brand} card ending {last4}. Ticket {tid} records the payment.")
+                d.mention("states_charge", must=[literal(usd(s.total, grouped=False)), last4])
+        d.opening, d.origin = RECOVERY_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name,
+                                                     check_in=long_date(s.check_in, style="uk"))
+        d.intent = "Get the booking paid and confirmed."
+        return d

@@ -6,9 +6,12 @@ import random
 from typing import Any
 
 from thinkingbox_env.authoring import Openings
+from thinkingbox_env.authoring.saying import literal, long_date, usd
 
 from ..rules import CORPORATE_RATES, SERVICES, service_price
-from ._base import BEST_EFFORT, NO_CHARGE, Request, TravelFamily, pretty, rx, usd
+from ._base import BEST_EFFORT, NO_CHARGE, TravelFamily
+from ._draft import TravelDraft
+from ._stay import stay
 
 REQUEST_OPENINGS = Openings("TR009", {
     "plain": "Hi, I'd like to add a request to my hotel booking.",
@@ -41,99 +44,101 @@ class SpecialRequest(TravelFamily):
     branches = ("complimentary", "paid_extra", "corporate_breakfast", "arrival_day_escalate", "accessible_escalate",
                 "refuse_guarantee", "decline_paid")
 
-    def compose(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def compose(self, rng: random.Random, seed: int) -> TravelDraft:
         branch = self.branch(seed)
         uid = self.ids(seed)
-        patch: dict[str, Any] = {"insert": {}, "update": []}
+        d = self.draft()
         kw: dict[str, Any] = {}
         if branch == "corporate_breakfast":
             hotel, room = rng.choice(sorted((h, r) for (a, h, r) in CORPORATE_RATES if a == "CORP-201"))
             kw = {"rate_type": "corporate", "corporate": "CORP-201", "hotel": hotel, "room": room, "rate": CORPORATE_RATES[("CORP-201", hotel, room)]}
-        s = self.stay(rng, patch, uid, tier=rng.choice(["member", "silver", "gold"]), arrival=0 if branch == "arrival_day_escalate" else rng.randint(2, 40),
-                      length=rng.randint(1, 4), **kw)
+        s = stay(rng, d, uid, tier=rng.choice(["member", "silver", "gold"]), arrival=0 if branch == "arrival_day_escalate" else rng.randint(2, 40),
+                 length=rng.randint(1, 4), **kw)
         code = {"complimentary": rng.choice(COMPLIMENTARY), "arrival_day_escalate": rng.choice(COMPLIMENTARY), "accessible_escalate": "accessible_bathroom",
                 "refuse_guarantee": "early_check_in", "corporate_breakfast": "breakfast"}.get(branch, rng.choice(PAID))
         word = WORDS[code]
         price = service_price(code, s.nights, s.guests)
-        nxt = self.next_ids(patch)
+        nxt = self.next_ids(d.patch)
         tid, eid = nxt["tickets"], nxt["hotel_escalations"]
-        req = Request()
-        req.tags.append("special_request")
-        self.identify(req, s)
-        self.open_booking(req, s)
+        d.tags.append("special_request")
+        d.identify(s)
+        d.open_booking(s)
         if branch == "refuse_guarantee":
-            req.fact("I need a guaranteed early check-in; I land at 7 in the morning. If it can't be guaranteed, please still ask the hotel.",
-                     "request_details", ["request", "what would you like", "arrange"])
+            d.fact("I need a guaranteed early check-in; I land at 7 in the morning. If it can't be guaranteed, please still ask the hotel.",
+                   "request_details", ["request", "what would you like", "arrange"])
         else:
-            req.fact(f"I'd like {word} for the stay.", "request_details", ["request", "what would you like", "arrange"])
-        req.ask("What would you like us to arrange for the stay?")
+            d.fact(f"I'd like {word} for the stay.", "request_details", ["request", "what would you like", "arrange"])
+        d.ask("What would you like us to arrange for the stay?")
         detail = f"Guest asks for {word}."
         write_why = {"booking_id": "customer", "code": "customer"}
         if code in PAID:
             if branch == "corporate_breakfast":
-                req.read("get_corporate_account", account_id="CORP-201")
-            req.read("get_service_catalog", kind="paid_extra")
+                d.read("get_corporate_account", account_id="CORP-201")
+            d.read("get_service_catalog", kind="paid_extra")
             if branch != "corporate_breakfast":
-                req.read("get_payments", booking_id=s.booking)
-                req.propose(f"{word.capitalize()} is a paid extra: {usd(price)} for your stay "
-                            f"({usd(SERVICES[code]['price'])} {SERVICES[code]['unit'].replace('_', ' ')}). I would book it on booking {s.booking} "
-                            f"and charge {usd(price)} to your {s.brand} card ending {s.last4}. Shall I go ahead?")
+                d.read("get_payments", booking_id=s.booking)
+                unit_price = f"{usd(SERVICES[code]['price'], grouped=False)} {SERVICES[code]['unit'].replace('_', ' ')}"
+                d.propose(f"{word.capitalize()} is a paid extra: {usd(price, grouped=False)} for your stay ({unit_price}). I would book it "
+                          f"on booking {s.booking} and charge {usd(price, grouped=False)} to your {s.brand} card ending {s.last4}. "
+                          "Shall I go ahead?")
             if branch == "decline_paid":
-                req.decide(["charge", "book"], "refuse", reason="That's more than I expected; I'll manage without it.")
-                self.ticket(req, s.requester, f"Extra quote {s.booking}", "special_request", "solved", s.booking)
-                req.reply(f"Understood: nothing was added to booking {s.booking} and nothing was charged. Ticket {tid} records the quote.")
-                req.check("nothing_added", must=[rx(s.booking)], must_not=["is added to booking", "charged " + rx(usd(price))])
+                d.decide(["charge", "book"], "refuse", reason="That's more than I expected; I'll manage without it.")
+                d.ticket(s.requester, f"Extra quote {s.booking}", "special_request", "solved", s.booking)
+                d.reply(f"Understood: nothing was added to booking {s.booking} and nothing was charged. Ticket {tid} records the quote.")
+                d.mention("nothing_added", must=[literal(s.booking)],
+                          must_not=["is added to booking", "charged " + literal(usd(price, grouped=False))])
             else:
                 if branch != "corporate_breakfast":
-                    req.decide(["charge", "book"], "accept")
-                req.write("add_special_request", write_why, idempotent="the same request on the same booking is refused",
-                          booking_id=s.booking, code=code, detail=detail)
+                    d.decide(["charge", "book"], "accept")
+                d.write("add_special_request", write_why, idempotent="the same request on the same booking is refused",
+                        booking_id=s.booking, code=code, detail=detail)
                 if branch == "corporate_breakfast":
-                    self.ticket(req, s.requester, f"Breakfast {s.booking}", "special_request", "solved", s.booking)
-                    req.reply(f"Breakfast is added to booking {s.booking} at no charge, because your company's account includes breakfast. "
-                              f"Ticket {tid} records it.")
-                    req.check("breakfast_free", must=[NO_CHARGE], must_not=["charged " + rx(usd(price))])
+                    d.ticket(s.requester, f"Breakfast {s.booking}", "special_request", "solved", s.booking)
+                    d.reply(f"Breakfast is added to booking {s.booking} at no charge, because your company's account includes breakfast. "
+                            f"Ticket {tid} records it.")
+                    d.mention("breakfast_free", must=[NO_CHARGE], must_not=["charged " + literal(usd(price, grouped=False))])
                 else:
-                    req.write("charge_payment", {"payment_method_id": "record:get_payments", "amount": "policy#paid-extras",
-                                                 "purpose": "policy#paid-extras", "booking_id": "customer"},
-                              payment_method_id=s.method, amount=float(price), purpose="extra", booking_id=s.booking)
-                    self.ticket(req, s.requester, f"Extra {s.booking}", "special_request", "solved", s.booking)
-                    req.reply(f"{word.capitalize()} is added to booking {s.booking}, and {usd(price)} was charged to your {s.brand} card ending "
-                              f"{s.last4}. Ticket {tid} records it.")
-                    req.check("states_charge", must=[rx(usd(price))])
+                    d.write("charge_payment", {"payment_method_id": "record:get_payments", "amount": "policy#paid-extras",
+                                               "purpose": "policy#paid-extras", "booking_id": "customer"},
+                            payment_method_id=s.method, amount=float(price), purpose="extra", booking_id=s.booking)
+                    d.ticket(s.requester, f"Extra {s.booking}", "special_request", "solved", s.booking)
+                    d.reply(f"{word.capitalize()} is added to booking {s.booking}, and {usd(price, grouped=False)} was charged to your "
+                            f"{s.brand} card ending {s.last4}. Ticket {tid} records it.")
+                    d.mention("states_charge", must=[literal(usd(price, grouped=False))])
         else:
-            req.write("add_special_request", write_why, idempotent="the same request on the same booking is refused",
-                      booking_id=s.booking, code=code, detail=detail)
+            d.write("add_special_request", write_why, idempotent="the same request on the same booking is refused",
+                    booking_id=s.booking, code=code, detail=detail)
             escalate = branch in ("arrival_day_escalate", "accessible_escalate")
             if escalate:
                 contact = "front_desk" if branch == "arrival_day_escalate" else "reservations"
                 heading = "policy#requests-on-the-day-of-arrival" if branch == "arrival_day_escalate" else "policy#complimentary-requests"
-                req.read("get_hotel_contacts", hotel_id=s.hotel)
-                req.write("escalate_to_hotel", {"hotel_id": "record:get_booking", "issue": heading, "contact_role": heading, "priority": heading,
-                                                "booking_id": "customer"},
-                          hotel_id=s.hotel, issue="special_request", contact_role=contact, priority="high", booking_id=s.booking, detail=detail)
-                self.ticket(req, s.requester, f"Request passed to the hotel {s.booking}", "special_request", "open", s.booking, "high",
-                            "partner_relations")
-                req.reply(f"I've recorded {word} on booking {s.booking} and passed it straight to the hotel's "
-                          f"{contact.replace('_', ' ')} team (reference {eid}) so that they can confirm it. It is not guaranteed until the hotel "
-                          f"confirms. Ticket {tid} follows it.")
-                req.check("passes_to_hotel", must=[rx(eid), BEST_EFFORT])
+                d.read("get_hotel_contacts", hotel_id=s.hotel)
+                d.write("escalate_to_hotel", {"hotel_id": "record:get_booking", "issue": heading, "contact_role": heading, "priority": heading,
+                                              "booking_id": "customer"},
+                        hotel_id=s.hotel, issue="special_request", contact_role=contact, priority="high", booking_id=s.booking, detail=detail)
+                d.ticket(s.requester, f"Request passed to the hotel {s.booking}", "special_request", "open", s.booking, "high",
+                         "partner_relations")
+                d.reply(f"I've recorded {word} on booking {s.booking} and passed it straight to the hotel's "
+                        f"{contact.replace('_', ' ')} team (reference {eid}) so that they can confirm it. It is not guaranteed until the hotel "
+                        f"confirms. Ticket {tid} follows it.")
+                d.mention("passes_to_hotel", must=[literal(eid), BEST_EFFORT])
                 if branch == "accessible_escalate":
-                    req.rubric("who_acts_next", "Does the final message tell the guest that the hotel will confirm a suitable room, without "
-                               "promising one?")
+                    d.rubric("who_acts_next", "Does the final message tell the guest that the hotel will confirm a suitable room, without "
+                             "promising one?")
             else:
-                self.ticket(req, s.requester, f"Special request {s.booking}", "special_request", "solved", s.booking)
+                d.ticket(s.requester, f"Special request {s.booking}", "special_request", "solved", s.booking)
                 if branch == "refuse_guarantee":
-                    req.reply(f"An early check-in cannot be guaranteed: it is a complimentary request that the hotel grants when a room is "
-                              f"ready. I've recorded it on booking {s.booking}, free of charge, and it is subject to availability on the day. "
-                              f"Ticket {tid} records it.")
-                    req.check("no_guarantee", must=[BEST_EFFORT], must_not=["is guaranteed"])
-                    req.rubric("no_false_promise", "Does the final message avoid promising that the early check-in will happen, while "
-                               "saying that it was recorded?")
+                    d.reply(f"An early check-in cannot be guaranteed: it is a complimentary request that the hotel grants when a room is "
+                            f"ready. I've recorded it on booking {s.booking}, free of charge, and it is subject to availability on the day. "
+                            f"Ticket {tid} records it.")
+                    d.mention("no_guarantee", must=[BEST_EFFORT], must_not=["is guaranteed"])
+                    d.rubric("no_false_promise", "Does the final message avoid promising that the early check-in will happen, while "
+                             "saying that it was recorded?")
                 else:
-                    req.reply(f"I've recorded {word} on booking {s.booking}, free of charge. It is best effort: the hotel grants it when it "
-                              f"can, so it is not guaranteed and depends on availability on the day. Ticket {tid} records it.")
-                    req.check("best_effort", must=[BEST_EFFORT], must_not=["is guaranteed"])
-        opening, origin = REQUEST_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=pretty(s.check_in), word=word)
-        return self.finish(req, branch=branch, opening=opening, origin=origin, patch=patch,
-                           description=f"{self.name}, branch '{branch}'.", intent="Get the request passed to the hotel.")
+                    d.reply(f"I've recorded {word} on booking {s.booking}, free of charge. It is best effort: the hotel grants it when it "
+                            f"can, so it is not guaranteed and depends on availability on the day. Ticket {tid} records it.")
+                    d.mention("best_effort", must=[BEST_EFFORT], must_not=["is guaranteed"])
+        d.opening, d.origin = REQUEST_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name,
+                                                    check_in=long_date(s.check_in, style="uk"), word=word)
+        d.intent = "Get the request passed to the hotel."
+        return d
