@@ -3,7 +3,10 @@
 Each family is one workflow of the IT policy with its branches, including the ones
 where the right answer is to refuse, to wait for an approver or the employee, or to
 escalate to another team. The frozen tests in ``task_specs/neobank`` are instances of
-these families. One module per workflow group; ``_base`` holds the building blocks.
+these families. One module per workflow group; every request is written with the
+kit's ``TaskDraft`` (``_draft.DeskDraft`` adds the employee and the desk's common golden),
+``_base`` is the families' base, ``_people`` the employees they draw, ``_sequences`` the
+ids a golden run mints.
 """
 
 from __future__ import annotations

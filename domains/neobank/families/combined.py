@@ -3,63 +3,17 @@
 from __future__ import annotations
 
 import random
-import re
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from thinkingbox_env.authoring import Openings
+from thinkingbox_env.authoring import Openings, TaskDraft
+from thinkingbox_env.authoring.saying import cap_first
 
-from ._base import Desk, Person, combine
+from ._base import Desk
+from ._people import Person
 from .access import AccessRequest
 from .hardware import HardwareRequest, LaptopFault
 from .security import AccountSecurity
 from .software import SoftwareLicence
-
-# what each id sequence a golden write mints: a second request's predicted ids move past the first's
-MINTS = {"create_ticket": "tickets", "create_ticket_user": "ticket_users", "create_access_request": "access_requests",
-         "request_approval": "approvals", "provision_access": "access_grants", "grant_emergency_access": "access_grants",
-         "reset_password": "security_actions", "unlock_account": "security_actions", "reset_mfa": "security_actions",
-         "log_troubleshooting": "troubleshooting_steps", "create_procurement_request": "procurement_requests",
-         "assign_licence": "licence_assignments"}
-_NUMBER = re.compile(r"^(.*?)(\d+)$")
-
-
-def _shift(value: Any, by: int) -> Any:
-    if by == 0:
-        return value
-    if isinstance(value, int):
-        return value + by
-    m = _NUMBER.match(str(value))
-    assert m is not None, value
-    return f"{m.group(1)}{int(m.group(2)) + by:0{len(m.group(2))}d}"
-
-
-class _After:
-    """A family whose predicted ids start after what an earlier request of the conversation created."""
-
-    def __init__(self, family: Desk, first: dict[str, Any]) -> None:
-        self.family, self.first = family, first
-        self.minted: dict[str, int] = {}
-        for call in first["golden"]:
-            if call.get("expect_error") is None and call["name"] in MINTS:
-                table = MINTS[call["name"]]
-                self.minted[table] = self.minted.get(table, 0) + 1
-
-    def __enter__(self) -> None:
-        fam, first, minted = self.family, self.first, self.minted
-        base = type(fam).next_ids
-
-        def next_ids(patch: Any) -> dict[str, Any]:
-            merged: dict[str, Any] = {"insert": {t: list(rows) for t, rows in first["patch"].get("insert", {}).items()}}
-            for t, rows in (patch.get("insert") or {}).items():
-                merged["insert"].setdefault(t, []).extend(r for r in rows if r not in merged["insert"].get(t, []))
-            merged["update"] = list(first["patch"].get("update", [])) + list(patch.get("update", []))
-            return {t: _shift(v, minted.get(t, 0)) for t, v in base(fam, merged).items()}
-
-        fam.next_ids = next_ids  # type: ignore[method-assign]
-
-    def __exit__(self, *exc: object) -> None:
-        del self.family.next_ids
-
 
 PAIRS: dict[str, tuple[tuple[type[Desk], str], tuple[type[Desk], str]]] = {
     "password+licence": ((AccountSecurity, "password_sms"), (SoftwareLicence, "pool_seat")),
@@ -95,18 +49,23 @@ class TwoRequests(Desk):
         "pair_b": "Could you help me with two bits of IT? {a_cap}, and {b}.",
     }, held_out=("busy_b", "desk_b", "pair_b"))
 
-    def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
+    def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> TaskDraft:
+        """Each request drafted by its own family for one person, joined into one conversation opened in one message.
+
+        The second family is told of the first request, so the ids its golden names start after those the first minted.
+        """
         (fa, ba), (fb, bb) = PAIRS[branch]
         first_fam, second_fam = self.sibling(fa), self.sibling(fb)
         p = person or first_fam.person(rng, seed + 70_000, ticket_user=rng.random() < 0.5)
         first = first_fam.make(rng, seed, ba, p)
-        with _After(second_fam, first):
-            second = second_fam.make(rng, seed, bb, p)
+        second_fam.earlier = first
+        second = second_fam.make(rng, seed, bb, p)
         a, b = first_fam.request_clause, second_fam.request_clause
-        opening = self.openings.pick(rng, self.split, a=a, b=b, a_cap=a[0].upper() + a[1:])
-        body = combine(first, second, opening, f"{self.code}:{branch}")
-        body["description"] = f"{self.description} {body['description']}"
-        return body
+        opening, origin = self.openings.pick(rng, self.split, a=a, b=b, a_cap=cap_first(a))
+        d = first.then(second, opening)
+        d.origin, d.branches = origin, [f"{self.code}:{branch}"]
+        d.description = f"{self.description} {d.description}"
+        return d
 
     def sibling(self, cls: type[Desk]) -> Desk:
         fam = cls()

@@ -7,9 +7,13 @@ from datetime import timedelta
 from typing import Any
 
 from thinkingbox_env.authoring import Openings, seed_rows
+from thinkingbox_env.authoring.saying import iso, ts, usd
+from thinkingbox_env.authoring.saying import policy_ref as P
 
 from ..rules import EMPLOYEES, POOLS, RECLAIM_AFTER_DAYS, SOFTWARE, TODAY
-from ._base import P, Person, ask, fresh, inform, patch_of, ts, usd
+from ._base import Rows
+from ._draft import DeskDraft
+from ._people import Person
 from .hardware import HardwareFamily
 
 SEED_SEATS = {pool: sum(1 for r in seed_rows(__file__, "licence_assignments") if r["pool_id"] == pool and r["status"] == "active")
@@ -45,89 +49,86 @@ class SoftwareLicence(HardwareFamily):
         "setup_b": "Morning, could you set me up with {sw}? I need it {use}.",
     }, held_out=("short_b", "long_b", "setup_b"))
 
-    def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> dict[str, Any]:
+    def make(self, rng: random.Random, seed: int, branch: str, person: Person | None) -> DeskDraft:
         sw = {"free": FREE, "paid_seat": PAID, "contractor_refused": NOT_FOR_CONTRACTORS}.get(branch, POOLED)
         sw_id = rng.choice(sw)
         contractor = branch == "contractor_refused"
         p = person or self.person(rng, seed, contractor=contractor)
         if contractor and p.contract is None:
-            self.contract(rng, p, TODAY + timedelta(days=rng.randint(30, 200)))
+            p.sign_contract(rng, TODAY + timedelta(days=rng.randint(30, 200)))
         pool = POOLS.get(sw_id)
-        extra: dict[str, list[dict[str, Any]]] = {}
-        update: list[dict[str, Any]] = []
+        extra: Rows = {}
         seats: list[dict[str, Any]] = []
         if branch in ("reclaim", "pool_full_buy") and pool:
             n = rng.randint(2, 4)
             idle = sorted(rng.sample(range(RECLAIM_AFTER_DAYS + 1, 200), 2), reverse=True) if branch == "reclaim" else []
             recent = [rng.randint(0, RECLAIM_AFTER_DAYS - 10) for _ in range(n)]
             for k, days in enumerate(idle[:1] + idle[1:] + recent):
-                seats.append({"id": f"LIC-{self.uid_of(p)}{k + 2}", "pool_id": pool["id"], "employee_id": FILLERS[k], "status": "active",
-                              "assigned_at": ts(TODAY - timedelta(days=days + 30)), "last_used_on": (TODAY - timedelta(days=days)).isoformat()})
-            update.append({"table": "licence_pools", "key": {"id": pool["id"]}, "set": {"seats_total": SEED_SEATS.get(pool["id"], 0) + len(seats)}})
+                seats.append({"id": f"LIC-{p.uid}{k + 2}", "pool_id": pool["id"], "employee_id": FILLERS[k], "status": "active",
+                              "assigned_at": ts(TODAY - timedelta(days=days + 30)), "last_used_on": iso(TODAY - timedelta(days=days))})
         if branch == "already_holds" and pool:
-            seats.append({"id": f"LIC-{self.uid_of(p)}1", "pool_id": pool["id"], "employee_id": p.id, "status": "active",
-                          "assigned_at": ts(TODAY - timedelta(days=90)), "last_used_on": (TODAY - timedelta(days=2)).isoformat()})
+            seats.append({"id": f"LIC-{p.uid}1", "pool_id": pool["id"], "employee_id": p.id, "status": "active",
+                          "assigned_at": ts(TODAY - timedelta(days=90)), "last_used_on": iso(TODAY - timedelta(days=2))})
         if seats:
             extra["licence_assignments"] = seats
-        patch = patch_of(self.rows(p), extra, update=update)
-        nxt = self.next_ids(patch)
+        d = self.draft(branch, p, extra)
+        if branch in ("reclaim", "pool_full_buy") and pool:
+            d.update("licence_pools", {"id": pool["id"]}, seats_total=SEED_SEATS.get(pool["id"], 0) + len(seats))
         name = SOFTWARE[sw_id]["name"]
         use = USES[sw_id]
         if branch == "off_catalogue":
             name, use = rng.choice(UNLISTED)
-        g, turns, facts = fresh()
-        opening = self.openings.pick(rng, self.split, sw=name, use=use, email=p.given_email)
+        d.opening, d.origin = self.openings.pick(rng, self.split, sw=name, use=use, email=p.given_email)
         self.request_clause = f"I need {name} {use}"
-        self.identify(g, p, turns, facts)
-        facts.append({"text": f"I need {name} {use}.", "unlock": ["which software", "what software", "what for", "which product"],
-                      "slot": "software", "value": name})
-        if opening[1].endswith("/vague"):
-            turns.append(ask(len(g), "Which software do you need, and what for?"))
-        g.add("search_software", query=name.split()[0])
-        g.add("list_licences", employee_id=p.id)
-        faults: list[dict[str, Any]] = []
+        d.identify()
+        d.fact(f"I need {name} {use}.", "software", ["which software", "what software", "what for", "which product"], value=name)
+        if d.origin.endswith("/vague"):
+            d.ask("Which software do you need, and what for?")
+        d.read("search_software", query=name.split()[0])
+        d.read("list_licences", employee_id=p.id)
         if pool and branch not in ("contractor_refused", "off_catalogue"):
-            g.add("get_licence_pool", software_id=sw_id)
-        assign_why = {"software_id": "record:search_software", "employee_id": "record:find_employee"}
-        once = "a second seat of the same software for the same person is refused"
+            d.read("get_licence_pool", software_id=sw_id)
         if branch == "off_catalogue":
-            self.ticket(g, p, nxt, f"Software outside the catalogue: {name}", "software", "open", team="procurement")
-            reply = (f"{name} isn't in our software catalogue, so it needs a supplier and security review before anyone can use it. "
-                     f"I've passed ticket {nxt['tickets']} to the procurement team, who will come back to you.")
-            mentions = [{"name": "escalates_unlisted", "must": [str(nxt["tickets"])], "must_not": ["you now have"]}]
+            d.ticket(f"Software outside the catalogue: {name}", "software", "open", team="procurement")
+            d.reply(f"{name} isn't in our software catalogue, so it needs a supplier and security review before anyone can use it. "
+                    f"I've passed ticket {d.ids['tickets']} to the procurement team, who will come back to you.")
+            d.mention("escalates_unlisted", [str(d.ids["tickets"])], ["you now have"])
         elif branch == "contractor_refused":
-            self.ticket(g, p, nxt, f"{name} for a contractor refused", "software", "solved")
-            reply = f"I'm sorry, {name} is not licensed for contractors, so I can't assign it to you."
-            mentions = [{"name": "refuses_contractor", "must": ["contractors"]}]
+            d.ticket(f"{name} for a contractor refused", "software", "solved")
+            d.reply(f"I'm sorry, {name} is not licensed for contractors, so I can't assign it to you.")
+            d.mention("refuses_contractor", ["contractors"])
         elif branch == "already_holds":
-            self.ticket(g, p, nxt, f"{name} licence check", "software", "solved")
-            reply = f"You already hold a {name} seat ({seats[0]['id']}), so there's nothing to add; sign in with your work account."
-            mentions = [{"name": "says_already_holds", "must": ["already"]}]
+            d.ticket(f"{name} licence check", "software", "solved")
+            d.reply(f"You already hold a {name} seat ({seats[0]['id']}), so there's nothing to add; sign in with your work account.")
+            d.mention("says_already_holds", ["already"])
         elif branch in ("free", "pool_seat", "reclaim"):
             released = ""
             if branch == "reclaim":
                 oldest = min(seats, key=lambda r: (r["last_used_on"], r["id"]))
-                g.add("release_licence", idempotent="a released seat cannot be released again", assignment_id=oldest["id"],
-                      why={"assignment_id": "record:get_licence_pool"})
+                d.write("release_licence", {"assignment_id": "record:get_licence_pool"},
+                        idempotent="a released seat cannot be released again", assignment_id=oldest["id"])
                 released = (f" The pool was full, so I reclaimed a seat that had not been used since {oldest['last_used_on']} "
                             f"(more than {RECLAIM_AFTER_DAYS} days).")
             if seed % 5 == 3 and branch != "reclaim":
-                faults.append({"tool": "assign_licence", "call": 1, "error": f"{TIMEOUT}; try again"})
-                g.add("assign_licence", software_id=sw_id, employee_id=p.id, expect_error=TIMEOUT)
-                turns.append(inform(len(g), "The licence server didn't answer just now, so the seat isn't assigned yet. Is it all right if I try again?"))
-            lid = nxt["licence_assignments"]
-            g.add("assign_licence", idempotent=once, software_id=sw_id, employee_id=p.id, why=assign_why)
-            self.ticket(g, p, nxt, f"{name} licence assigned", "software", "solved")
-            reply = f"You now have a {name} seat ({lid}); sign in with your work account to activate it.{released}"
-            mentions = [{"name": "states_seat", "must": [str(lid)]}]
+                d.fault("assign_licence", f"{TIMEOUT}; try again")
+                d.tags.append("recovery")
+                d.failing("assign_licence", TIMEOUT, software_id=sw_id, employee_id=p.id)
+                d.inform("The licence server didn't answer just now, so the seat isn't assigned yet. Is it all right if I try again?")
+            lid = d.ids["licence_assignments"]
+            d.write("assign_licence", {"software_id": "record:search_software", "employee_id": "record:find_employee"},
+                    idempotent="a second seat of the same software for the same person is refused", software_id=sw_id, employee_id=p.id)
+            d.ticket(f"{name} licence assigned", "software", "solved")
+            d.reply(f"You now have a {name} seat ({lid}); sign in with your work account to activate it.{released}")
+            d.mention("states_seat", [str(lid)])
         else:  # pool_full_buy or paid_seat
             qty_why = P("Paid software seats") if branch == "paid_seat" else P("Software licences and pools")
-            tier, approver, total = self.procure(g, p, sw_id, SOFTWARE[sw_id]["annual_cost"], source_item="record:search_software", quantity_why=qty_why)
-            self.ticket(g, p, nxt, f"Purchase of a {name} seat", "procurement", "pending")
+            tier, approver, total = self.procure(d, sw_id, SOFTWARE[sw_id]["annual_cost"], source_item="record:search_software",
+                                                 quantity_why=qty_why)
+            d.ticket(f"Purchase of a {name} seat", "procurement", "pending")
             lead = ("Every seat in the pool is in use and none has been idle long enough to reclaim, so "
                     if branch == "pool_full_buy" else f"{name} is bought per seat, so ")
-            reply = (f"{lead}I've raised purchase request {nxt['procurement_requests']} for one seat at {usd(total)} a year; it goes to "
-                     f"{EMPLOYEES[approver]['name']} for approval, and your ticket stays pending until the seat is set up.")
-            mentions = [{"name": "states_purchase", "must": [str(nxt["procurement_requests"])]}]
-        return self.finish(branch=branch, p=p, patch=patch, g=g, turns=turns, facts=facts, opening=opening, faults=faults,
-                           intent=f"Get {name}.", reply=reply, mentions=mentions)
+            d.reply(f"{lead}I've raised purchase request {d.ids['procurement_requests']} for one seat at {usd(total)} a year; it goes to "
+                    f"{EMPLOYEES[approver]['name']} for approval, and your ticket stays pending until the seat is set up.")
+            d.mention("states_purchase", [str(d.ids["procurement_requests"])])
+        d.intent = f"Get {name}."
+        return d
