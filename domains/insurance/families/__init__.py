@@ -1,9 +1,11 @@
 """Auto-insurance task families: seeded generators of Ashgrove Mutual customer-service tasks.
 
 The frozen tests in ``task_specs/insurance`` are instances of these families, and
-training draws fresh ones. One module per workflow group; ``_base`` holds the
-shared kit (a household drawn from the policy's dates outward, household members
-drawn as one person, identity to the level the request needs, the one ticket).
+training draws fresh ones. One module per workflow group, each writing its requests
+with the authoring kit's draft (``_request.Request``); ``_base`` holds the steps every
+family shares (the household and identity set-up, the opening, the one ticket),
+``_household`` and ``_people`` draw the household from the policy's dates outward and
+its members as one person each, ``_identity`` verifies to the level the request needs.
 ``combined`` puts two requests of the driver and vehicle families in one conversation.
 """
 

@@ -18,11 +18,12 @@ changes are independent rows, and the one ticket takes its status from the parts
 from __future__ import annotations
 
 import random
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from thinkingbox_env.authoring import Openings, TaskBody, combine
+from thinkingbox_env.authoring import Openings, TaskBody
 
-from ._base import Ctx, InsuranceFamily
+from ._base import InsuranceFamily
+from ._request import Request, Ticket
 from .drivers import AddDriver, DriverRemoval
 from .vehicles import VehicleAddition, VehicleRemovalCoverage
 
@@ -74,8 +75,8 @@ class TwoRequests(InsuranceFamily):
     test_count: ClassVar[int | None] = 14
     OPENINGS = TWO_OPENINGS
 
-    def subject(self, ctx: Ctx) -> str:
-        return f"Policy changes on {ctx.hd['policy']['id']}"
+    def subject(self, draft: Request) -> str:
+        return f"Policy changes on {draft.hd['policy']['id']}"
 
     def build(self, rng: random.Random, seed: int) -> TaskBody:
         combo = self.branch(seed)
@@ -87,38 +88,31 @@ class TwoRequests(InsuranceFamily):
         a = first_fam.make(rng, 500_000 + seed % 500_000, first_branch)
         b = second_fam.make(rng, a.seed, self.second_branch(rng, second_code, a), base=a)
         b.ticket = self.ticket_for(a, b)
-        body_a = first_fam.body(a, ticket=False)
+        first_fam.finish(a, ticket=False)
         self.ticket_call(b)
-        body_b = TaskBody(description=b.description, opening=b.opening or a.opening, golden_reply=b.reply, facts=b.facts, intent=b.intent,
-                          patch=a.h.patch(), golden=b.g.calls, checks=b.checks, idempotent_writes=b.g.idempotent,
-                          tags=[second_fam.name, b.branch, *b.tags], dialogue=b.turns, faults=b.faults,
-                          origin={"opening": a.opening_id, "branches": []})
-        body_a.patch = a.h.patch()
         opening, opening_id = self.pick_opening(a, first=a.request_text, second=b.request_text,
                                                 policy=a.hd.get("wrong_policy", a.hd["policy"]["id"]))
-        merged = combine(body_a, body_b, opening=opening)
-        merged.description = f"Two policy changes, '{combo}': {a.description} {b.description}"
-        merged.intent = f"{a.intent} {b.intent}"
-        merged.tags = [self.name, combo, f"{first_code}:{first_branch}", f"{second_code}:{b.branch}", "combined",
-                       *(["injection"] if a.injection is not None else [])]
-        merged.origin = {"opening": opening_id,
-                         "branches": [f"{self.code}:{combo}", f"{first_code}:{first_branch}", f"{second_code}:{b.branch}"]}
-        return merged
+        both = a.then(b, opening)
+        both.description = f"Two policy changes, '{combo}': {a.description} {b.description}"
+        both.tags = [self.name, combo, f"{first_code}:{first_branch}", f"{second_code}:{b.branch}", "combined",
+                     *(["injection"] if a.planted is not None else [])]
+        both.origin = opening_id
+        both.branches = [f"{self.code}:{combo}", f"{first_code}:{first_branch}", f"{second_code}:{b.branch}"]
+        return both.body()
 
     @staticmethod
-    def ticket_for(a: Ctx, b: Ctx) -> dict[str, Any]:
+    def ticket_for(a: Request, b: Request) -> Ticket:
         """The one ticket: open with the team when a part is escalated, else solved; the same whichever part came first.
 
         Both escalations a pair can draw go to underwriting with high priority, so two escalated parts agree.
         """
-        esc = [c.ticket for c in (a, b) if c.ticket["status"] == "open"]
-        if len({(t["team"], t["priority"]) for t in esc}) > 1:
+        esc = [c.ticket for c in (a, b) if c.ticket is not None and c.ticket.status == "open"]
+        if len({(t.team, t.priority) for t in esc}) > 1:
             raise ValueError(f"the two requests escalate to different teams: {esc}; one ticket cannot hold both")
-        return esc[0] if esc else {"category": "policy_change", "status": "solved", "priority": "normal", "team": None,
-                                   "team_source": None}
+        return esc[0] if esc else Ticket("policy_change", "solved")
 
     @staticmethod
-    def second_branch(rng: random.Random, code: str, first: Ctx) -> str:
+    def second_branch(rng: random.Random, code: str, first: Request) -> str:
         """A branch for the second request that the first one's household can hold."""
         if code == "IN005":
             excl = "exclusion_not_permitted" if first.hd["state"] in ("WA", "AZ") else "exclude_driver"
@@ -127,7 +121,7 @@ class TwoRequests(InsuranceFamily):
             active = [v for v in first.hd["vehicles"] if v["status"] == "active"]
             options = ["remove_sold", "remove_future_sale", "coverage_drop", "lienholder_refuse"] if len(active) > 1 \
                 else ["remove_last_vehicle", "coverage_drop", "lienholder_refuse"]
-            if first.ticket["status"] == "open":
+            if first.ticket is not None and first.ticket.status == "open":
                 options = [o for o in options if o != "lienholder_refuse"] or options
             return rng.choice(options)
         return rng.choice(FIRST[code])

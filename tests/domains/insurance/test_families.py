@@ -263,7 +263,7 @@ MALE = r"husband|son|brother|father"
 
 @pytest.mark.parametrize("code", ["IN004", "IN005", "IN008", "IN011"])
 def test_relationship_words_agree_with_the_name(code):
-    kit = importlib.import_module(type(DOMAIN.families["IN004"]).__module__.rsplit(".", 1)[0] + "._base")
+    kit = importlib.import_module(type(DOMAIN.families["IN004"]).__module__.rsplit(".", 1)[0] + "._people")
     seen = 0
     for body in variants(code):
         for text in texts(body):
