@@ -66,3 +66,31 @@ def test_seeds_run_in_separate_folders_pool_into_one_claim(report) -> None:
     other = {**parts[1], "config": {**config, "grpo": {"max_steps": 40}}}
     with pytest.raises(ValueError, match="configuration differs"):
         report.pool_seeds(parts[0], other)
+
+
+def test_arms_run_in_separate_folders_pool_into_one_comparison(report) -> None:
+    config = {"seeds": [0], "grpo": {"max_steps": 20}}
+    verdict_run = _results({0: {0, 1}})
+    verdict_run["config"] = {**config, "arms": [{"name": "verdict", "shaping": "none"}]}
+    checks_run = _results({})
+    checks_run["arms"] = {"checks": {"seeds": {"0": verdict_run["arms"]["verdict"]["seeds"]["0"]}}}
+    checks_run["config"] = {**config, "arms": [{"name": "checks", "shaping": "checks"}]}
+    report.pool_seeds(verdict_run, checks_run)
+    assert sorted(verdict_run["arms"]) == ["checks", "verdict"]
+    assert [a["name"] for a in verdict_run["config"]["arms"]] == ["verdict", "checks"]
+    assert report.learning_summary(verdict_run, arm="checks")["heldout_pass1_final"] == pytest.approx(0.2)
+    renamed = {**checks_run, "config": {**config, "arms": [{"name": "verdict", "shaping": "checks"}]},
+               "arms": {"verdict": {"seeds": {"9": {}}}}}
+    with pytest.raises(ValueError, match="configured differently"):
+        report.pool_seeds(verdict_run, renamed)
+
+
+def test_each_arm_gets_its_claim_and_its_difference_from_the_verdict_arm(report) -> None:
+    results = _results({0: {0}, 1: {0}})
+    results["arms"]["checks"] = _results({0: {0, 1, 2, 3}, 1: {0, 1, 2, 5}})["arms"]["verdict"]
+    claims = report.arm_claims(results)
+    assert sorted(claims) == ["checks", "verdict"] and "minus_verdict" not in claims["verdict"]
+    assert claims["verdict"]["diff_mean"] == 0 and claims["verdict"]["cleared"] is False
+    assert claims["checks"]["heldout_pass1_final"] == pytest.approx(0.4)
+    assert claims["checks"]["minus_verdict"]["mean"] == pytest.approx(0.3)
+    assert claims["checks"]["minus_verdict"]["tasks"] == 10

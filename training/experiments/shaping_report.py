@@ -417,12 +417,25 @@ def remeasure(results: dict[str, Any], out: Path) -> None:
 
 
 def pool_seeds(results: dict[str, Any], other: dict[str, Any]) -> None:
-    """Add ``other``'s seeds (a run of the same configuration for other seeds) to ``results``, in place."""
+    """Add ``other``'s seeds and arms (a run of the same configuration for other seeds or arms) to ``results``, in place.
+
+    Runs of some arms (``shaping.py --arms``) pool with runs of others: the configurations must agree on
+    everything but the seeds and the list of arms, and an arm in both must be the same arm.
+    """
     def settings(r: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in (r.get("config") or {}).items() if k not in ("seeds", "path")}
+        return {k: v for k, v in (r.get("config") or {}).items() if k not in ("seeds", "path", "arms")}
+
+    def arms(r: dict[str, Any]) -> dict[str, Any]:
+        return {a["name"]: a for a in (r.get("config") or {}).get("arms", [])}
 
     if settings(results) != settings(other):
-        raise ValueError("its configuration differs from the first folder's (only the seeds may differ)")
+        raise ValueError("its configuration differs from the first folder's (only the seeds and arms may differ)")
+    mine_arms, their_arms = arms(results), arms(other)
+    differing = sorted(n for n in set(mine_arms) & set(their_arms) if mine_arms[n] != their_arms[n])
+    if differing:
+        raise ValueError(f"arms {differing} are configured differently in the two folders")
+    if results.get("config") is not None:
+        results["config"]["arms"] = [*mine_arms.values(), *(a for n, a in their_arms.items() if n not in mine_arms)]
     if results.get("splits") != other.get("splits"):
         raise ValueError("its evaluation splits differ from the first folder's")
     for name, arm in other.get("arms", {}).items():
@@ -432,6 +445,24 @@ def pool_seeds(results: dict[str, Any], other: dict[str, Any]) -> None:
             raise ValueError(f"arm {name}: seeds {sorted(clash)} are in both folders")
         mine.update(arm["seeds"])
     results.setdefault("warm_start", {}).update(other.get("warm_start", {}))
+
+
+def arm_claims(results: dict[str, Any], split: str = "heldout") -> dict[str, Any]:
+    """Every arm's learning claim (warm start against its last step), and its last step against the verdict arm's,
+    paired by task and seed, so the shaping comparison reads from the same file as the claim."""
+    out: dict[str, Any] = {}
+    base = results["arms"].get("verdict")
+    for name, arm in results["arms"].items():
+        if not arm.get("seeds"):
+            continue
+        claim = learning_summary(results, arm=name, split=split)
+        entry = {k: claim[k] for k in ("seeds", "heldout_pass1_warm", "heldout_pass1_final", "heldout_pass1_final_ci95",
+                                        "final_step", "diff_mean", "diff_ci_low", "diff_ci_high", "cleared", "per_step")}
+        if base is not None and name != "verdict":
+            paired = _paired(base["seeds"], arm["seeds"], split) or {}
+            entry["minus_verdict"] = paired
+        out[name] = entry
+    return out
 
 
 def learning_summary(results: dict[str, Any], arm: str = "verdict", split: str = "heldout") -> dict[str, Any]:
@@ -509,7 +540,8 @@ def main(argv: list[str] | None = None) -> int:
         config = results.get("config") or {}
         summary = {"status": "cleared" if claim["cleared"] else "not cleared", **claim,
                    "config": config.get("path"), "config_values": config,
-                   "model_parameters": results.get("model_parameters"), "wall_seconds": results.get("wall_seconds")}
+                   "model_parameters": results.get("model_parameters"), "wall_seconds": results.get("wall_seconds"),
+                   "arms": arm_claims(results)}
         Path(args.learning).write_text(json.dumps(summary, indent=1, default=str) + "\n", encoding="utf-8")
     print("\n".join(results["plots"]))
     return 0
