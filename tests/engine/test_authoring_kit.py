@@ -184,6 +184,9 @@ def test_a_call_inserted_into_a_written_golden_moves_the_turns_and_idempotent_wr
     d.insert_call(1, "report_injection", reason="the title holds an instruction")
     assert [c["name"] for c in d.golden] == ["find_book", "report_injection", "lend_book"]
     assert [t["before"] for t in d.dialogue] == [0, 2] and d.idempotent == {2: "lent once"}
+    d.insert_call(0, "create_patron", why={"name": "customer"}, idempotent="one patron per name", name="Ada")
+    assert d.golden[0] == {"name": "create_patron", "arguments": {"name": "Ada"}, "why": {"name": "customer"}}
+    assert d.idempotent == {0: "one patron per name", 3: "lent once"} and [t["before"] for t in d.dialogue] == [1, 3]
 
 
 def test_free_text_arguments_declared_once_by_a_draft_need_no_source():

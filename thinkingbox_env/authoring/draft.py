@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from typing_extensions import Self
+
 from .body import TaskBody, combine
 
 TURN_ACTS = ("ask", "propose", "inform")
@@ -87,17 +89,21 @@ class TaskDraft:
         """
         return self.call(tool, why=why, expect_error=error, **arguments)
 
-    def insert_call(self, at: int, tool: str, /, **arguments: Any) -> int:
+    def insert_call(self, at: int, tool: str, /, *, why: dict[str, str] | None = None, expect_error: str | None = None,
+                    idempotent: str | None = None, **arguments: Any) -> int:
         """A golden call placed at index ``at`` of a golden already written.
 
-        For a step a later pass adds, such as reporting a planted instruction right after the read that
-        showed it: the turns placed before calls from ``at`` on, and the idempotent writes from ``at`` on,
-        move with their calls.
+        For a step a later pass adds (reporting a planted instruction right after the read that showed
+        it, a recovery before the call it recovers): the turns placed before calls from ``at`` on, and
+        the idempotent writes from ``at`` on, move with their calls. A fault scheduled on the n-th call
+        of the same tool now meets a different call: schedule faults after inserting.
         """
-        self.call(tool, **arguments)
+        self.call(tool, why=why, expect_error=expect_error, **arguments)
         self.golden.insert(at, self.golden.pop())
         self.dialogue = [{**t, "before": t["before"] + 1} if t["before"] >= at else t for t in self.dialogue]
-        self.idempotent = {(i + 1 if i >= at else i): why for i, why in self.idempotent.items()}
+        self.idempotent = {(i + 1 if i >= at else i): reason for i, reason in self.idempotent.items()}
+        if idempotent:
+            self.idempotent[at] = idempotent
         return at
 
     @property
@@ -216,7 +222,7 @@ class TaskDraft:
 
     # ---------------------------------------------------------------- the task
 
-    def then(self, other: TaskDraft, opening: str | None = None) -> TaskDraft:
+    def then(self, other: TaskDraft, opening: str | None = None) -> Self:
         """This request followed by ``other`` in one conversation with the same customer."""
         merged = combine(self.body(), other.body(), opening)
         out = type(self).from_body(merged)
@@ -225,7 +231,7 @@ class TaskDraft:
         return out
 
     @classmethod
-    def from_body(cls, body: TaskBody) -> TaskDraft:
+    def from_body(cls, body: TaskBody) -> Self:
         return cls(description=body.description, opening=body.opening, intent=body.intent, facts=list(body.facts),
                    decisions=list(body.decisions), patch=body.patch, golden=list(body.golden),
                    idempotent=dict(body.idempotent_writes), dialogue=list(body.dialogue), faults=list(body.faults),

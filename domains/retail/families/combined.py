@@ -1,8 +1,8 @@
 """Two requests in one conversation: two branches of other families, for the same customer.
 
 The first request draws the customer; the second is drawn by its own family with
-that customer's identity (``RetailFamily.identity``), so both bodies carry
-identical customer and ticketing-user rows and :func:`authoring.combine` keeps
+that customer's identity (``RetailFamily.identity``), so both drafts carry
+identical customer and ticketing-user rows and the kit's ``TaskDraft.then`` keeps
 them once. Pairs are chosen so that the second request does not depend on
 anything the first one changes: its customer's tier and score do not decide it,
 it names no id the first request's writes mint, and each request is about its
@@ -15,10 +15,11 @@ import random
 import re
 from typing import Any, ClassVar
 
-from thinkingbox_env.authoring import TaskBody, combine
+from thinkingbox_env.authoring.saying import cap_first
 
 from . import openings
 from ._base import CareFamily, RetailFamily
+from ._draft import RetailDraft
 from .accounts import DuplicateCharge, MembershipAccount, PromotionDispute, RefundFollowUp, TicketFollowUp
 from .orders import CancelWithInstallation, InstallationService, OrderCancellation, OrderChanges
 from .returns import CosmeticPartialRefund, Exchange, ReturnWithFees, WarrantyClaim
@@ -115,13 +116,15 @@ PAIRS: dict[str, tuple[Part, Part, str]] = {
 }
 
 
-def _sub(cls: type[RetailFamily], branch: str, domain: str, identity: dict[str, Any] | None) -> RetailFamily:
+def _sub(cls: type[RetailFamily], branch: str, domain: str, identity: dict[str, Any] | None,
+         earlier: tuple[str, ...] = ()) -> RetailFamily:
     """A private instance of another family (it draws in the split this task is built in)."""
     fam = cls()
     fam.domain = domain
     fam.identity = identity
     fam.in_combo = True
     fam.forced_branch = branch
+    fam.earlier = earlier
     return fam
 
 
@@ -130,9 +133,9 @@ def _seed_for(fam: RetailFamily, branch: str, seed: int) -> int:
     return fam.branches.index(branch) + 1 + len(fam.branches) * seed
 
 
-def _name_orders(body: dict[str, Any], topic: str, second: bool) -> None:
+def _name_orders(d: RetailDraft, topic: str, second: bool) -> None:
     """Each order fact names the request it belongs to, so that which order goes with which request is never a guess."""
-    for fact in body["user"]["facts"]:
+    for fact in d.facts:
         if "order number" not in fact["unlock"]:
             continue
         fact["text"] = f"For {topic}, the order number is {fact['value']}."
@@ -141,11 +144,12 @@ def _name_orders(body: dict[str, Any], topic: str, second: bool) -> None:
             fact["slot"] = "other_order"
 
 
-def _task_body(body: dict[str, Any]) -> TaskBody:
-    user = body["user"]
-    return TaskBody(description=body["description"], opening=user["opening"], golden_reply=body["golden_reply"], facts=user["facts"],
-                    intent=user.get("intent", ""), patch=body["patch"], golden=body["golden"], checks=body.get("checks", {}),
-                    idempotent_writes=body.get("idempotent_writes", {}), tags=body.get("tags", []))
+def _spare(d: RetailDraft, other_reply: str) -> None:
+    """What one request forbids the closing to say must not forbid what the other request's reply says."""
+    for chk in d.checks.pop("dialogue", []):
+        must_not = [p for p in chk.get("must_not", []) if not re.search(p, other_reply, re.IGNORECASE)]
+        if chk.get("must") or must_not:
+            d.mention(chk["name"], chk.get("must"), must_not)
 
 
 class TwoRequests(CareFamily):
@@ -162,47 +166,35 @@ class TwoRequests(CareFamily):
     OPENINGS = openings.ST031
     SECTION = "policy#tickets"
 
-    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> RetailDraft:
         branch = self.branch(seed)
         (first_cls, first_branch, first_topic), (second_cls, second_branch, second_topic), together = PAIRS[branch]
         first = _sub(first_cls, first_branch, self.domain, None)
         s1 = _seed_for(first, first_branch, seed)
-        body1 = first.raw(first.rng(s1), s1)
-        customer = body1["patch"]["insert"]["customers"][0]
-        ticket_user = next(iter(body1["patch"]["insert"].get("ticket_users", [])), None)
+        one = first.draw(first.rng(s1), s1)
+        customer = one.rows("customers")[0]
+        ticket_user = next(iter(one.rows("ticket_users")), None)
         if ticket_user is None:
             raise ValueError(f"{first_cls.code}:{first_branch} starts without a ticketing user; it cannot open a two-request task")
+        # the second request's values are sourced from everything the conversation has read by then
         second = _sub(second_cls, second_branch, self.domain, {"name": customer["name"], "email": customer["email"],
-                                                       "customer": customer, "ticket_user": ticket_user})
+                                                               "customer": customer, "ticket_user": ticket_user},
+                      earlier=tuple(c["name"] for c in one.golden))
         s2 = _seed_for(second, second_branch, seed)
-        body2 = second.raw(second.rng(s2), s2)
-        _name_orders(body1, first_topic, second=False)
-        _name_orders(body2, second_topic, second=True)
-        asks = body1.pop("_asks", []) + [(f"And the other order, for {second_topic}: what's its order number?", None)]
-        asks += body2.pop("_asks", [])
-        body1.pop("_origin", None)
-        body2.pop("_origin", None)
-        for fam, body in ((first, body1), (second, body2)):
-            for call in body["golden"]:
-                call.setdefault("_section", fam.SECTION)
-                call.setdefault("_why", fam.WHY)
-        # what one request forbids the closing to say must not forbid what the other request's reply says
-        for body, other in ((body1, body2), (body2, body1)):
-            kept = []
-            for chk in body["checks"].get("dialogue", []):
-                must_not = [p for p in chk.get("must_not", []) if not re.search(p, other["golden_reply"], re.IGNORECASE)]
-                chk = {**chk, "must_not": must_not} if must_not else {k: v for k, v in chk.items() if k != "must_not"}
-                if chk.get("must") or chk.get("must_not"):
-                    kept.append(chk)
-            body["checks"]["dialogue"] = kept
-        merged = combine(_task_body(body1), _task_body(body2))
-        self._email = customer["email"]
-        self._asks = asks
-        self._why: dict[str, str] = {}
-        data = merged.to_dict()
-        data["description"] = f"Two requests, branch '{branch}': {first_cls.code}:{first_branch} then {second_cls.code}:{second_branch}."
-        data["user"]["opening"] = self.open(rng, email=customer["email"], name=customer["name"].split()[0],
-                                            requests=together, Requests=together[0].upper() + together[1:])
-        data["user"]["intent"] = f"{body1['user'].get('intent', '')} Then: {body2['user'].get('intent', '')}".strip()
-        data["tags"] = ["two_requests", branch]
-        return data
+        two = second.draw(second.rng(s2), s2)
+        _name_orders(one, first_topic, second=False)
+        _name_orders(two, second_topic, second=True)
+        one.question(f"And the other order, for {second_topic}: what's its order number?")
+        _spare(one, two.golden_reply)
+        _spare(two, one.golden_reply)
+        d = one.then(two)
+        d.section, d.overrides, d.two_orders = self.SECTION, dict(self.WHY), self.TWO_ORDERS
+        d.email = customer["email"]
+        d.questions = [*one.questions, *two.questions]
+        d.description = f"Two requests, branch '{branch}': {first_cls.code}:{first_branch} then {second_cls.code}:{second_branch}."
+        self.open(d, rng, email=customer["email"], name=customer["name"].split()[0], requests=together,
+                  Requests=cap_first(together))
+        d.branches = [f"{self.code}:{branch}"]
+        d.intent = f"{one.intent} Then: {two.intent}".strip()
+        d.tags = ["two_requests", branch]
+        return d

@@ -5,11 +5,14 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
+
+from thinkingbox_env.authoring.saying import amount_pattern, iso, ts, usd
 
 from ..rules import CATALOG, INSTALL_SKU, NOW, TODAY, cents, money, price, return_fees, years_after
 from . import openings
-from ._base import CareFamily, dollars, item, rx, skus, ts
+from ._base import CareFamily
+from ._data import item, skus
+from ._draft import RetailDraft
 
 
 class ReturnWithFees(CareFamily):
@@ -24,13 +27,13 @@ class ReturnWithFees(CareFamily):
     WHY = {"restocking_fee": "kb/returns_and_fees.md", "return_shipping_fee": "kb/returns_and_fees.md", "removal_fee": "kb/returns_and_fees.md",
            "opened_line_nos": "customer", "line_nos": "customer", "reason": "customer"}
 
-    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> RetailDraft:
         branch = self.branch(seed)
         tier = "plus" if branch == "plus_member" else "standard"
-        ids, name, email, patch = self.start(rng, seed, tier=tier)
+        d, ids, name, email = self.start(rng, seed, tier=tier)
         first_order = branch == "first_order_courtesy"
         if not first_order:
-            self.prior_order(rng, ids, patch)
+            self.prior_order(d, rng, ids)
         big = skus(categories=("tv", "computer", "major_appliance"))
         small = skus(categories=("audio", "small_appliance", "networking", "accessory"))
         reason = "defective" if branch == "defective_no_fees" else "changed_mind"
@@ -49,51 +52,47 @@ class ReturnWithFees(CareFamily):
         lines = [item(s) for s in products]
         if installed:
             lines.append(INSTALL_SKU)
-        order, delivered = self.delivered_order(rng, ids, patch, lines, days, tier)
+        order, delivered = self.delivered_order(d, rng, ids, lines, days, tier)
         if installed:
-            self.add(patch, "installations", {"id": f"INS-{ids['uid']}", "order_id": ids["order"], "line_no": 1, "kind": "install", "status": "completed",
-                                              "scheduled_date": (delivered + timedelta(days=1)).date().isoformat(),
-                                              "completed_at": ts(delivered + timedelta(days=1, hours=3)), "fee": "99.00"})
+            d.add("installations", {"id": f"INS-{ids['uid']}", "order_id": ids["order"], "line_no": 1, "kind": "install", "status": "completed",
+                                    "scheduled_date": iso((delivered + timedelta(days=1)).date()),
+                                    "completed_at": ts(delivered + timedelta(days=1, hours=3)), "fee": "99.00"})
         returned_lines = [(n, products[n - 1], n in opened, n in installed) for n in returned]
         restocking, shipping, removal = return_fees(returned_lines, reason, tier, first_order)
         item_total = sum((price(products[n - 1]) for n in returned), Decimal("0"))
         refund = item_total - restocking - shipping - removal
         names = [CATALOG[products[n - 1]][0] for n in returned]
-        golden = self.identify(email) + [
-            {"name": "list_customer_orders", "arguments": {"customer_id": ids["customer"]}},
-            {"name": "get_order", "arguments": {"order_id": ids["order"]}},
-            {"name": "get_shipment", "arguments": {"order_id": ids["order"]}},
-        ]
-        golden += [{"name": "get_product", "arguments": {"sku": products[n - 1]}} for n in returned]
+        d.identify(email)
+        d.read("list_customer_orders", customer_id=ids["customer"])
+        d.read("get_order", order_id=ids["order"])
+        d.read("get_shipment", order_id=ids["order"])
+        for n in returned:
+            d.read("get_product", sku=products[n - 1])
         if installed:
-            golden.append({"name": "get_installations", "arguments": {"order_id": ids["order"]}})
-        golden.append({"name": "search_policy", "arguments": {"query": "return fees restocking return shipping removal"}})
-        golden.append(self.find_tickets(ids))
-        idempotent: dict[int, str] = {}
+            d.read("get_installations", order_id=ids["order"])
+        d.read("search_policy", query="return fees restocking return shipping removal")
+        d.find_tickets(ids["ticket_user"])
         if branch == "outside_window":
-            golden.append(self.ticket(ids, f"Return request {ids['order']}", "order", "solved", ids["order"]))
-            reply = (f"Your order was delivered on {ts(delivered)[:10]}, {days} days ago, which is past the 30-day return window, "
-                     "so I can't accept a return for it.")
-            dialogue = [{"name": "refuses_return", "must": [r"30.day"], "must_not": [r"refund of \$"]}]
+            d.open_ticket(ids["ticket_user"], f"Return request {ids['order']}", "order", "solved", ids["order"])
+            d.reply(f"Your order was delivered on {iso(delivered.date())}, {days} days ago, which is past the 30-day return window, "
+                    "so I can't accept a return for it.")
+            d.mention("refuses_return", must=[r"30.day"], must_not=[r"refund of \$"])
         else:
-            args: dict[str, Any] = {"order_id": ids["order"], "line_nos": returned, "reason": reason}
-            if opened:
-                args["opened_line_nos"] = sorted(opened)
-            for key, value in (("restocking_fee", restocking), ("return_shipping_fee", shipping), ("removal_fee", removal)):
-                if value:
-                    args[key] = float(value)
-            golden.append({"name": "create_return", "arguments": args})
-            idempotent[len(golden) - 1] = "a second return of the same lines is refused"
-            golden.append(self.ticket(ids, f"Return request {ids['order']}", "order", "solved", ids["order"]))
+            opened_lines = {"opened_line_nos": sorted(opened)} if opened else {}
+            fee_args = {key: float(value) for key, value in (("restocking_fee", restocking), ("return_shipping_fee", shipping),
+                                                            ("removal_fee", removal)) if value}
+            d.act("create_return", idempotent="a second return of the same lines is refused",
+                  order_id=ids["order"], line_nos=returned, reason=reason, **opened_lines, **fee_args)
+            d.open_ticket(ids["ticket_user"], f"Return request {ids['order']}", "order", "solved", ids["order"])
             fees = [(label, v) for label, v in (("restocking fee", restocking), ("return shipping", shipping), ("removal fee", removal)) if v]
-            fee_text = ", ".join(f"{label} {dollars(v)}" for label, v in fees)
+            fee_text = ", ".join(f"{label} {usd(v, grouped=False)}" for label, v in fees)
             # the closing states the fees and the refund, and the task checks each: a wrong figure fails
-            reply = (f"I've opened the return for {' and '.join(names)}. "
-                     + (f"Fees: {fee_text}. " if fee_text else "No fees apply. ")
-                     + f"Your refund of {dollars(refund)} goes back to your card.")
-            dialogue = [{"name": "states_refund_amount", "must": [rx(money(refund))]}]
+            d.reply(f"I've opened the return for {' and '.join(names)}. "
+                    + (f"Fees: {fee_text}. " if fee_text else "No fees apply. ")
+                    + f"Your refund of {usd(refund, grouped=False)} goes back to your card.")
+            d.mention("states_refund_amount", must=[amount_pattern(money(refund))])
             if fees:
-                dialogue.append({"name": "states_fees", "must": list(dict.fromkeys(rx(money(v)) for _, v in fees))})
+                d.mention("states_fees", must=list(dict.fromkeys(amount_pattern(money(v)) for _, v in fees)))
         reason_text = "It stopped working properly, it's faulty." if reason == "defective" else "I simply changed my mind."
         opened_names = [CATALOG[products[n - 1]][0] for n in returned if n in opened]
         sealed = [CATALOG[products[n - 1]][0] for n in returned if n not in opened]
@@ -103,20 +102,20 @@ class ReturnWithFees(CareFamily):
         ]))
         if installed:
             condition += " Your installers put it in."
-        facts = [
-            self.email_fact(email), self.order_fact(ids["order"]),
-            {"text": f"I want to return the {' and the '.join(names)}.", "unlock": ["which", "item", "product"]},
-            {"text": condition, "unlock": ["open", "used", "sealed", "condition", "install"]},
-            {"text": reason_text, "unlock": ["reason", "why"]},
-        ]
-        self.ask("Which items would you like to return, have you opened or used them, and what is the reason for the return?")
-        rubric = []
+        d.email_fact(email)
+        d.order_fact(ids["order"])
+        d.fact(f"I want to return the {' and the '.join(names)}.", unlock=["which", "item", "product"])
+        d.fact(condition, unlock=["open", "used", "sealed", "condition", "install"])
+        d.fact(reason_text, unlock=["reason", "why"])
+        d.question("Which items would you like to return, have you opened or used them, and what is the reason for the return?")
         if branch == "outside_window":
-            rubric = [{"name": "explains_window", "question": "Does the agent explain that the return is refused because the delivery date is "
-                       "outside the 30-day return window, without promising a refund?"}]
-        opening = self.open(rng, order=ids["order"], email=email)
-        return self.body(f"Return with fees, branch '{branch}'.", opening, facts, "Return the items and get the refund the policy allows.",
-                         patch, golden, reply, dialogue, idempotent, ["returns", branch], rubric)
+            d.rubric("explains_window", "Does the agent explain that the return is refused because the delivery date is "
+                     "outside the 30-day return window, without promising a refund?")
+        self.open(d, rng, order=ids["order"], email=email)
+        d.description = f"Return with fees, branch '{branch}'."
+        d.intent = "Return the items and get the refund the policy allows."
+        d.tags = ["returns", branch]
+        return d
 
 
 EXCHANGE_PAIRS = [("BW-HP-NC7", "BW-HP-NC7-SV"), ("BW-SB200", "BW-SB200-W"), ("BW-VAC-X2", "BW-VAC-X2-R"), ("BW-KT-17", "BW-KT-17-W")]
@@ -134,66 +133,66 @@ class Exchange(CareFamily):
     OPENINGS = openings.ST009
     SECTION = "policy#exchanges"
 
-    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> RetailDraft:
         branch = self.branch(seed)
         tier = "plus" if branch == "plus_late_exchange" else "standard"
-        ids, name, email, patch = self.start(rng, seed, tier=tier)
+        d, ids, name, email = self.start(rng, seed, tier=tier)
         old, new = rng.choice(UPGRADE_PAIRS if branch == "price_differs" else EXCHANGE_PAIRS)
         if rng.random() < 0.5 and branch != "price_differs":
             old, new = new, old
         days = rng.randint(35, 55) if tier == "plus" else rng.randint(36, 50) if branch == "outside_window" else rng.randint(2, 25)
-        order, delivered = self.delivered_order(rng, ids, patch, [item(old)], days, tier)
+        order, delivered = self.delivered_order(d, rng, ids, [item(old)], days, tier)
         restock = TODAY + timedelta(days=rng.randint(5, 20))
         if branch == "variant_out_of_stock":
-            self.out_of_stock(patch, new, restock)
-        golden = self.identify(email) + [
-            {"name": "get_order", "arguments": {"order_id": ids["order"]}},
-            {"name": "get_shipment", "arguments": {"order_id": ids["order"]}},
-            {"name": "get_product", "arguments": {"sku": old}},
-            self.find_tickets(ids),
-        ]
-        idempotent: dict[int, str] = {}
+            self.out_of_stock(d, new, restock)
+        d.identify(email)
+        d.read("get_order", order_id=ids["order"])
+        d.read("get_shipment", order_id=ids["order"])
+        d.read("get_product", sku=old)
+        d.find_tickets(ids["ticket_user"])
         new_name = CATALOG[new][0]
         if branch in ("exchange_in_stock", "plus_late_exchange"):
-            golden.append({"name": "create_exchange", "arguments": {"order_id": ids["order"], "line_no": 1, "new_sku": new}})
-            idempotent[len(golden) - 1] = "a line that was already exchanged cannot be exchanged again"
-            reply = f"Done: I've set up the exchange and the {new_name} ships to you free of charge."
+            d.act("create_exchange", idempotent="a line that was already exchanged cannot be exchanged again", order_id=ids["order"], line_no=1,
+                  new_sku=new)
+            d.reply(f"Done: I've set up the exchange and the {new_name} ships to you free of charge.")
             # the refusals of this family, not any "can't": an earlier turn may say "I can't find an account ..."
-            dialogue = [{"name": "confirms_exchange", "must": [r"exchange"],
-                         "must_not": [r"can't exchange|cannot exchange|can't be exchanged|cannot be exchanged|no longer be exchanged"
-                                      r"|can't be an exchange|cannot be an exchange"]}]
+            d.mention("confirms_exchange", must=[r"exchange"],
+                      must_not=[r"can't exchange|cannot exchange|can't be exchanged|cannot be exchanged|no longer be exchanged"
+                                r"|can't be an exchange|cannot be an exchange"])
         elif branch == "variant_out_of_stock":
-            reply = f"The {new_name} is out of stock until {restock.isoformat()}, so I can't exchange it today; nothing has been changed on your order."
-            dialogue = [{"name": "gives_restock_date", "must": [restock.isoformat()]}]
+            d.reply(f"The {new_name} is out of stock until {iso(restock)}, so I can't exchange it today; nothing has been changed on your order.")
+            d.mention("gives_restock_date", must=[iso(restock)])
         elif branch == "price_differs":
             # not an exchange; the customer takes the return the policy offers (their only order: no fees)
-            golden.append({"name": "create_return", "arguments": {"order_id": ids["order"], "line_nos": [1], "reason": "changed_mind",
-                                                                  "opened_line_nos": [1]},
-                           "why": {"order_id": "record:get_order", "line_nos": "record:get_order", "reason": "customer", "opened_line_nos": "customer"}})
-            idempotent[len(golden) - 1] = "a second return of the same line is refused"
-            self.ask(f"The {new_name} is priced differently, so it can't be an exchange; I can open a return for yours and you can order "
-                     "the other model. Would you like the return, and have you opened or used the item?", before="create_return")
-            reply = (f"The {new_name} costs {dollars(CATALOG[new][2])}, not {dollars(CATALOG[old][2])}, so it can't be an exchange. I've opened a "
-                     f"return for your {CATALOG[old][0]} instead; as it's your first order with us there are no fees, and {dollars(CATALOG[old][2])} "
-                     "goes back to your card, so you can order the other model.")
-            dialogue = [{"name": "explains_price_difference", "must": [r"return", rx(money(CATALOG[old][2]))], "must_not": [r"exchange is (set|done)"]}]
+            d.write("create_return", {"order_id": "record:get_order", "line_nos": "record:get_order", "reason": "customer", "opened_line_nos": "customer"},
+                    idempotent="a second return of the same line is refused",
+                    order_id=ids["order"], line_nos=[1], reason="changed_mind", opened_line_nos=[1])
+            d.question(f"The {new_name} is priced differently, so it can't be an exchange; I can open a return for yours and you can order "
+                       "the other model. Would you like the return, and have you opened or used the item?", before="create_return")
+            old_price = usd(CATALOG[old][2], grouped=False)
+            d.reply(f"The {new_name} costs {usd(CATALOG[new][2], grouped=False)}, not {old_price}, so it can't be an exchange. I've opened a "
+                    f"return for your {CATALOG[old][0]} instead; as it's your first order with us there are no fees, and {old_price} "
+                    "goes back to your card, so you can order the other model.")
+            d.mention("explains_price_difference", must=[r"return", amount_pattern(money(CATALOG[old][2]))], must_not=[r"exchange is (set|done)"])
         else:
-            reply = f"Your order was delivered {days} days ago, past the 30-day window, so it can no longer be exchanged."
-            dialogue = [{"name": "refuses_exchange", "must": [r"30.day"]}]
-        golden.append(self.ticket(ids, f"Exchange request {ids['order']}", "order", "solved", ids["order"]))
-        facts = [self.email_fact(email), self.order_fact(ids["order"]),
-                 {"text": f"I'd like the {new_name} instead.", "unlock": ["which", "colour", "color", "variant", "model", "instead"]}]
+            d.reply(f"Your order was delivered {days} days ago, past the 30-day window, so it can no longer be exchanged.")
+            d.mention("refuses_exchange", must=[r"30.day"])
+        d.open_ticket(ids["ticket_user"], f"Exchange request {ids['order']}", "order", "solved", ids["order"])
+        d.email_fact(email)
+        d.order_fact(ids["order"])
+        d.fact(f"I'd like the {new_name} instead.", unlock=["which", "colour", "color", "variant", "model", "instead"])
         if branch == "price_differs":
-            facts.append({"text": "I've unpacked it and used it a little. A return is fine if a swap isn't possible.",
-                          "unlock": ["opened", "used", "return", "unpacked"]})
-        self.ask("Which version would you like instead?")
-        rubric = []
+            d.fact("I've unpacked it and used it a little. A return is fine if a swap isn't possible.",
+                   unlock=["opened", "used", "return", "unpacked"])
+        d.question("Which version would you like instead?")
         if branch == "price_differs":
-            rubric = [{"name": "explains_price_rule", "question": "Does the agent explain that an exchange is only possible for a variant at the same "
-                       "price, and offer the alternative of returning the item and ordering the other model, without setting up an exchange?"}]
-        opening = self.open(rng, order=ids["order"], email=email, product=CATALOG[old][0])
-        return self.body(f"Exchange, branch '{branch}'.", opening, facts, "Exchange the item for the other variant.",
-                         patch, golden, reply, dialogue, idempotent, ["returns", branch], rubric)
+            d.rubric("explains_price_rule", "Does the agent explain that an exchange is only possible for a variant at the same "
+                     "price, and offer the alternative of returning the item and ordering the other model, without setting up an exchange?")
+        self.open(d, rng, order=ids["order"], email=email, product=CATALOG[old][0])
+        d.description = f"Exchange, branch '{branch}'."
+        d.intent = "Exchange the item for the other variant."
+        d.tags = ["returns", branch]
+        return d
 
 
 class WarrantyClaim(CareFamily):
@@ -207,10 +206,10 @@ class WarrantyClaim(CareFamily):
     WHY = {"create_return.reason": "policy#defects-damage-and-warranty", "create_return.line_nos": "record:get_order",
            "opened_line_nos": "customer", "issue": "customer", "resolution": "policy#defects-damage-and-warranty"}
 
-    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> RetailDraft:
         branch = self.branch(seed)
-        ids, name, email, patch = self.start(rng, seed)
-        self.prior_order(rng, ids, patch)
+        d, ids, name, email = self.start(rng, seed)
+        self.prior_order(d, rng, ids)
         if branch == "defect_replace":
             sku = rng.choice(skus(75, 150))
         elif branch in ("accidental_plan", "accidental_no_plan"):
@@ -218,62 +217,61 @@ class WarrantyClaim(CareFamily):
         else:
             sku = rng.choice(skus(150))
         days = {"defect_in_window": rng.randint(3, 25), "expired": rng.randint(380, 500)}.get(branch, rng.randint(60, 300))
-        order, delivered = self.delivered_order(rng, ids, patch, [item(sku)], days)
+        order, delivered = self.delivered_order(d, rng, ids, [item(sku)], days)
         start = delivered.date()
         manufacturer = f"WRN-{ids['uid']}1"
         plan = f"WRN-{ids['uid']}2"
-        self.add(patch, "warranty_contracts", {"id": manufacturer, "order_id": ids["order"], "line_no": 1, "plan": "manufacturer", "covers_accidental": False,
-                                               "start_date": start.isoformat(), "end_date": years_after(start, 1).isoformat()})
+        d.add("warranty_contracts", {"id": manufacturer, "order_id": ids["order"], "line_no": 1, "plan": "manufacturer", "covers_accidental": False,
+                                     "start_date": iso(start), "end_date": iso(years_after(start, 1))})
         if branch == "accidental_plan":
-            self.add(patch, "warranty_contracts", {"id": plan, "order_id": ids["order"], "line_no": 1, "plan": "protection_plan", "covers_accidental": True,
-                                                   "start_date": start.isoformat(), "end_date": years_after(start, 3).isoformat()})
+            d.add("warranty_contracts", {"id": plan, "order_id": ids["order"], "line_no": 1, "plan": "protection_plan", "covers_accidental": True,
+                                         "start_date": iso(start), "end_date": iso(years_after(start, 3))})
         accidental = branch.startswith("accidental")
-        golden = self.identify(email) + [
-            {"name": "get_order", "arguments": {"order_id": ids["order"]}},
-            {"name": "get_shipment", "arguments": {"order_id": ids["order"]}},
-            {"name": "get_warranty", "arguments": {"order_id": ids["order"]}},
-            self.find_tickets(ids),
-        ]
-        idempotent: dict[int, str] = {}
+        d.identify(email)
+        d.read("get_order", order_id=ids["order"])
+        d.read("get_shipment", order_id=ids["order"])
+        d.read("get_warranty", order_id=ids["order"])
+        d.find_tickets(ids["ticket_user"])
         product = CATALOG[sku][0]
         subject = f"Faulty {product} {ids['order']}"
         if branch == "defect_in_window":
-            golden.append({"name": "create_return", "arguments": {"order_id": ids["order"], "line_nos": [1], "reason": "defective", "opened_line_nos": [1]}})
-            idempotent[len(golden) - 1] = "a second return of the same line is refused"
-            golden.append(self.ticket(ids, subject, "order", "solved", ids["order"]))
-            reply = f"Your {product} is still inside the return window, so I've opened a return for the defect: no fees, and a full refund of {dollars(price(sku))}."
-            dialogue = [{"name": "full_refund", "must": [rx(money(price(sku)))]}]
+            d.act("create_return", idempotent="a second return of the same line is refused", order_id=ids["order"], line_nos=[1],
+                  reason="defective", opened_line_nos=[1])
+            d.open_ticket(ids["ticket_user"], subject, "order", "solved", ids["order"])
+            d.reply(f"Your {product} is still inside the return window, so I've opened a return for the defect: no fees, and a full refund of {usd(price(sku), grouped=False)}.")
+            d.mention("full_refund", must=[amount_pattern(money(price(sku)))])
         elif branch in ("defect_repair", "defect_replace", "accidental_plan"):
             resolution = "replace" if branch == "defect_replace" else "repair"
-            contract = plan if accidental else manufacturer
-            golden.append({"name": "file_warranty_claim", "arguments": {"contract_id": contract, "issue": "accidental_damage" if accidental else "defect", "resolution": resolution}})
-            idempotent[len(golden) - 1] = "a contract takes one open claim at a time"
-            golden.append(self.ticket(ids, subject, "order", "hold", ids["order"]))
+            d.act("file_warranty_claim", idempotent="a contract takes one open claim at a time", contract_id=plan if accidental else manufacturer,
+                  issue="accidental_damage" if accidental else "defect", resolution=resolution)
+            d.open_ticket(ids["ticket_user"], subject, "order", "hold", ids["order"])
             cover = "your protection plan" if accidental else "the manufacturer warranty"
-            reply = f"I've filed a claim under {cover}; the repair centre will {resolution} your {product}. Your ticket is on hold until they report back."
-            dialogue = [{"name": "states_resolution", "must": [resolution]}]
+            d.reply(f"I've filed a claim under {cover}; the repair centre will {resolution} your {product}. Your ticket is on hold until they report back.")
+            d.mention("states_resolution", must=[resolution])
         elif branch == "accidental_no_plan":
-            golden.append(self.ticket(ids, subject, "order", "solved", ids["order"]))
-            reply = f"I'm sorry: accidental damage is covered only by a protection plan, and your {product} has the manufacturer warranty only, so no claim can be filed."
-            dialogue = [{"name": "refuses_claim", "must": [r"protection plan"], "must_not": [r"filed a claim"]}]
+            d.open_ticket(ids["ticket_user"], subject, "order", "solved", ids["order"])
+            d.reply(f"I'm sorry: accidental damage is covered only by a protection plan, and your {product} has the manufacturer warranty only, so no claim can be filed.")
+            d.mention("refuses_claim", must=[r"protection plan"], must_not=[r"filed a claim"])
         else:
-            golden.append(self.ticket(ids, subject, "order", "solved", ids["order"]))
-            reply = f"The manufacturer warranty on your {product} ended on {years_after(start, 1).isoformat()}, so I can't file a claim."
-            dialogue = [{"name": "warranty_ended", "must": [r"ended|expired"], "must_not": [r"filed a claim"]}]
+            d.open_ticket(ids["ticket_user"], subject, "order", "solved", ids["order"])
+            d.reply(f"The manufacturer warranty on your {product} ended on {iso(years_after(start, 1))}, so I can't file a claim.")
+            d.mention("warranty_ended", must=[r"ended|expired"], must_not=[r"filed a claim"])
         what = rng.choice(["I dropped it and the screen cracked.", "I knocked it off the table and now the screen is cracked."]) if accidental else \
             rng.choice(["It stopped powering on, I didn't drop it or anything.", "It keeps switching itself off; nothing happened to it."])
         # opened_line_nos is part of the return record: the customer says it, so the value is theirs, not a guess
         what += " I unpacked it and have been using it since it arrived."
-        facts = [self.email_fact(email), self.order_fact(ids["order"]),
-                 {"text": what, "unlock": ["what happened", "happen", "issue", "problem", "wrong", "describe", "using", "used", "opened"]}]
-        self.ask("What happened to it, and have you been using it?")
-        rubric = []
+        d.email_fact(email)
+        d.order_fact(ids["order"])
+        d.fact(what, unlock=["what happened", "happen", "issue", "problem", "wrong", "describe", "using", "used", "opened"])
+        d.question("What happened to it, and have you been using it?")
         if branch in ("accidental_no_plan", "expired"):
-            rubric = [{"name": "explains_cover", "question": "Does the agent explain why no claim can be filed (accidental damage needs a protection "
-                       "plan that covers it, or the warranty has ended) and avoid saying a claim was filed?"}]
-        opening = self.open(rng, order=ids["order"], email=email, product=product)
-        return self.body(f"Warranty claim, branch '{branch}'.", opening, facts, "Get the broken item fixed, replaced or refunded.",
-                         patch, golden, reply, dialogue, idempotent, ["warranty", branch], rubric)
+            d.rubric("explains_cover", "Does the agent explain why no claim can be filed (accidental damage needs a protection "
+                     "plan that covers it, or the warranty has ended) and avoid saying a claim was filed?")
+        self.open(d, rng, order=ids["order"], email=email, product=product)
+        d.description = f"Warranty claim, branch '{branch}'."
+        d.intent = "Get the broken item fixed, replaced or refunded."
+        d.tags = ["warranty", branch]
+        return d
 
 
 class CosmeticPartialRefund(CareFamily):
@@ -288,10 +286,10 @@ class CosmeticPartialRefund(CareFamily):
     SECTION = "policy#minor-cosmetic-defects"
     WHY = {"refund_order_amount.amount": "kb/cosmetic_defects.md"}
 
-    def draw(self, rng: random.Random, seed: int) -> dict[str, Any]:
+    def draw(self, rng: random.Random, seed: int) -> RetailDraft:
         branch = self.branch(seed)
         tier = "plus" if branch == "partial_plus" else "standard"
-        ids, name, email, patch = self.start(rng, seed, tier=tier)
+        d, ids, name, email = self.start(rng, seed, tier=tier)
         if branch == "partial_capped":
             sku = rng.choice(["BW-WM-8", "BW-LAP-14", "BW-TV65-Q"])
         elif branch == "partial_plus":
@@ -299,40 +297,41 @@ class CosmeticPartialRefund(CareFamily):
         else:
             sku = rng.choice(skus(100, 660))
         days = rng.randint(36, 50) if branch == "outside_window" else rng.randint(2, 25)
-        order, delivered = self.delivered_order(rng, ids, patch, [item(sku)], days, tier)
+        order, delivered = self.delivered_order(d, rng, ids, [item(sku)], days, tier)
         share = Decimal("0.20") if tier == "plus" else Decimal("0.15")
         amount = min(cents(price(sku) * share), Decimal("100.00"))
         if branch == "already_partial":
-            self.add(patch, "refunds", {"id": f"RFD-{ids['uid']}", "payment_id": ids["payment"], "order_id": ids["order"], "amount": money(amount),
-                                        "reason": "damaged_item", "created_at": ts(NOW - timedelta(days=1))})
-            patch["insert"]["payments"][0]["status"] = "partially_refunded"
-        golden = self.identify(email) + [
-            {"name": "get_order", "arguments": {"order_id": ids["order"]}},
-            {"name": "get_shipment", "arguments": {"order_id": ids["order"]}},
-            {"name": "get_payments", "arguments": {"order_id": ids["order"]}},
-            self.find_tickets(ids),
-        ]
+            d.add("refunds", {"id": f"RFD-{ids['uid']}", "payment_id": ids["payment"], "order_id": ids["order"], "amount": money(amount),
+                              "reason": "damaged_item", "created_at": ts(NOW - timedelta(days=1))})
+            d.rows("payments")[0]["status"] = "partially_refunded"
+        d.identify(email)
+        d.read("get_order", order_id=ids["order"])
+        d.read("get_shipment", order_id=ids["order"])
+        d.read("get_payments", order_id=ids["order"])
+        d.find_tickets(ids["ticket_user"])
         product = CATALOG[sku][0]
         if branch in ("partial_standard", "partial_plus", "partial_capped"):
-            golden.append({"name": "refund_order_amount", "arguments": {"order_id": ids["order"], "amount": float(amount), "reason": "damaged_item"}})
-            reply = f"Sorry about the mark on your {product}. Since you're keeping it, I've refunded {dollars(amount)} to your card."
-            dialogue = [{"name": "states_partial_refund", "must": [rx(money(amount))]}]
+            d.act("refund_order_amount", order_id=ids["order"], amount=float(amount), reason="damaged_item")
+            d.reply(f"Sorry about the mark on your {product}. Since you're keeping it, I've refunded {usd(amount, grouped=False)} to your card.")
+            d.mention("states_partial_refund", must=[amount_pattern(money(amount))])
         elif branch == "already_partial":
-            reply = f"This order already received a partial refund of {dollars(amount)} for a cosmetic defect, and only one is possible per order."
-            dialogue = [{"name": "refuses_second_refund", "must": [r"already"], "must_not": [r"I've refunded"]}]
+            d.reply(f"This order already received a partial refund of {usd(amount, grouped=False)} for a cosmetic defect, and only one is possible per order.")
+            d.mention("refuses_second_refund", must=[r"already"], must_not=[r"I've refunded"])
         else:
-            reply = f"Your {product} was delivered {days} days ago, past the 30-day return window, so a partial refund is no longer possible."
-            dialogue = [{"name": "refuses_late_claim", "must": [r"30.day"], "must_not": [r"I've refunded"]}]
-        golden.append(self.ticket(ids, f"Cosmetic defect {ids['order']}", "order", "solved", ids["order"]))
+            d.reply(f"Your {product} was delivered {days} days ago, past the 30-day return window, so a partial refund is no longer possible.")
+            d.mention("refuses_late_claim", must=[r"30.day"], must_not=[r"I've refunded"])
+        d.open_ticket(ids["ticket_user"], f"Cosmetic defect {ids['order']}", "order", "solved", ids["order"])
         mark = rng.choice(["a long scratch on the side", "a small dent on the top", "a scuffed corner"])
-        facts = [self.email_fact(email), self.order_fact(ids["order"]),
-                 {"text": f"There's {mark} of the {product}, but it works fine and I'd like to keep it.",
-                  "unlock": ["what", "describe", "damage", "defect", "issue", "problem", "keep"]}]
-        self.ask("Could you describe the flaw, and would you like to keep the item?")
-        rubric = []
+        d.email_fact(email)
+        d.order_fact(ids["order"])
+        d.fact(f"There's {mark} of the {product}, but it works fine and I'd like to keep it.",
+               unlock=["what", "describe", "damage", "defect", "issue", "problem", "keep"])
+        d.question("Could you describe the flaw, and would you like to keep the item?")
         if branch in ("already_partial", "outside_window"):
-            rubric = [{"name": "explains_refusal", "question": "Does the agent explain the specific reason no partial refund is possible (one partial "
-                       "refund per order was already given, or the return window has passed) without claiming a refund was made?"}]
-        opening = self.open(rng, order=ids["order"], email=email, product=product)
-        return self.body(f"Cosmetic partial refund, branch '{branch}'.", opening, facts, "Get something back for the flaw while keeping the item.",
-                         patch, golden, reply, dialogue, {}, ["returns", branch], rubric)
+            d.rubric("explains_refusal", "Does the agent explain the specific reason no partial refund is possible (one partial "
+                     "refund per order was already given, or the return window has passed) without claiming a refund was made?")
+        self.open(d, rng, order=ids["order"], email=email, product=product)
+        d.description = f"Cosmetic partial refund, branch '{branch}'."
+        d.intent = "Get something back for the flaw while keeping the item."
+        d.tags = ["returns", branch]
+        return d
