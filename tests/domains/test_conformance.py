@@ -68,6 +68,27 @@ def test_required_files_are_present(domain):
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
+def test_families_write_tasks_with_the_authoring_kit(domain):
+    """One builder: every task body comes from a TaskDraft; a shipped domain's own draft is families/_draft.py."""
+    import importlib
+
+    from thinkingbox_env.authoring import TaskDraft
+
+    d = load_domain(domain)
+    for path in sorted((d.path / "families").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("TaskBody", "Golden"):
+                raise AssertionError(f"{path}:{node.lineno} builds a {node.func.id} itself instead of a TaskDraft's body()")
+    if domain in SHIPPED:
+        assert (d.path / "families" / "_draft.py").is_file(), f"{d.path / 'families'} has no _draft.py"
+        module = importlib.import_module(f"{type(d.family(next(iter(d.families)))).__module__.rsplit('.', 1)[0]}._draft")
+        drafts = [v for v in vars(module).values() if isinstance(v, type) and issubclass(v, TaskDraft) and v is not TaskDraft]
+        assert drafts, f"{module.__name__} defines no TaskDraft subclass"
+    spec = next(iter(d.families.values())).instance(1, "train")
+    assert spec.origin is not None and spec.origin.branches
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
 def test_families_import_rules_never_tools(domain):
     d = load_domain(domain)
     for path in sorted((d.path / "families").glob("*.py")):

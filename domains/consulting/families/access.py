@@ -11,7 +11,7 @@ from thinkingbox_env.authoring.saying import policy_ref
 from ..rules import CLEARANCES, CLIENTS, ENGAGEMENTS, FOLDERS, SYSTEMS, at_least, clearance_covers
 from ._base import CLIENT_ENGAGEMENTS, DeskFamily, name_of
 from ._draft import DeskDraft
-from ._injections import plant
+from ._injection import plant
 from ._records import background, clearance, nda, on_leave, staff
 from ._tickets import ticket
 

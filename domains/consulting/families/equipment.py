@@ -11,7 +11,7 @@ from thinkingbox_env.authoring.saying import amount, amount_pattern, policy_ref
 
 from ..rules import ENGAGEMENTS, HARDWARE, HARDWARE_PROCUREMENT_FROM, LEVELS, SOFTWARE, SOFTWARE_LEAD_APPROVAL_FROM, at_least, in_bundle
 from ._base import CLIENT_ENGAGEMENTS, DeskFamily, name_of
-from ._injections import plant
+from ._injection import plant
 from ._records import on_leave, staff
 from ._tickets import ticket
 

@@ -10,7 +10,7 @@ from thinkingbox_env.authoring.saying import policy_ref
 
 from ..rules import COURSES, EMPLOYEES, ENGAGEMENTS, HARDWARE, LEVELS, MANDATORY_COURSES, PREREQUISITES, SYSTEMS, at_least, next_phase
 from ._base import CLIENT_ENGAGEMENTS, DeskFamily, name_of
-from ._injections import plant
+from ._injection import plant
 from ._records import background, clearance, completed_course, on_leave, staff
 from ._tickets import existing_tickets, ticket
 

@@ -21,7 +21,7 @@ from ..rules import (
     trip_estimate,
 )
 from ._base import CLIENT_ENGAGEMENTS, DeskFamily, name_of
-from ._injections import plant
+from ._injection import plant
 from ._records import on_leave, staff
 from ._tickets import ticket
 

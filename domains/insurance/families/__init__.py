@@ -2,7 +2,7 @@
 
 The frozen tests in ``task_specs/insurance`` are instances of these families, and
 training draws fresh ones. One module per workflow group, each writing its requests
-with the authoring kit's draft (``_request.Request``); ``_base`` holds the steps every
+with the authoring kit's draft (``_draft.InsuranceDraft``); ``_base`` holds the steps every
 family shares (the household and identity set-up, the opening, the one ticket),
 ``_household`` and ``_people`` draw the household from the policy's dates outward and
 its members as one person each, ``_identity`` verifies to the level the request needs.

@@ -14,8 +14,8 @@ from typing import Any
 from thinkingbox_env.authoring.saying import iso
 
 from ..rules import PLAN_FEES, PLAN_MONTHS, TODAY, money
+from ._draft import InsuranceDraft
 from ._people import CATALOG, COLORS, SECURITY, STATES, license_number, new_vin, person
-from ._request import Request
 
 
 def add_months(d: date, n: int) -> date:
@@ -31,7 +31,7 @@ def between(rng: random.Random, lo: date, hi: date) -> date:
 
 
 def household(
-    draft: Request,
+    draft: InsuranceDraft,
     *,
     tier: str | None = None,
     state: str | None = None,
@@ -110,7 +110,7 @@ def household(
     }
 
 
-def driver_row(draft: Request, k: int, member: dict[str, Any], status: str = "listed", effective: date | None = None,
+def driver_row(draft: InsuranceDraft, k: int, member: dict[str, Any], status: str = "listed", effective: date | None = None,
                state: str | None = None) -> dict[str, Any]:
     """A household member listed on the policy, never before the policy's effective date."""
     eff = draft.hd["eff"]
@@ -124,7 +124,7 @@ def driver_row(draft: Request, k: int, member: dict[str, Any], status: str = "li
     })
 
 
-def claim_row(draft: Request, k: int, *, vehicle: dict[str, Any], driver: dict[str, Any] | None, not_before: date, not_after: date,
+def claim_row(draft: InsuranceDraft, k: int, *, vehicle: dict[str, Any], driver: dict[str, Any] | None, not_before: date, not_after: date,
               **values: Any) -> dict[str, Any]:
     """A claim whose loss is on or after ``not_before`` (the policy and its parties) and reported on or after the loss."""
     rng = draft.rng

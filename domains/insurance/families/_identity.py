@@ -14,7 +14,7 @@ from typing import Any
 from thinkingbox_env.authoring import predict_next_ids
 
 from . import _injection as injection
-from ._request import Request, pol
+from ._draft import InsuranceDraft, pol
 
 POLICY_NUMBER = ["policy number", "policy #", "policy no"]
 SSN = ["ssn", "social security", "last four", "last 4"]
@@ -47,7 +47,7 @@ def wrong_email(rng: random.Random, right: str) -> str:
     return f"{local}@{rng.choice(other)}"
 
 
-def identity_facts(draft: Request, level: str) -> None:
+def identity_facts(draft: InsuranceDraft, level: str) -> None:
     """What the customer says about who they are when asked; a customer verified partially only cannot give a factor."""
     hd, factor = draft.hd, draft.factor
     cust = hd["customer"]
@@ -70,7 +70,7 @@ def identity_facts(draft: Request, level: str) -> None:
             draft.fact(f"The last four digits of my SSN are {hd['fake_ssn']}.", unlock=SSN)
 
 
-def identify(draft: Request, level: str) -> None:
+def identify(draft: InsuranceDraft, level: str) -> None:
     """Find, verify to the level the request needs (and no further), find or create the ticketing user."""
     hd = draft.hd
     cust = hd["customer"]

@@ -23,7 +23,7 @@ from typing import ClassVar
 from thinkingbox_env.authoring import Openings, TaskBody
 
 from ._base import InsuranceFamily
-from ._request import Request, Ticket
+from ._draft import InsuranceDraft, Ticket
 from .drivers import AddDriver, DriverRemoval
 from .vehicles import VehicleAddition, VehicleRemovalCoverage
 
@@ -75,7 +75,7 @@ class TwoRequests(InsuranceFamily):
     test_count: ClassVar[int | None] = 14
     OPENINGS = TWO_OPENINGS
 
-    def subject(self, draft: Request) -> str:
+    def subject(self, draft: InsuranceDraft) -> str:
         return f"Policy changes on {draft.hd['policy']['id']}"
 
     def build(self, rng: random.Random, seed: int) -> TaskBody:
@@ -101,7 +101,7 @@ class TwoRequests(InsuranceFamily):
         return both.body()
 
     @staticmethod
-    def ticket_for(a: Request, b: Request) -> Ticket:
+    def ticket_for(a: InsuranceDraft, b: InsuranceDraft) -> Ticket:
         """The one ticket: open with the team when a part is escalated, else solved; the same whichever part came first.
 
         Both escalations a pair can draw go to underwriting with high priority, so two escalated parts agree.
@@ -112,7 +112,7 @@ class TwoRequests(InsuranceFamily):
         return esc[0] if esc else Ticket("policy_change", "solved")
 
     @staticmethod
-    def second_branch(rng: random.Random, code: str, first: Request) -> str:
+    def second_branch(rng: random.Random, code: str, first: InsuranceDraft) -> str:
         """A branch for the second request that the first one's household can hold."""
         if code == "IN005":
             excl = "exclusion_not_permitted" if first.hd["state"] in ("WA", "AZ") else "exclude_driver"

@@ -50,7 +50,7 @@ class Ticket:
 
 
 @dataclass
-class Request(TaskDraft):
+class InsuranceDraft(TaskDraft):
     """One request being written: the kit's draft plus the household and the identity state it is about."""
 
     rng: random.Random = field(default_factory=random.Random)
