@@ -37,9 +37,15 @@ class TableInfo:
         body = re.sub(r"\s+PRIMARY KEY\b", "", body)
         return f"CREATE TABLE {schema}.{body}"
 
-    @property
+    @cached_property
     def compared_columns(self) -> tuple[str, ...]:
+        """The columns a diff compares (every one but the volatile ones), asked for every table of every graded episode."""
         return tuple(c for c in self.columns if c not in self.meta.volatile)
+
+    @cached_property
+    def column_types(self) -> dict[str, str]:
+        """Each column's declared type by name: the fast path binds every parameter to one."""
+        return dict(zip(self.columns, self.types))
 
     @cached_property
     def memoisable(self) -> bool:

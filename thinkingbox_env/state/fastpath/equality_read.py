@@ -160,13 +160,14 @@ def _bind(shape: EqualityRead, params: Sequence[Any], view: View) -> _Bound | No
     info = view.tables.get(shape.table)
     if info is None or not view.rows_known(shape.table):
         return None
-    if not all(c in info.columns for c in shape.named):
+    types = info.column_types
+    if not all(c in types for c in shape.named):
         return None
     given = iter(params[:asked])
     values = [value if written else next(given) for written, value in shape.literals]
     wanted: list[Any] = []
     for column, fold, cast, value in zip(shape.where, shape.folded, shape.cast, values):
-        kind = info.types[info.columns.index(column)]
+        kind = types[column]
         if cast and kind != "VARCHAR":
             return None  # the text of a value of another type: DuckDB's to write
         if value is None:  # column = NULL (or <> NULL) is never true
@@ -253,8 +254,7 @@ def by_equality(sql: str, params: Sequence[Any], view: View) -> Answer | None:
         rows = view.current_rows(bound.shape.table)
         if rows is None:
             return None
-        terms = list(zip(bound.shape.where, bound.shape.unequal, bound.values))
-        return [r for r in rows if all(r[c] != v and r[c] is not None if ne else r[c] == v for c, ne, v in terms)]
+        return _equal_matches(bound, rows)
 
     return _evaluate("read by equality", sql, params, view, match)
 
@@ -272,6 +272,29 @@ def by_folded_equality(sql: str, params: Sequence[Any], view: View) -> Answer | 
         return None if rows is None else _folded_matches(bound, rows)
 
     return _evaluate("read by folded equality", sql, params, view, match)
+
+
+def _equal_matches(bound: _Bound, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows where every ``=`` term is equal and every ``<>`` term is unequal and not NULL.
+
+    The scan every read by equality pays: one comparison per row for the common single
+    term, and the terms tested in one loop otherwise.
+    """
+    terms = list(zip(bound.shape.where, bound.shape.unequal, bound.values))
+    if len(terms) == 1:
+        column, unequal, value = terms[0]
+        if unequal:
+            return [r for r in rows if r[column] is not None and r[column] != value]
+        return [r for r in rows if r[column] == value]
+    found = []
+    for r in rows:
+        for column, unequal, value in terms:
+            have = r[column]
+            if (have is None or have == value) if unequal else have != value:
+                break
+        else:
+            found.append(r)
+    return found
 
 
 def _folded_matches(bound: _Bound, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]] | None:
