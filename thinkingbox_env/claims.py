@@ -9,11 +9,11 @@ future, proposed, possible) and hence its outcome (done, refused, pending, escal
 waiting for the customer, proposed), the object it names, and the values it states with
 the role each plays (the refund amount, the new date).
 
-Sentence splitting, tokenising and lemmatising are spaCy's rule-based pipeline (a blank
-English pipeline with the sentencizer and the lookup lemmatizer of spacy-lookups-data; no
-statistical model is needed or downloaded); phrase matching is spaCy's ``Matcher`` over
-lemmas, with a few free tokens allowed inside a phrase so that "take the vehicle off the
-policy" reads as "take off". Only the domain vocabulary is written by hand.
+Sentence splitting, tokenising and lemmatising are rule-based (:mod:`thinkingbox_env.text`:
+spaCy's readings of English without importing spaCy, the lemmas from the lookup table of
+spacy-lookups-data; no statistical model); phrase matching is over lemmas, with a few free
+tokens allowed inside a phrase so that "take the vehicle off the policy" reads as "take
+off". Only the domain vocabulary is written by hand.
 """
 
 from __future__ import annotations
@@ -22,12 +22,15 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .spec import load_yaml
 from .values import Value, extract_values
+
+if TYPE_CHECKING:
+    from .text import Doc, PhraseMatcher
 
 Modality = Literal["done", "future", "proposed", "possible", "stated"]
 Outcome = Literal["done", "refused", "pending", "escalated", "waiting", "proposed", "possible", "stated"]
@@ -94,39 +97,18 @@ def load_vocabulary(domain_path: str) -> ClaimsVocabulary | None:
 # --------------------------------------------------------------------------- the pipeline
 
 
-def _import_spacy() -> Any:
-    """spaCy, imported without letting its array library (thinc) load torch.
+def _parse(text: str) -> Doc:
+    """The tokens, lemmas and sentences of lower-cased ``text`` (imported here: reading is needed only when grading)."""
+    from .text import parse
 
-    thinc imports torch when it is installed, for GPU operations the rule-based pipeline
-    never uses; in a training environment that is seconds of the first grading in every
-    fresh process (a Ray worker, a CLI run). Where torch is not loaded yet it is hidden
-    for the length of the import (thinc then records "no torch") and importable as usual
-    afterwards; where it is already loaded, nothing changes.
-    """
-    import sys
-
-    hide = "torch" not in sys.modules
-    if hide:
-        sys.modules["torch"] = None  # type: ignore[assignment]  # an import of it raises ImportError meanwhile
-    try:
-        import spacy
-    except ImportError as exc:  # pragma: no cover - a core dependency
-        raise ImportError("the claim reader needs spaCy and spacy-lookups-data: pip install spacy spacy-lookups-data") from exc
-    finally:
-        if hide and sys.modules.get("torch", 0) is None:
-            del sys.modules["torch"]
-    return spacy
+    return parse(text)
 
 
-@lru_cache(maxsize=1)
-def _nlp() -> Any:
-    """The blank English spaCy pipeline with the sentencizer and the lookup lemmatizer (spacy-lookups-data)."""
-    spacy = _import_spacy()
-    nlp = spacy.blank("en")
-    nlp.add_pipe("sentencizer")
-    nlp.add_pipe("lemmatizer", config={"mode": "lookup"})
-    nlp.initialize()
-    return nlp
+def _new_matcher() -> PhraseMatcher:
+    """A matcher of phrases by their words' lemmas, with up to ``_FREE_TOKENS`` other words between them."""
+    from .text import PhraseMatcher
+
+    return PhraseMatcher(gap=_FREE_TOKENS)
 
 
 # contraction halves the lookup table leaves as written
@@ -204,37 +186,23 @@ class Claim:
 @dataclass
 class _Reader:
     vocab: ClaimsVocabulary
-    matcher: Any
-    labels: dict[int, str] = field(default_factory=dict)
+    matcher: PhraseMatcher  # doc -> [(action, start, end)]
     role_cues: dict[str, str] = field(default_factory=dict)
     objects: dict[str, set[str]] = field(default_factory=dict)
 
 
-def _lemmas(text: str) -> list[str]:
-    return [_LEMMA_FIX.get(t.lemma_, t.lemma_) for t in _nlp()(text.lower()) if not t.is_space]
+@lru_cache(maxsize=16_384)  # the vocabulary's words are looked up again for every sentence read
+def _lemmas(text: str) -> tuple[str, ...]:
+    return tuple(_LEMMA_FIX.get(t.lemma_, t.lemma_) for t in _parse(text.lower()) if not t.is_space)
 
 
 @lru_cache(maxsize=65_536)
 def word_lemma(word: str) -> str:
-    """One lower-cased word's lemma from the lookup tables (for callers that match word lists, not claims)."""
-    w = word.lower()
-    lemma = _lookup_table().get(w, w)
+    """One lower-cased word's lemma from the lookup table (for callers that match word lists, not claims)."""
+    from .text import lemma as table_lemma
+
+    lemma = table_lemma(word.lower())
     return _LEMMA_FIX.get(lemma, lemma)
-
-
-@lru_cache(maxsize=1)
-def _lookup_table() -> Any:
-    """The lookup lemmatizer's table (a spaCy ``Table``: keyed by string hashes, read with ``get(word)``)."""
-    return _nlp().get_pipe("lemmatizer").lookups.get_table("lemma_lookup")
-
-
-def _pattern(words: list[str]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for i, w in enumerate(words):
-        if i:
-            out += [{"OP": "?", "IS_PUNCT": False}] * _FREE_TOKENS
-        out.append({"NORM": w})
-    return out
 
 
 @lru_cache(maxsize=16)
@@ -242,15 +210,11 @@ def _reader(domain_path: str) -> _Reader | None:
     vocab = load_vocabulary(domain_path)
     if vocab is None:
         return None
-    from spacy.matcher import Matcher
-
-    nlp = _nlp()
-    matcher = Matcher(nlp.vocab)
-    r = _Reader(vocab, matcher)
+    r = _Reader(vocab, _new_matcher())
     for name, spec in [*vocab.actions.items(), (GENERIC, ActionSpec(phrases=vocab.generic, escalation=False))]:
-        patterns = [_pattern(_lemmas(p)) for p in spec.phrases if _lemmas(p)]
-        if patterns:
-            matcher.add(name, patterns)
+        phrases = [words for p in spec.phrases if (words := _lemmas(p))]
+        if phrases:
+            r.matcher.add(name, phrases)
         r.objects[name] = {" ".join(_lemmas(o)) for o in spec.objects}
     for role, rs in vocab.roles.items():
         for cue in rs.cues:
@@ -299,18 +263,19 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
     r = _reader(domain_path)
     if r is None or not text.strip():
         return ()
-    doc = _nlp()(text.lower())
+    from .text import filter_spans
+
+    doc = _parse(text.lower())
     for t in doc:
         t.norm_ = _LEMMA_FIX.get(t.lemma_, t.lemma_)
     values = extract_values(text, clock, id_patterns)
-    from spacy.util import filter_spans
-
+    matches = r.matcher(doc)
     # "I've opened access": "have" is the auxiliary of "opened" there, not the "have" of "have access"
-    candidates = [doc[s:e] for _, s, e in r.matcher(doc)]
+    candidates = [doc[s:e] for _, s, e in matches]
     candidates = [sp for sp in candidates if not (len(sp) > 2 and sp[0].norm_ in ("have", "be")
                                                   and any(_verb_form(t, t.norm_) == "past" for t in sp[1:-1]))]
     spans = filter_spans(candidates)
-    label = {(sp.start, sp.end): r.matcher.vocab.strings[m] for m, s, e in r.matcher(doc) for sp in [doc[s:e]]}
+    label = {(s, e): name for name, s, e in matches}  # where two actions match the same words, the later one
     out: list[Claim] = []
     soft: set[int] = set()  # denials of "anything" that stand for everything only if nothing else is reported
     for sent in doc.sents:
@@ -469,7 +434,7 @@ def concepts_said(text: str, domain_path: str) -> list[str]:
     r = _reader(domain_path)
     if r is None or not r.vocab.concepts:
         return []
-    doc = _nlp()(text.lower())
+    doc = _parse(text.lower())
     found = []
     for sent in doc.sents:
         lemmas = {_LEMMA_FIX.get(t.lemma_, t.lemma_) for t in sent} | {t.lower_ for t in sent}
@@ -496,9 +461,9 @@ def subject_terms(text: str) -> frozenset[str]:
     outside it), the subject it speaks of is what a closing of the same task must share with it: a
     closing of thanks alone shares none.
     """
-    from spacy.lang.en.stop_words import STOP_WORDS
+    from .text import STOP_WORDS
 
-    doc = _nlp()(text.lower())
+    doc = _parse(text.lower())
     out = set()
     for t in doc:
         if t.is_space or t.is_punct or t.like_num and len(t.text) < 2:

@@ -112,7 +112,7 @@ _NEGATIONS = {"not", "no", "cannot", "never", "unable", "nothing", "without", "n
 
 
 def _lemma(word: str) -> str:
-    """The word's lemma from spaCy's lookup tables (the claim reader's pipeline): "notes" is "note", never "not"."""
+    """The word's lemma from the lookup table the claim reader uses (spacy-lookups-data's): "notes" is "note", never "not"."""
     from .claims import word_lemma
 
     return word_lemma(word)

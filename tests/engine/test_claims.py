@@ -133,6 +133,21 @@ def test_the_claim_reader_does_not_load_torch_into_a_fresh_process() -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
+def test_grading_in_a_fresh_process_imports_no_spacy() -> None:
+    """The claim reader reads with thinkingbox_env.text: spaCy's import and pipeline (most of a second) stay out of grading."""
+    import subprocess
+    import sys
+
+    code = ("import sys, thinkingbox_env as tb\n"
+            "from thinkingbox_env.agents.baselines import OracleAgent, run_episode\n"
+            "info = run_episode(tb.make('retail/ST030_001'), OracleAgent(), seed=0)\n"
+            "assert info['checks']['claims:agrees'] is True, info['checks']\n"
+            "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('spacy', 'thinc'))\n"
+            "assert not loaded, loaded\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
 def _variant_checks(domain: str, family: str, seed: int, closing: str | None = None) -> dict:
     from helpers import play_oracle
 
