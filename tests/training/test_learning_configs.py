@@ -68,3 +68,14 @@ def test_the_search_that_led_to_the_recipe_is_kept_with_its_probe_files():
         numbers = [v for v in row["probe"].values() if isinstance(v, float)]
         numbers += list(row["probe"].get("induction_copy_acc_by_step", {}).values())
         assert numbers and all(0 <= v <= 1 for v in numbers)
+
+
+def test_the_shaping_comparison_holds_every_arm_of_the_config_over_the_same_seeds():
+    data = json.loads((ROOT / "docs" / "results" / "learning_cpu_shaping_arms.json").read_text(encoding="utf-8"))
+    arms = data["arms"]
+    assert sorted(arms) == ["checks", "curriculum", "progress", "verdict"]
+    assert all(arm["seeds"] == data["seeds"] for arm in arms.values()) and len(data["seeds"]) >= 3
+    for name, arm in arms.items():
+        assert (name == "verdict") == ("minus_verdict" not in arm)
+        assert arm["diff_ci_low"] <= arm["diff_mean"] <= arm["diff_ci_high"]
+        assert arm["cleared"] == (arm["diff_ci_low"] > 0)
