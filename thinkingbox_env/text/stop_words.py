@@ -54,6 +54,13 @@ _AUXILIARIES = (
 _NEGATED_STEMS = ("ca", "wo")
 # negation
 _NEGATIONS = ("not", "never", "neither", "cannot")
+# light verbs: they carry the action of a phrase ("get in touch", "take a look", "make sure") but name no subject
+_LIGHT_VERBS = (
+    "get", "gets", "got", "getting", "go", "goes", "went", "going", "gone", "give", "gives", "gave", "giving", "given",
+    "take", "takes", "took", "taking", "taken", "make", "makes", "made", "making", "keep", "keeps", "kept", "keeping",
+    "put", "puts", "putting", "see", "sees", "saw", "seeing", "seen", "say", "says", "said", "saying",
+    "let", "lets", "seem", "seems", "seemed",
+)
 # degree, quantity, time and place words that qualify rather than name
 _DEGREE = (
     "very", "too", "also", "just", "only", "more", "most", "much", "many", "few", "less", "least", "some", "any",
@@ -72,6 +79,6 @@ _BARE_CLITICS = ("nt", "ll", "re", "ve")
 
 STOP_WORDS: frozenset[str] = frozenset((
     *_DETERMINERS, *_PERSONAL, *_POSSESSIVE, *_REFLEXIVE, *_INDEFINITE, *_DEMONSTRATIVES, *_WH_WORDS,
-    *_PREPOSITIONS, *_CONJUNCTIONS, *_AUXILIARIES, *_NEGATED_STEMS, *_NEGATIONS, *_DEGREE, *_NUMBERS,
+    *_PREPOSITIONS, *_CONJUNCTIONS, *_AUXILIARIES, *_LIGHT_VERBS, *_NEGATED_STEMS, *_NEGATIONS, *_DEGREE, *_NUMBERS,
     *(c.replace("'", q) for c in _CLITICS for q in ("'", "\u2018", "\u2019")), *_BARE_CLITICS,
 ))
