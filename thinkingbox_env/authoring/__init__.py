@@ -13,13 +13,12 @@
 Engine only: nothing here names a domain.
 """
 
-from .body import Golden, TaskBody, ask, combine, inform, pick_branch, propose
+from .body import TaskBody, ask, combine, inform, pick_branch, propose
 from .domain_data import domain_clock, domain_folder, domain_spec_of, predict_next_ids, seed_rows
 from .draft import TaskDraft
 from .openings import Openings, StoryOpenings, template_fields
 
 __all__ = [
-    "Golden",
     "Openings",
     "StoryOpenings",
     "TaskBody",

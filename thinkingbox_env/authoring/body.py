@@ -7,33 +7,6 @@ from typing import Any
 
 
 @dataclass
-class Golden:
-    """The golden tool calls of a task being built, with the reasons some writes are idempotent."""
-
-    calls: list[dict[str, Any]] = field(default_factory=list)
-    idempotent: dict[int, str] = field(default_factory=dict)
-
-    def add(self, tool_name: str, /, *, idempotent: str | None = None, why: dict[str, str] | None = None,
-            expect_error: str | None = None, **arguments: Any) -> int:
-        """Append a call and return its index (the index ``idempotent_writes`` and dialogue turns refer to)."""
-        call: dict[str, Any] = {"name": tool_name, "arguments": dict(arguments)}
-        if why:
-            call["why"] = dict(why)
-        if expect_error is not None:
-            call["expect_error"] = expect_error
-        self.calls.append(call)
-        if idempotent:
-            self.idempotent[len(self.calls) - 1] = idempotent
-        return len(self.calls) - 1
-
-    def extend(self, calls: list[dict[str, Any]]) -> None:
-        self.calls.extend(calls)
-
-    def __len__(self) -> int:
-        return len(self.calls)
-
-
-@dataclass
 class TaskBody:
     """Everything a family returns for one instance; ``TaskFamily.instance`` adds the id fields.
 

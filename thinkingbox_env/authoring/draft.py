@@ -15,9 +15,10 @@ from typing import Any, ClassVar
 
 from typing_extensions import Self
 
-from .body import TaskBody, combine
+from .body import TaskBody, ask, combine, inform, propose
 
-TURN_ACTS = ("ask", "propose", "inform")
+_TURNS = {"ask": ask, "propose": propose, "inform": inform}
+TURN_ACTS = tuple(_TURNS)
 
 
 @dataclass
@@ -137,7 +138,7 @@ class TaskDraft:
         """A golden turn of the agent before the next golden call (or before call ``before``)."""
         if act not in TURN_ACTS:
             raise ValueError(f"a golden turn is one of {', '.join(TURN_ACTS)}, not {act!r}")
-        self.dialogue.append({"before": self.next if before is None else before, "act": act, "say": text})
+        self.dialogue.append(_TURNS[act](self.next if before is None else before, text))
 
     def ask(self, text: str, before: int | None = None) -> None:
         """Ask the customer for what the calls from here on need."""
