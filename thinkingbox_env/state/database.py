@@ -55,6 +55,10 @@ class DomainDatabase:
             except duckdb.Error as exc:
                 raise StateError(f"domain '{spec.name}': schema.sql failed: {exc}") from exc
             self.tables = self._introspect(cur)
+            # a write checked against another table cannot be replayed apart from that table's writes (EpisodeState._sync)
+            self.no_foreign_keys = not cur.execute(
+                "SELECT 1 FROM duckdb_constraints() WHERE schema_name = ? AND constraint_type = 'FOREIGN KEY'",
+                [self.schema]).fetchall()
             unknown = set(spec.tables) - set(self.tables)
             if unknown:
                 raise StateError(f"domain '{spec.name}': domain.yaml describes unknown tables {sorted(unknown)}")

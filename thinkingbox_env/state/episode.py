@@ -63,13 +63,16 @@ class EpisodeState:
     closed: bool = False
     misses: int = 0  # statements of this episode that the memo could not answer and DuckDB ran
     _log: list[tuple[str, list[Any]]] = field(default_factory=list, repr=False)  # successful writes, as run
-    _synced: int = 0  # how many of them DuckDB has seen in this episode's schema
+    _synced: int = 0  # how many of them, from the first, DuckDB has seen in this episode's schema
+    _ahead: set[int] = field(default_factory=set, repr=False)  # later ones it has seen too (replayed for one table)
     _in_db: set[str] = field(default_factory=set, repr=False)  # tables copied into the episode schema
     _tokens: dict[str, int | None] = field(default_factory=dict, repr=False)  # memo token per written table
     _pending_begin: bool = False
     _in_txn: bool = False
     _shared: bool | None = None  # reads and copies the template's patched tables from its schema (decided once: _claim)
     probe: bool = False  # a check at load, not an episode: never asks for the template in DuckDB
+    reads_initial: bool = False  # the template's reader (TaskTemplate.read_initial): never written
+    _schema_made: bool = False  # e_<n> exists in DuckDB
 
     def __post_init__(self) -> None:
         # nothing is created in DuckDB yet: an episode whose statements all hit the memo never needs it
@@ -116,14 +119,24 @@ class EpisodeState:
             con = _Process.connection()
             with _Process._lock:
                 cursor = con.cursor()
-            cursor.execute(f"CREATE SCHEMA {self.schema}; SET search_path = '{self._search_path()}'")
+            if self.reads_initial:  # its schema only once it copies a patched table in (_own_schema)
+                cursor.execute(f"SET search_path = '{self._search_path()}'")
+            else:
+                cursor.execute(f"CREATE SCHEMA {self.schema}; SET search_path = '{self._search_path()}'")
+                self._schema_made = True
             self.cursor = cursor
         return self.cursor
+
+    def _own_schema(self) -> None:
+        """The reader's schema, made when it first copies a table in (most of its reads name only domain tables)."""
+        if not self._schema_made:
+            self._schema_made = True
+            self._cur().execute(f"CREATE SCHEMA {self.schema}; SET search_path = '{self._search_path()}'")
 
     def _search_path(self) -> str:
         template = self.template
         bases = f"{template.schema},{template.domain.schema}" if self._shared else template.domain.schema
-        return f"{self.schema},{bases}"
+        return f"{self.schema},{bases}" if self._schema_made or not self.reads_initial else bases
 
     def _claim(self) -> bool:
         """Whether this episode uses the template's schema for its patched tables; decided the first time one is needed.
@@ -156,8 +169,18 @@ class EpisodeState:
         if table not in self._in_db:
             cur = self._cur()
             shared = table not in self.template.tables or self._claim()
-            cur.execute(self._copy_sql(table, shared))
-            if not shared:  # the template's patch, run on this copy
+            if self.reads_initial:
+                self._own_schema()
+            patched = (None if shared or self.reads_initial or self._in_txn or self._pending_begin
+                       else self.template.patched_copy(table))
+            if self.reads_initial and not shared:  # never written: a plain copy, as a template's own, then patched
+                cur.execute(self.template.domain._copy_rules(cur)[table].copy_sql(
+                    self.tables[table], self.schema, self.template.domain.schema))
+            elif patched is not None:  # outside a transaction: the reader's patched copy is there to copy
+                cur.execute(self._copy_sql(table, shared, patched))
+            else:
+                cur.execute(self._copy_sql(table, shared))
+            if not shared and patched is None:  # the template's patch, run on this copy
                 for sql, params in self.template.patch_sql(table, self.schema):
                     cur.execute(sql, params)
             self._in_db.add(table)
@@ -171,25 +194,43 @@ class EpisodeState:
             for table in sorted(needed):
                 self._copy_in(table)
 
-    def _sync(self) -> None:
-        """Replay the writes DuckDB has not seen, in order, so that it holds exactly this episode's state."""
+    def _sync(self, tables: Sequence[str] | None = None) -> None:
+        """Replay the writes DuckDB has not seen, in order, so that it holds this episode's state of ``tables``.
+
+        With ``tables`` named and every pending write self-contained (it reads no table but
+        the one it writes), only the writes to those tables are replayed: writes to other
+        tables commute with them, and a table no statement reads never has to be copied in.
+        Otherwise (``None``, or a pending write that reads another table) every pending
+        write is replayed, in order.
+        """
         if self._synced == len(self._log):
             return
-        pending = [(run, params, self._logged_table(run)) for run, params in self._log[self._synced:]]
-        self._decide_for([table for _, _, table in pending])
+        pending = [i for i in range(self._synced, len(self._log)) if i not in self._ahead]
+        entries = [(i, *self._logged(i)) for i in pending]
+        if tables is not None and all(contained for *_, contained in entries):
+            entries = [e for e in entries if e[3] in tables]
+        if not entries:
+            return
+        self._decide_for([table for _, _, _, table, _ in entries])
         self._begin_if_pending()
         cur = self._cur()
-        for run, params, table in pending:
+        for i, run, params, table, _ in entries:
             self._copy_in(table)
             cur.execute(run, params)
-            self._synced += 1  # one at a time: outside a transaction each replayed write is already committed
+            self._mark_replayed(i)  # one at a time: outside a transaction each replayed write is already committed
 
-    @staticmethod
-    def _logged_table(run: str) -> str:
-        """The table a logged write writes (only statements ``written_table`` names are logged)."""
+    def _mark_replayed(self, i: int) -> None:
+        self._ahead.add(i)
+        while self._synced in self._ahead:
+            self._ahead.discard(self._synced)
+            self._synced += 1
+
+    def _logged(self, i: int) -> tuple[str, list[Any], str, bool]:
+        """A logged write: the statement as run, its parameters, the table it writes, whether it reads no other table."""
+        run, params = self._log[i]
         table = written_table(run)
-        assert table is not None
-        return table
+        assert table is not None  # only statements written_table names are logged
+        return run, params, table, plan_write(run, self.tables[table]).self_contained and self.template.domain.no_foreign_keys
 
     def _token(self, table: str) -> int | None:
         """The memo token of a table's content in this episode: 0 untouched, None when it cannot be told."""
@@ -252,9 +293,19 @@ class EpisodeState:
         return _dicts(*duck)
 
     def _read_in_duckdb(self, sql: str, params: Sequence[Any], tables: Sequence[str] | None) -> Answer:
-        """Bring DuckDB up to this episode's state for the tables the read names, and run it there."""
+        """Bring DuckDB up to this episode's state for the tables the read names, and run it there.
+
+        A read of tables this episode has not written has the same answer in every state of
+        the task: the template's reader runs it, so no episode (or check at load) creates a
+        schema or copies a patched table only to read it.
+        """
+        if tables is not None and not self.reads_initial and not self.materialized.intersection(tables):
+            if self.closed:
+                raise StateError("this episode state is closed")
+            self.misses += 1
+            return self.template.read_initial(sql, params, tables)
         if tables is None or self.materialized.intersection(tables):
-            self._sync()
+            self._sync(tables)
         self._copy_patched_in(tables)
         self.misses += 1
         cur = self._cur().execute(sql, list(params))
@@ -301,7 +352,7 @@ class EpisodeState:
             if key is not None:
                 memo.put(key, hit)
             self._log.append((run, params))
-            self._synced = len(self._log)  # DuckDB ran it: nothing of the log is left to replay
+            self._mark_replayed(len(self._log) - 1)  # DuckDB ran it: nothing to replay
         else:
             self._log.append((run, params))  # DuckDB sees it when a later statement misses the memo
         names, values = hit
@@ -326,7 +377,7 @@ class EpisodeState:
     def _write_in_duckdb(self, table: str, run: str, params: list[Any]) -> Answer:
         """Replay the log, copy the table in if needed, and run the write on the episode's copy (the caller logs it)."""
         self._decide_for([table])
-        self._sync()
+        self._sync([table] if plan_write(run, self.tables[table]).self_contained else None)
         self._begin_if_pending()
         self._copy_in(table)
         self.misses += 1
@@ -387,15 +438,17 @@ class EpisodeState:
         if table not in self.tables:
             raise StateError(f"unknown table '{table}'")
         self._decide_for([table])
-        self._sync()
+        self._sync([table])
         self._begin_if_pending()
         self._copy_in(table)
         self.materialized.add(table)
         self._tokens.pop(table, None)
 
-    def _copy_sql(self, table: str, shared: bool) -> str:
+    def _copy_sql(self, table: str, shared: bool, base: str | None = None) -> str:
+        """The episode's copy of a table (its constraints and defaults declared) filled from ``base``'s."""
         info = self.tables[table]
-        base = self.template.schema if shared and table in self.template.tables else self.template.domain.schema
+        if base is None:
+            base = self.template.schema if shared and table in self.template.tables else self.template.domain.schema
         return (
             f"{info.create_episode_copy_in(self.schema).rstrip(';')}; "
             f"INSERT INTO {self.schema}.{_quote(table)} SELECT * FROM {base}.{_quote(table)}"
@@ -408,7 +461,7 @@ class EpisodeState:
         self._pending_begin, self._in_txn = True, False
         overlay = {t: dict(rows) for t, rows in self.overlay.items()}
         return (frozenset(self.materialized), dict(self.sequences), len(self.write_log), overlay,
-                frozenset(self.untracked), len(self._log), self._synced, frozenset(self._in_db))
+                frozenset(self.untracked), len(self._log), self._synced, frozenset(self._in_db), frozenset(self._ahead))
 
     def commit(self) -> None:
         if self._in_txn:
@@ -420,7 +473,7 @@ class EpisodeState:
         if in_txn:
             self._cur().execute("ROLLBACK")
         self._pending_begin = self._in_txn = False
-        materialized, sequences, n_writes, overlay, untracked, n_log, synced, in_db = saved
+        materialized, sequences, n_writes, overlay, untracked, n_log, synced, in_db, ahead = saved
         self.materialized = set(materialized)
         self.sequences = sequences
         del self.write_log[n_writes:]
@@ -428,8 +481,9 @@ class EpisodeState:
         self.untracked = set(untracked)
         del self._log[n_log:]
         if in_txn:  # DuckDB undid everything since BEGIN, replays and copies included
-            self._synced, self._in_db = synced, set(in_db)
+            self._synced, self._in_db, self._ahead = synced, set(in_db), set(ahead)
         self._synced = min(self._synced, len(self._log))
+        self._ahead = {i for i in self._ahead if i < len(self._log)}
         self._tokens.clear()
 
     # ------------------------------------------------------------------ snapshots
@@ -442,7 +496,7 @@ class EpisodeState:
             kept = self.final_rows(table)
             if kept is not None:
                 return [dict(r) for r in kept]
-            self._sync()
+            self._sync([table])
         elif table in self.template.patch_statements:
             return [dict(r) for r in self.base_index(table).values()]  # built in Python: these rows are the template
         schema = self.schema if live and table in self._in_db else self.template.base_schema(table)
@@ -452,9 +506,11 @@ class EpisodeState:
         key = ("rows", sql, (), (schema,))
         hit = None if live else cache.get(key)
         if hit is None:
-            cur = self._cur().execute(sql)
-            hit = (tuple(d[0] for d in cur.description), cur.fetchall())
-            if not live:
+            if live:
+                cur = self._cur().execute(sql)
+                hit = (tuple(d[0] for d in cur.description), cur.fetchall())
+            else:  # the initial state, named by its schema: the template's reader reads it (no schema of this episode)
+                hit = self.template.read_initial(sql, (), ())
                 cache.put(key, hit)
         names, rows = hit
         return [dict(zip(names, row)) for row in rows]
@@ -491,7 +547,8 @@ class EpisodeState:
         if self.cursor is None:
             return
         try:
-            self.cursor.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
+            if self._schema_made:
+                self.cursor.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
             self.cursor.close()
         except duckdb.Error:  # the process may be shutting down
             log.debug("could not drop episode schema %s", self.schema, exc_info=True)

@@ -10,12 +10,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from .episode import EpisodeState
+from .memo import Answer
 from .sandbox import _Process, _quote
 from .tables import rows_by_key
 
@@ -45,6 +47,7 @@ class TaskTemplate:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     _base_rows: dict[str, dict[tuple, dict[str, Any]]] = field(default_factory=dict, repr=False)
+    _reader: EpisodeState | None = field(default=None, repr=False)
 
     def base_schema(self, table: str) -> str:
         """The name the table's initial content goes by (memo keys, cached digests); a schema only when ``in_db``."""
@@ -109,7 +112,36 @@ class TaskTemplate:
     def new_episode(self) -> EpisodeState:
         return EpisodeState(self)
 
+    def read_initial(self, sql: str, params: Sequence[Any], tables: Sequence[str]) -> Answer:
+        """A read of ``tables`` in the initial state, run in DuckDB on the template's one reader.
+
+        The reader is a state no one writes, outside every episode's transaction: the patched
+        tables it needs are copied into its schema once (or read from the template's schema
+        once that is in the database) and kept for every later read of any state of the task.
+        """
+        with self._lock:
+            reader = self._reader
+            if reader is None:
+                reader = self._reader = EpisodeState(self, probe=True, reads_initial=True)
+            return reader._read_in_duckdb(sql, params, tables)
+
+    def patched_copy(self, table: str) -> str | None:
+        """The schema of the reader's copy of a patched table (the task's initial rows, in their order), if it made one.
+
+        Only a statement outside a transaction may read it: a transaction begun before the copy
+        was made cannot see it.
+        """
+        with self._lock:
+            reader = self._reader
+            return reader.schema if reader is not None and table in reader._in_db else None
+
     def drop(self) -> None:
+        with self._lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+            if not self.in_db:  # built in Python and never put into the database: no schema to drop
+                return
         with _Process._lock:
             cur = _Process.connection().cursor()
             cur.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
