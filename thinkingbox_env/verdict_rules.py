@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .events import TraceEvent, tool_calls
 from .spec import DialogueCheck, TaskSpec, load_yaml
@@ -73,9 +73,24 @@ class ProcessRule(_Strict):
     match_argument: str = ""
     # verification counts for the customer it was done for: the verify tool's argument naming the
     # customer, and per argument of a guarded write, SQL (one ``?``) that finds the customer who holds
-    # what the write touches, read on the task's initial state
+    # what the write touches, read on the task's initial state; or a chain of such reads, each given
+    # the value the one before found (a driver's policy, then that policy's holder), so that every
+    # step is a lookup by key that the engine answers without DuckDB
     verify_customer_argument: str = ""
-    owners: dict[str, str] = Field(default_factory=dict)
+    owners: dict[str, str | list[str]] = Field(default_factory=dict)
+
+    @field_validator("owners")
+    @classmethod
+    def _one_placeholder_each(cls, owners: dict[str, str | list[str]]) -> dict[str, str | list[str]]:
+        for arg, sql in owners.items():
+            steps = [sql] if isinstance(sql, str) else sql
+            if not steps:
+                raise ValueError(f"owners.{arg}: an empty chain of lookups")
+            for i, step in enumerate(steps):
+                if step.count("?") != 1:
+                    raise ValueError(f"owners.{arg}: lookup {i} must hold exactly one '?' (the value looked up), "
+                                     f"got {step.count('?')}")
+        return owners
 
 
 class VerdictRules(_Strict):

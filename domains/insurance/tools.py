@@ -119,11 +119,9 @@ def find_customer(db: ToolContext, email: str | None = None, phone: str | None =
         row = db.query_one("SELECT id, name FROM customers WHERE lower(email) = lower(?)", [email.strip()])
     elif phone is not None:
         row = db.query_one("SELECT id, name FROM customers WHERE phone = ?", [phone.strip()])
-    else:
-        row = db.query_one(
-            "SELECT c.id, c.name FROM customers c JOIN policies p ON p.customer_id = c.id WHERE upper(p.id) = upper(?)",
-            [policy_number.strip()],  # type: ignore[union-attr]
-        )
+    else:  # the policy's holder, then the holder's name: two lookups the engine answers in Python
+        held = db.query_one("SELECT customer_id FROM policies WHERE upper(id) = upper(?)", [policy_number.strip()])  # type: ignore[union-attr]
+        row = None if held is None else db.query_one("SELECT id, name FROM customers WHERE id = ?", [held["customer_id"]])
     if row is None:
         raise ToolError(f"no customer found for {email or phone or policy_number}")
     return {"customer_id": row["id"], "name": row["name"]}
@@ -288,11 +286,15 @@ def list_drivers(db: ToolContext, policy_id: str) -> dict:
     """
     _policy(db, policy_id)
     rows = db.query(
-        "SELECT id, full_name, year(date_of_birth) AS birth_year, license_number, license_state, relationship, status, effective_date, end_date "
+        "SELECT id, full_name, date_of_birth, license_number, license_state, relationship, status, effective_date, end_date "
         "FROM drivers WHERE policy_id = ? ORDER BY id",
         [policy_id],
     )
-    return {"policy_id": policy_id, "drivers": rows}
+    # the birth year only, not the date: read as plain columns, a lookup by policy the engine answers in Python
+    drivers = [{"id": r["id"], "full_name": r["full_name"],
+                "birth_year": None if r["date_of_birth"] is None else r["date_of_birth"].year,
+                **{k: v for k, v in r.items() if k not in ("id", "full_name", "date_of_birth")}} for r in rows]
+    return {"policy_id": policy_id, "drivers": drivers}
 
 
 @tool

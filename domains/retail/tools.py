@@ -9,6 +9,7 @@ checks judge whether it should have been asked.
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import Decimal
 from typing import Annotated, Literal
 
@@ -307,10 +308,18 @@ def _refund_order(db: ToolContext, order_id: str, amount: Decimal, reason: str) 
     return ids
 
 
+def _stock(db: ToolContext, sku: str) -> tuple[int | None, date | None]:
+    """(on hand, restock date) of a SKU; (None, None) where the inventory has no row for it."""
+    row = db.query_one("SELECT on_hand, restock_date FROM inventory WHERE sku = ?", [sku])
+    return (None, None) if row is None else (row["on_hand"], row["restock_date"])
+
+
 def _product(db: ToolContext, sku: str) -> dict:
-    row = db.query_one("SELECT p.*, i.on_hand, i.restock_date FROM products p LEFT JOIN inventory i ON i.sku = p.sku WHERE p.sku = ?", [sku])
+    # the product, then its stock: lookups by key, which the engine answers without DuckDB (no join)
+    row = db.query_one("SELECT * FROM products WHERE sku = ?", [sku])
     if row is None:
         raise ToolError(f"product {sku} not found")
+    row["on_hand"], row["restock_date"] = _stock(db, sku)
     return row
 
 
@@ -325,11 +334,13 @@ def get_product(db: ToolContext, sku: str) -> dict:
         sku: Product SKU, e.g. BW-HP-NC7.
     """
     row = _product(db, sku)
-    row["variants"] = db.query(
-        "SELECT p.sku, p.name, p.price, coalesce(i.on_hand, 0) AS on_hand, i.restock_date FROM products p "
-        "LEFT JOIN inventory i ON i.sku = p.sku WHERE p.variant_group = ? AND p.sku <> ? ORDER BY p.sku",
-        [row["variant_group"], sku],
-    )
+    variants = db.query("SELECT sku, name, price FROM products WHERE variant_group = ? AND sku <> ? ORDER BY sku",
+                        [row["variant_group"], sku])
+    listed = []
+    for v in variants:
+        on_hand, restock = _stock(db, v["sku"])
+        listed.append({**v, "on_hand": 0 if on_hand is None else on_hand, "restock_date": restock})
+    row["variants"] = listed
     return row
 
 

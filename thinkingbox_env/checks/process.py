@@ -147,10 +147,10 @@ def _consented(rule: ProcessRule, event: ToolCallEvent, before: list[TraceEvent]
     return False, why
 
 
-Owner = Callable[[str, Any], "str | None"]  # (SQL, value) -> the customer id, or None when not found
+Owner = Callable[["str | list[str]", Any], "str | None"]  # (SQL or chain, value) -> the customer id, or None when not found
 
 
-def _no_owner(sql: str, value: Any) -> str | None:
+def _no_owner(sql: str | list[str], value: Any) -> str | None:
     return None
 
 
@@ -225,20 +225,30 @@ def _initial_state_owner(context: GradingContext) -> Owner:
 
     The initial state, not the final one: a removed driver still had a policy when it was removed.
     """
-    answers: dict[tuple[str, str], str | None] = context.memo.setdefault("owners", {})
+    answers: dict[tuple[str, str], tuple[bool, Any]] = context.memo.setdefault("owners", {})
 
-    def owner(sql: str, value: Any) -> str | None:
-        key = (sql, str(value))
+    def lookup(sql: str, value: str) -> tuple[bool, Any]:
+        """(whether a row was found, its first value)."""
+        key = (sql, value)
         if key not in answers:
-            from ..task_cache import runtime_for
-
-            state = runtime_for(context.task).new_state()
+            state = context.task_runtime().new_state()
             state.probe = True  # a lookup in the initial state, not an episode
             try:
-                row = state.query_one(sql, [str(value)])
+                row = state.query_one(sql, [value])
             finally:
                 state.close()
-            answers[key] = None if not row else str(next(iter(row.values())))
+            answers[key] = (False, None) if not row else (True, next(iter(row.values())))
         return answers[key]
+
+    def owner(sql: str | list[str], value: Any) -> str | None:
+        steps = [sql] if isinstance(sql, str) else sql
+        found: Any = value
+        for i, step in enumerate(steps):  # a chain: each lookup given what the one before found
+            if i and found is None:  # as a join on NULL, a missing link finds no one
+                return None
+            ok, found = lookup(step, str(found))
+            if not ok:
+                return None
+        return str(found)
 
     return owner

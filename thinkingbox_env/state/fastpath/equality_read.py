@@ -266,8 +266,6 @@ def by_folded_equality(sql: str, params: Sequence[Any], view: View) -> Answer | 
         return None
 
     def match(bound: _Bound, view: View) -> list[dict[str, Any]] | None:
-        if any(bound.shape.unequal):
-            return None
         rows = view.current_rows(bound.shape.table)
         return None if rows is None else _folded_matches(bound, rows)
 
@@ -298,13 +296,20 @@ def _equal_matches(bound: _Bound, rows: Iterable[dict[str, Any]]) -> list[dict[s
 
 
 def _folded_matches(bound: _Bound, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]] | None:
-    """The rows equal on every term, folded terms compared lower-cased; None for a stored value that is not ASCII."""
+    """The rows equal on every term, folded terms compared lower-cased, ``<>`` terms unequal and not NULL.
+
+    None for a stored value that is not ASCII. A folded term is always ``=`` (the statement's grammar).
+    """
     shape = bound.shape
     wanted = [v.lower() if fold else v for fold, v in zip(shape.folded, bound.values)]
     found = []
     for r in rows:
-        for column, fold, value in zip(shape.where, shape.folded, wanted):
+        for column, fold, unequal, value in zip(shape.where, shape.folded, shape.unequal, wanted):
             have = r[column]
+            if unequal:
+                if have is None or have == value:
+                    break
+                continue
             if fold and have is not None:
                 if not have.isascii():
                     return None  # a value whose lower() only DuckDB can say
