@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import marshal
 from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
@@ -122,8 +123,8 @@ class ThinkingboxEnv(gym.Env):
         self.task = task
         self.runtime: TaskRuntime = runtime_for(task)
         self.toolbox = self.runtime.domain.toolbox
-        # shared by every env of the domain (read only); a fresh copy per reset is one json.loads
-        self.tool_schemas, self._tool_schemas_json = self.toolbox.shared_openai_schemas()
+        # shared by every env of the domain (read only); a fresh copy per reset is one marshal.loads
+        self.tool_schemas, self._tool_schemas_copy = self.toolbox.shared_openai_schemas()
         if user is not None and persona is not None:
             raise ValueError("give the persona to the user you pass (ScriptedUser(persona=...)), or pass persona without a user")
         self.user: SimulatedUser = user if user is not None else ScriptedUser(persona=persona or "plain")
@@ -213,7 +214,7 @@ class ThinkingboxEnv(gym.Env):
         self._emit({"role": "system", "content": AGENT_SYSTEM_PROMPT}, out, "env")
         self._emit({"role": "system", "content": self.policy_text}, out, "env")
         self._emit({"role": "user", "content": self.task.user.opening}, out, "task")
-        obs = {"messages": _copy_messages(out), "tools": json.loads(self._tool_schemas_json)}
+        obs = {"messages": _copy_messages(out), "tools": marshal.loads(self._tool_schemas_copy)}
         info = {"task_id": self.task.full_id, "split": self.task.split, "family": self.task.family}
         return obs, info
 
@@ -343,6 +344,7 @@ class ThinkingboxEnv(gym.Env):
             trace=self.trace,
             finish_reason=finish_reason,
             judge=self.judge,
+            runtime=self.runtime,
         )
 
     def evaluate(self) -> dict[str, Any]:

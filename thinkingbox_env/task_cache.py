@@ -57,6 +57,8 @@ class TaskRuntime:
     _template: TaskTemplate | None = field(default=None, repr=False)
     _golden: Golden | None = field(default=None, repr=False)
     _checked: bool = field(default=False, repr=False)
+    # what checks derive from the task alone (stated roles), kept as long as the runtime
+    derived: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def check(self) -> None:
         """Check at load everything that can be checked without an agent, once per runtime.

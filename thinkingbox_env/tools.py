@@ -15,6 +15,7 @@ import difflib
 import inspect
 import json
 import logging
+import marshal
 import math
 import re
 import types
@@ -265,7 +266,7 @@ class Toolbox:
 
     def __init__(self, tools: list[Tool]):
         self.tools: dict[str, Tool] = {}
-        self._shared_schemas: tuple[tuple[int, ...], list[dict[str, Any]], str] | None = None
+        self._shared_schemas: tuple[tuple[int, ...], list[dict[str, Any]], bytes] | None = None
         for t in [*tools, END_TOOL]:
             if t.name in self.tools:
                 raise ValueError(f"duplicate tool name '{t.name}'")
@@ -288,13 +289,18 @@ class Toolbox:
     def openai_schemas(self) -> list[dict[str, Any]]:
         return [t.openai_schema() for t in self.tools.values()]
 
-    def shared_openai_schemas(self) -> tuple[list[dict[str, Any]], str]:
-        """The schemas and their JSON text, built once per set of tools and shared by every env: read only."""
+    def shared_openai_schemas(self) -> tuple[list[dict[str, Any]], bytes]:
+        """The schemas, built once per set of tools and shared by every env (read only), and their copy as ``marshal`` bytes.
+
+        An observation gets its own copy of the schemas at every reset, so that a caller editing it
+        edits nothing shared; ``marshal.loads`` makes that copy in a third of ``json.loads``'s time.
+        The bytes never leave the process (marshal's format is the interpreter's own).
+        """
         key = tuple(id(t) for t in self.tools.values())
         cached = self._shared_schemas
         if cached is None or cached[0] != key:
             schemas = self.openai_schemas()
-            cached = (key, schemas, json.dumps(schemas))
+            cached = (key, schemas, marshal.dumps(json.loads(json.dumps(schemas))))  # plain JSON values only
             self._shared_schemas = cached
         return cached[1], cached[2]
 

@@ -414,37 +414,56 @@ def keyed_leaves(x: object, key: str = "") -> Iterator[tuple[str, object]]:
 def _values_of(obj: object, clock: date | None, id_patterns: tuple[str, ...]) -> set[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
 
-    def walk(x: object, key: str = "") -> None:
-        if isinstance(x, dict):
-            for k, v in x.items():
-                walk(v, str(k))
+    def walk(x: object) -> None:
+        t = type(x)
+        if t is str:  # most leaves: their keys kept per text
+            out.update(_text_keys(x, clock, id_patterns))
+        elif t is dict:
+            for v in x.values():  # type: ignore[attr-defined]
+                walk(v)
+        elif t is list or t is tuple:
+            for v in x:  # type: ignore[attr-defined]
+                walk(v)
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
         elif isinstance(x, (list, tuple, set)):
             for v in x:
-                walk(v, key)
+                walk(v)
         elif isinstance(x, bool) or x is None:
             return
-        elif isinstance(x, (int, float, Decimal)):
-            d = x if type(x) is Decimal else Decimal(str(x))
-            out.add(("number", number_norm(d)))
-            out.add(("money", money_norm(d)))
-            if isinstance(x, int) and abs(x) >= 10000:
-                out.add(("id", str(x)))
-        elif isinstance(x, (date, datetime)):
-            out.add(("date", (x.date() if isinstance(x, datetime) else x).isoformat()))
+        elif isinstance(x, (int, float, Decimal, date, datetime)):
+            out.update(_scalar_keys(x))
         else:
-            s = str(x)
-            if _NUMERIC_RE.fullmatch(s):
-                walk(Decimal(s), key)
-                if _LONG_DIGITS_RE.fullmatch(s):
-                    out.add(("id", s))
-                return
-            m = _ISO_DATE_RE.match(s)
-            if m:
-                out.add(("date", m.group(1)))
-                return
-            out.update(v.key for v in extract_values(s, clock, id_patterns))
-            if len(s) <= 40 and _TOKEN_RE.fullmatch(s) and _DIGIT_RE.search(s):
-                out.add(("id", id_norm(s)))
+            out.update(_text_keys(str(x), clock, id_patterns))
 
     walk(obj)
     return out
+
+
+def _scalar_keys(x: int | float | Decimal | date | datetime) -> tuple[tuple[str, str], ...]:
+    """The keys of a number or a date leaf (not memoised: equal numbers of other types or exponents write differently)."""
+    if isinstance(x, (date, datetime)):
+        return (("date", (x.date() if isinstance(x, datetime) else x).isoformat()),)
+    d = x if type(x) is Decimal else Decimal(str(x))
+    keys = [("number", number_norm(d)), ("money", money_norm(d))]
+    if isinstance(x, int) and abs(x) >= 10000:
+        keys.append(("id", str(x)))
+    return tuple(keys)
+
+
+@lru_cache(maxsize=16_384)
+def _text_keys(s: str, clock: date | None, id_patterns: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """The keys of a text leaf: a number or an ISO date written as text, else the values written in it."""
+    if _NUMERIC_RE.fullmatch(s):
+        keys = list(_scalar_keys(Decimal(s)))
+        if _LONG_DIGITS_RE.fullmatch(s):
+            keys.append(("id", s))
+        return tuple(keys)
+    m = _ISO_DATE_RE.match(s)
+    if m:
+        return (("date", m.group(1)),)
+    keys = [v.key for v in extract_values(s, clock, id_patterns)]
+    if len(s) <= 40 and _TOKEN_RE.fullmatch(s) and _DIGIT_RE.search(s):
+        keys.append(("id", id_norm(s)))
+    return tuple(keys)

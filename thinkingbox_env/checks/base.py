@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ..diff import StateDiff
     from ..spec import TaskSpec
     from ..state import EpisodeState
+    from ..task_cache import TaskRuntime
     from .outcome import StateOutcome
 
 # (question, transcript) -> (answer, reason); an answer of None is "unjudged" (the reply did not parse). A judge
@@ -60,6 +61,16 @@ class GradingContext:
     judge: Judge | None = None
     # what several kinds derive from the same episode (the dialogue's values), computed once per grading
     memo: dict[str, Any] = field(default_factory=dict)
+    # the task's runtime (template, golden) where the caller holds it: found again by content otherwise
+    runtime: TaskRuntime | None = None
+
+    def task_runtime(self) -> TaskRuntime:
+        """The graded task's runtime: the caller's, or the shared one found by the task's content."""
+        if self.runtime is None:
+            from ..task_cache import runtime_for
+
+            self.runtime = runtime_for(self.task)
+        return self.runtime
 
     def closing(self) -> list[str]:
         """The assistant messages said after the episode's last successful write (all of them where none was made).

@@ -7,7 +7,7 @@ two cannot drift apart in fields or values.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -18,6 +18,9 @@ from ..records import CheckResult, FailureCategory, FinishReason, TrialOutcome, 
 from ..spec import TaskSpec
 from .base import GradingContext, Judge, kinds, kinds_in, kinds_where
 from .outcome import StateOutcome
+
+if TYPE_CHECKING:
+    from ..task_cache import TaskRuntime
 
 
 def finish_reason_of(value: FinishReason | str) -> FinishReason:
@@ -155,23 +158,27 @@ def grade(
     trace: Sequence[TraceEvent] | None = None,
     finish_reason: FinishReason | str = FinishReason.DONE_MARKER,
     judge: Judge | None = None,
+    runtime: TaskRuntime | None = None,
 ) -> Verdict:
     """Grade an episode from its state outcome and what was said.
 
     ``golden`` defaults to the task's cached golden diff. ``trace`` feeds the failure
     category (and process checks); over MCP it is the server's record of tool calls.
+    ``runtime`` is the task's runtime where the caller holds it (an env does), so that no
+    check looks it up again by the task's content.
     """
     if golden is None:
         from ..task_cache import runtime_for
 
-        golden = runtime_for(task).golden.diff
+        runtime = runtime if runtime is not None else runtime_for(task)
+        golden = runtime.golden.diff
     reason = finish_reason_of(finish_reason)
     trace = trace if trace is not None else []
     if dialogue is None:  # a caller that knows only the closing: the customer was told that much
         dialogue = [{"role": "assistant", "content": final_message}] if final_message else []
     context = GradingContext(task=task, golden=golden, outcome=outcome, final_message=final_message,
                              transcript=transcript, dialogue=dialogue, trace=trace, finish_reason=reason,
-                             judge=judge)
+                             judge=judge, runtime=runtime)
     optional = {k.name for k in kinds() if k.optional}
     results: list[CheckResult] = []
     skipped: list[CheckResult] = []

@@ -11,8 +11,9 @@ the episode itself, not from the policy's price list. The result names the value
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import date, timedelta
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
@@ -27,7 +28,7 @@ _ACTION_CLAIM = r"\b(?:i(?:'ve| have)?|we(?:'ve| have)?|has been|have been|was|w
 _MONEY_KEY = re.compile(r"amount|fee|price|total|credit|refund|premium|charge|cost|paid|discount|subtotal", re.IGNORECASE)
 
 
-def _grounding_pool(ctx: DialogueContext) -> tuple[set[tuple[str, str]], set[tuple[str, str]], set[tuple[str, str]]]:
+def _grounding_pool(ctx: DialogueContext) -> tuple[set[tuple[str, str]], Derived, set[tuple[str, str]]]:
     """(direct, derived, reference) values: the episode's, the domain arithmetic's, the policy's.
 
     Direct is what the episode shows as such, derived what the domain's arithmetic makes of
@@ -50,18 +51,55 @@ def _grounding_pool(ctx: DialogueContext) -> tuple[set[tuple[str, str]], set[tup
     for msg in ctx.user_messages:
         bases |= {v.key for v in extract_values(msg, ctx.clock, ctx.id_patterns)}
     dates = tuple(sorted({date.fromisoformat(n) for k, n in bases if k == "date"} | {ctx.clock}))
-    derived = set(_derived(money, fees, dates, bool(d.money_sums), tuple(d.percents), tuple(sorted(set(d.day_offsets))),
-                           tuple(d.business_day_offsets), frozenset(d.holidays), tuple(d.month_offsets)))
+    derived = _derived(money, fees, dates, bool(d.money_sums), tuple(d.percents), tuple(sorted(set(d.day_offsets))),
+                           tuple(d.business_day_offsets), frozenset(d.holidays), tuple(d.month_offsets))
     return episode, derived, reference
+
+
+# An amount beyond this many digits is summed as before (listed): below it, Decimal sums are exact.
+_EXACT_DIGITS = 25
+
+
+@dataclass(frozen=True)
+class Derived:
+    """What the domain's arithmetic makes of the episode's amounts and dates, asked by membership.
+
+    The sums and differences of two amounts (``money_sums``) are not listed: with a hundred
+    amounts in a catalogue's tool results they are ten thousand keys, built for every fresh
+    task to answer a handful of questions. ``v`` is such a sum or difference exactly when
+    ``v - a``, ``a - v`` or ``a + v`` is an amount or fee for some episode amount ``a``;
+    everything else (percentages, date windows, and sums of amounts too long to add exactly)
+    is listed.
+    """
+    listed: frozenset[tuple[str, str]]
+    money: tuple[Decimal, ...] = ()  # the episode's amounts, when their sums are asked by membership
+    operands: frozenset[Decimal] = frozenset()  # the episode's amounts and the reference fees
+
+    def __contains__(self, key: object) -> bool:
+        if key in self.listed:
+            return True
+        if not self.money or not isinstance(key, tuple) or key[0] != "money":
+            return False
+        try:
+            v = Decimal(key[1])
+        except (InvalidOperation, TypeError, ValueError):
+            return False
+        # every sum or difference of two exact amounts is written with two decimals and no sign
+        if not v.is_finite() or v.is_signed() or v.as_tuple().exponent != -2 or len(v.as_tuple().digits) > _EXACT_DIGITS:
+            return False
+        ops = self.operands
+        return any(v - a in ops or a - v in ops or a + v in ops for a in self.money)
 
 
 @lru_cache(maxsize=4096)
 def _derived(money: tuple[Decimal, ...], fees: tuple[Decimal, ...], dates: tuple[date, ...], money_sums: bool,
              percents: tuple[Any, ...], day_offsets: tuple[int, ...], business_day_offsets: tuple[int, ...],
-             holidays: frozenset[date], month_offsets: tuple[int, ...]) -> frozenset[tuple[str, str]]:
+             holidays: frozenset[date], month_offsets: tuple[int, ...]) -> Derived:
     """What the domain's arithmetic makes of the episode's amounts and dates (memoised: episodes of a task repeat it)."""
     derived: set[tuple[str, str]] = set()
-    if money_sums and len(money) <= 400:
+    sums = money_sums and len(money) <= 400
+    exact = all(x.as_tuple().exponent == -2 and len(x.as_tuple().digits) <= _EXACT_DIGITS for x in money + fees)
+    if sums and not exact:
         for i, a in enumerate(money):
             for b in money[i:] + fees:
                 derived.add(("money", money_norm(a + b)))
@@ -77,7 +115,9 @@ def _derived(money: tuple[Decimal, ...], fees: tuple[Decimal, ...], dates: tuple
             derived.add(("date", _add_business_days(day, off, set(holidays)).isoformat()))
         for months in month_offsets:
             derived.add(("date", _add_months(day, months).isoformat()))
-    return frozenset(derived)
+    if sums and exact and money:
+        return Derived(frozenset(derived), money, frozenset(money + fees))
+    return Derived(frozenset(derived))
 
 
 @lru_cache(maxsize=8)

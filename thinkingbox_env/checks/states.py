@@ -28,7 +28,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..claims import ClaimsVocabulary, RoleSpec, load_vocabulary
 from ..events import ToolCallEvent, tool_calls
@@ -36,6 +36,9 @@ from ..records import CheckResult
 from ..spec import TaskSpec
 from ..values import Value, extract_values, keyed_leaves, money_norm, parse_value, same_value
 from .base import CheckKind, GradingContext
+
+if TYPE_CHECKING:
+    from ..task_cache import TaskRuntime
 
 # A place in a trajectory that holds a role's value: (tool, "arguments" | "result", field name); ("*sum*", role, "")
 # stands for the sum of the amounts of the role's calls (two refunds of one order are told as their total).
@@ -91,11 +94,13 @@ def role_values(spec: RoleSpec, calls: Sequence[ToolCallEvent], clock: Any, ids:
     return out
 
 
-def golden_calls(task: TaskSpec) -> list[ToolCallEvent]:
+def golden_calls(task: TaskSpec, runtime: TaskRuntime | None = None) -> list[ToolCallEvent]:
     """The golden trajectory's calls as trace events (replayed once per task and process)."""
-    from ..task_cache import runtime_for
+    if runtime is None:
+        from ..task_cache import runtime_for
 
-    return runtime_for(task).golden_calls()
+        runtime = runtime_for(task)
+    return runtime.golden_calls()
 
 
 def _context(task: TaskSpec) -> tuple[ClaimsVocabulary | None, Any, tuple[str, ...]]:
@@ -164,30 +169,41 @@ def _translated(task: TaskSpec, vocab: ClaimsVocabulary, calls: Sequence[ToolCal
 _CACHE: OrderedDict[tuple[str, str], list[StatedRole]] = OrderedDict()
 
 
-def stated_roles(task: TaskSpec) -> list[StatedRole]:
-    """What the task's closing must convey: its declared roles, else the roles its phrase checks translate to."""
+def stated_roles(task: TaskSpec, runtime: TaskRuntime | None = None) -> list[StatedRole]:
+    """What the task's closing must convey: its declared roles, else the roles its phrase checks translate to.
+
+    Kept on the task's ``runtime`` where the caller holds it, else in a cache keyed by the task's content.
+    """
+    if runtime is not None:
+        kept = runtime.derived.get("stated_roles")
+        if kept is None:
+            kept = runtime.derived["stated_roles"] = _stated_roles(task, runtime)
+        return kept
     key = (task.full_id, task.content_key())
     cached = _CACHE.get(key)
     if cached is not None:
         _CACHE.move_to_end(key)
         return cached
-    vocab, clock, ids = _context(task)
-    if vocab is None:
-        result: list[StatedRole] = []
-    else:
-        calls = golden_calls(task)
-        result = _declared(task, vocab, calls, clock, ids)[0] if task.checks.states else _translated(task, vocab, calls, clock, ids)
+    result = _stated_roles(task, None)
     _CACHE[key] = result
     while len(_CACHE) > 512:
         _CACHE.popitem(last=False)
     return result
 
 
+def _stated_roles(task: TaskSpec, runtime: TaskRuntime | None) -> list[StatedRole]:
+    vocab, clock, ids = _context(task)
+    if vocab is None:
+        return []
+    calls = golden_calls(task, runtime)
+    return _declared(task, vocab, calls, clock, ids)[0] if task.checks.states else _translated(task, vocab, calls, clock, ids)
+
+
 def stated_roles_in(context: GradingContext) -> list[StatedRole]:
     """:func:`stated_roles` of the graded task, looked up once per grading (claims:roles asks per role)."""
     found = context.memo.get("stated_roles")
     if found is None:
-        found = context.memo["stated_roles"] = stated_roles(context.task)
+        found = context.memo["stated_roles"] = stated_roles(context.task, context.task_runtime())
     return found
 
 
@@ -223,7 +239,7 @@ class StatesCheck(CheckKind):
         assert vocab is not None  # stated roles exist only where the domain declares roles
         calls = tool_calls(context.trace)
         if not calls:  # a caller that sent only the closing: held to the golden's values (the state checks judge the state)
-            calls = golden_calls(context.task)
+            calls = golden_calls(context.task, context.task_runtime())
         closing = context.closing()
         said = [(text, v) for text in closing for v in extract_values(text, clock, ids)]
         out = []
