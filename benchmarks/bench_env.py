@@ -27,7 +27,9 @@ tasks of each domain plus tasks spread over the rest):
    (the task template, the golden replay and the episode itself; generating the
    spec is timed separately);
 8. GRPO-shaped throughput: groups of 8 oracle episodes of one fresh variant;
-9. RSS per live episode with N of them held, over that task list.
+9. RSS per live episode with N of them held, over that task list;
+10. with ``--against PATH``, section 7 in this tree and in the checkout at PATH,
+    draw by draw in turn (one warm worker process per tree), with the ratios.
 
 Section 6 is also run with the engine's statement memo restricted to reads of
 unwritten tables (``statement_memo("template")``, the earlier engine's memo: a
@@ -588,6 +590,80 @@ def bench_cold_start(runs: int, task_id: str = "retail/ST030_001", other_id: str
     return out
 
 
+# One tree's worker for the interleaved comparison: told the warm-up draws, then one draw per line; answers CPU ms.
+_FRESH_VARIANT_WORKER = """
+import gc, json, sys, time
+import thinkingbox_env as tb
+from thinkingbox_env.agents.baselines import OracleAgent, run_episode
+
+def play(domain, family, seed):
+    spec = tb.generate_variant(domain, family, seed)
+    c0 = time.process_time()
+    env = tb.make(spec)
+    info = run_episode(env, OracleAgent(), seed=0)
+    env.close()
+    return 1000 * (time.process_time() - c0), info
+
+for domain, family, seed in json.loads(sys.stdin.readline()):
+    play(domain, family, seed)
+gc.collect()
+print("ready", flush=True)
+for line in sys.stdin:
+    ms, info = play(*json.loads(line))
+    checks = info.get("checks") or {}
+    failed = {k for k, ok in checks.items() if not ok} - set(info.get("unevaluated") or ())
+    print(json.dumps([ms, info.get("verdict") != 1.0 and (bool(failed) or not checks)]), flush=True)
+"""
+
+
+def bench_fresh_variants_against(other: str, n: int) -> dict[str, Any]:
+    """The first episode of ``n`` fresh variants in this tree and in the checkout at ``other``, draw by draw.
+
+    Two warm worker processes, one per tree, each asked in turn for the same draw (the
+    order swapped every draw), so that the machine's drift, which on a shared virtual
+    machine moves one run's figures by a third within minutes, falls on both alike.
+    """
+    import subprocess
+
+    from thinkingbox_env.domain import load_domain
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    trees = {"this tree": here, "other": os.path.abspath(other)}
+    n_families = sum(len(load_domain(d).families) for d in ("retail", "insurance"))
+    warm = _fresh_variants(n_families, 7_000_000)
+    workers = {}
+    for name, root in trees.items():
+        env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        proc = subprocess.Popen([sys.executable, "-c", _FRESH_VARIANT_WORKER], cwd=root, env=env, text=True,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(warm) + "\n")
+        proc.stdin.flush()
+        workers[name] = proc
+    for name, proc in workers.items():
+        if proc.stdout.readline().strip() != "ready":  # type: ignore[union-attr]
+            raise RuntimeError(f"the worker of {trees[name]} did not start")
+    samples: dict[str, list[float]] = {name: [] for name in trees}
+    failures = {name: 0 for name in trees}
+    for i, draw in enumerate(_fresh_variants(n, 8_000_000)):
+        for name in (list(trees) if i % 2 == 0 else list(trees)[::-1]):
+            proc = workers[name]
+            proc.stdin.write(json.dumps(draw) + "\n")  # type: ignore[union-attr]
+            proc.stdin.flush()  # type: ignore[union-attr]
+            ms, failed = json.loads(proc.stdout.readline())  # type: ignore[union-attr]
+            samples[name].append(ms / 1000.0)
+            failures[name] += bool(failed)
+    for proc in workers.values():
+        proc.stdin.close()  # type: ignore[union-attr]
+        proc.wait(timeout=60)
+    out: dict[str, Any] = {"variants": n, "other_tree": trees["other"]}
+    for name in trees:
+        out[name] = {"first_episode": summarize(samples[name]), "oracle_failures": failures[name]}
+    mine, theirs = out["this tree"]["first_episode"], out["other"]["first_episode"]
+    out["other_over_this"] = {"median": theirs["median_ms"] / mine["median_ms"], "p95": theirs["p95_ms"] / mine["p95_ms"]}
+    return out
+
+
 def evaluate_targets(values: dict[str, float | None]) -> list[dict[str, Any]]:
     rows = []
     for key, label, unit, limit in TARGETS:
@@ -682,6 +758,16 @@ def print_report(res: dict[str, Any]) -> None:
             s = fv[key]
             print(f"  {label:<22}median {fmt(s['median_ms'], 2)} ms   p95 {fmt(s['p95_ms'], 2)} ms   max {fmt(s['max_ms'], 2)} ms")
         print()
+    if "fresh_variants_against" in res:
+        fa = res["fresh_variants_against"]
+        print(f"Fresh training variants, draw by draw against {fa['other_tree']} ({fa['variants']}, process CPU time)")
+        for name in ("this tree", "other"):
+            s = fa[name]["first_episode"]
+            print(f"  {name:<12}first episode median {fmt(s['median_ms'], 2)} ms   p95 {fmt(s['p95_ms'], 2)} ms   "
+                  f"max {fmt(s['max_ms'], 2)} ms   oracle failures {fa[name]['oracle_failures']}")
+        r = fa["other_over_this"]
+        print(f"  other / this tree: median {r['median']:.2f}x, p95 {r['p95']:.2f}x")
+        print()
     if "grpo" in res:
         g = res["grpo"]
         print(f"GRPO-shaped groups ({g['groups']} groups of {g['group_size']} episodes of one fresh variant)")
@@ -737,6 +823,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="live episodes for the memory measurement; 0 skips it (default: 1000)")
     ap.add_argument("--cold-starts", type=int, default=5,
                     help="fresh processes for the cold-start measurement; 0 skips it (default: 5)")
+    ap.add_argument("--against", metavar="PATH", help="also measure the fresh variants' first episodes in the checkout "
+                    "at PATH, draw by draw in turn with this tree (two worker processes), and report the ratios")
     ap.add_argument("--max-tasks", type=int, default=None, help="use only the first N tasks (quick runs)")
     ap.add_argument("--skip-domain-sections", action="store_true",
                     help="skip the per-domain latency and throughput sections (1-4)")
@@ -814,6 +902,10 @@ def main(argv: list[str] | None = None) -> int:
         res["fresh_variants"] = bench_fresh_variants(args.variants)
         failures += res["fresh_variants"]["oracle_failures"]
         values["fresh_variant_first_episode_ms_median"] = res["fresh_variants"]["first_episode"]["median_ms"]
+    if args.against and args.variants:
+        print(f"fresh variants, draw by draw against {args.against}: {args.variants} ...", file=sys.stderr, flush=True)
+        res["fresh_variants_against"] = bench_fresh_variants_against(args.against, args.variants)
+        failures += res["fresh_variants_against"]["this tree"]["oracle_failures"]
     if args.cold_starts:
         print(f"cold start: {args.cold_starts} fresh processes ...", file=sys.stderr, flush=True)
         res["cold_start"] = bench_cold_start(args.cold_starts)
