@@ -185,6 +185,10 @@ _NUMBER_RE = re.compile(rf"(?<![\w.,/-])(?P<n>{_NUM_RE})(?![\w/]|-\d|\.\d|,\d)|(
                         re.IGNORECASE)
 _BARE_ID_RE = re.compile(r"(?<![\w.,$/-])#?(?P<n>\d{5,})(?![\w.,/-]\d|\w)")
 _EMAIL_RE = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"
+# What every value but an id needs somewhere in the text: a digit, a number word, a unit of a duration
+# (whose "a"/"an" needs one) or a day named relative to today ("today" and "yesterday" hold "day").
+# Searched anywhere, so a text it misses certainly holds none of them.
+_MAYBE_VALUE = re.compile(rf"\d|day|tomorrow|week|month|year|hour|{_WORD}", re.IGNORECASE)
 
 
 def _with_separator(pattern: str, sep: str) -> str | None:
@@ -279,6 +283,9 @@ def _extract_values(text: str, clock: date | None, id_patterns: tuple[str, ...])
     for pat in _loose_id_patterns(tuple(id_patterns) + (_EMAIL_RE,)):
         for m in pat.finditer(text):
             add("id", id_norm(m.group()), m.start(), m.end())
+    if _MAYBE_VALUE.search(text) is None:  # nothing below can match: most record texts (names, statuses)
+        found.sort(key=lambda v: v.start)
+        return tuple(found)
     for style, pat in _DATE_PATTERNS:
         for m in pat.finditer(text):
             if style in ("month_day", "day_month"):

@@ -89,3 +89,50 @@ records = st.recursive(scalars, lambda inner: st.one_of(
 @given(records)
 def test_the_same_keys_as_a_plain_walk(record):
     assert _values_of(record, CLOCK, IDS) == plain_walk(record)
+
+
+_WORDS = ["one", "twenty", "a", "an", "day", "days", "week", "business", "hour", "today", "Tomorrow", "yesterday", "May", "march",
+          "$", "USD", "dollars", "ORD-", "cus-", "@", ".", ",", "-", "/", " ", "often", "phone", "none", "x@y.io", "#"]
+texts_with_values = st.lists(st.one_of(st.sampled_from(_WORDS), st.text(alphabet="abcdef01 -.$", max_size=6)),
+                             max_size=12).map(" ".join)
+
+
+def _full_reading(text: str, clock, ids) -> tuple:
+    """extract_values with the prefilter that skips value-free texts turned off."""
+    import re
+
+    from thinkingbox_env import values
+
+    saved = values._MAYBE_VALUE
+    values._MAYBE_VALUE = re.compile("")  # matches every text: every pattern is run
+    values._extract_values.cache_clear()
+    try:
+        return values._extract_values(text, clock, ids)
+    finally:
+        values._MAYBE_VALUE = saved
+        values._extract_values.cache_clear()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(texts_with_values, st.text(max_size=40)))
+def test_a_text_the_prefilter_skips_holds_no_value_but_its_ids(text):
+    from thinkingbox_env import values
+
+    values._extract_values.cache_clear()
+    assert values._extract_values(text, CLOCK, IDS) == _full_reading(text, CLOCK, IDS)
+
+
+def test_the_prefilter_reads_every_text_of_the_task_sets_as_the_full_reading_does():
+    import thinkingbox_env as tb
+    from thinkingbox_env import values
+    from thinkingbox_env.domain import load_domain
+
+    checked = 0
+    for task_id in tb.list_tasks():
+        spec = tb.load_task(task_id)
+        ids = tuple(load_domain(spec.domain).spec.id_patterns)
+        for text in [spec.user.opening, spec.golden_reply, *[f.text for f in spec.user.facts]]:
+            values._extract_values.cache_clear()
+            assert values._extract_values(text, CLOCK, ids) == _full_reading(text, CLOCK, ids), (task_id, text)
+            checked += 1
+    assert checked > 1500
