@@ -97,11 +97,19 @@ def load_vocabulary(domain_path: str) -> ClaimsVocabulary | None:
 # --------------------------------------------------------------------------- the pipeline
 
 
+@lru_cache(maxsize=2048)  # one grading reads a message in several checks (claims, confidential concepts, subjects)
 def _parse(text: str) -> Doc:
-    """The tokens, lemmas and sentences of lower-cased ``text`` (imported here: reading is needed only when grading)."""
+    """The tokens, lemmas and sentences of lower-cased ``text``, each token's ``norm_`` its lemma as the reader takes it.
+
+    Shared by every reader of the text: none may change it. (The text package is imported here:
+    reading is needed only when grading.)
+    """
     from .text import parse
 
-    return parse(text)
+    doc = parse(text)
+    for t in doc:
+        t.norm_ = _LEMMA_FIX.get(t.lemma_, t.lemma_)
+    return doc
 
 
 def _new_matcher() -> PhraseMatcher:
@@ -266,8 +274,6 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
     from .text import filter_spans
 
     doc = _parse(text.lower())
-    for t in doc:
-        t.norm_ = _LEMMA_FIX.get(t.lemma_, t.lemma_)
     values = extract_values(text, clock, id_patterns)
     matches = r.matcher(doc)
     # "I've opened access": "have" is the auxiliary of "opened" there, not the "have" of "have access"
