@@ -173,10 +173,7 @@ class EpisodeState:
                 self._own_schema()
             patched = (None if shared or self.reads_initial or self._in_txn or self._pending_begin
                        else self.template.patched_copy(table))
-            if self.reads_initial and not shared:  # never written: a plain copy, as a template's own, then patched
-                cur.execute(self.template.domain._copy_rules(cur)[table].copy_sql(
-                    self.tables[table], self.schema, self.template.domain.schema))
-            elif patched is not None:  # outside a transaction: the reader's patched copy is there to copy
+            if patched is not None:  # outside a transaction: the reader's patched copy is there to copy
                 cur.execute(self._copy_sql(table, shared, patched))
             else:
                 cur.execute(self._copy_sql(table, shared))
@@ -224,6 +221,47 @@ class EpisodeState:
         while self._synced in self._ahead:
             self._ahead.discard(self._synced)
             self._synced += 1
+
+    def _writes_to(self, tables: Sequence[str] | None) -> list[tuple[str, list[Any]]] | None:
+        """This episode's writes to ``tables``, for the reader to replay, where it may: else None.
+
+        Only an episode that has nothing in DuckDB yet, outside a write scope, and only where
+        each of those writes reads no table but its own (so that leaving the others out changes
+        nothing the statement reads). Its first read of a written table then costs the reader a
+        transaction instead of a schema, a copy of each table and their drop.
+        """
+        if tables is None or self.reads_initial or self.cursor is not None or self._pending_begin or self._in_txn:
+            return None
+        writes = []
+        for i in range(len(self._log)):
+            run, params, table, contained = self._logged(i)
+            if table in tables:
+                if not contained:
+                    return None
+                writes.append((run, params))
+        return writes
+
+    def replay_and_read(self, sql: str, params: Sequence[Any], tables: Sequence[str],
+                        writes: list[tuple[str, list[Any]]]) -> Answer:
+        """The reader's answer to a read on the initial state plus ``writes``, which it rolls back after.
+
+        Each table a write names is copied into the reader's schema first (its DDL, with its
+        defaults and constraints, and the template's rows), outside the transaction, so the
+        writes land on the reader's copies and never on a table another state reads.
+        """
+        assert self.reads_initial
+        written = {t for run, _ in writes if (t := written_table(run)) is not None}
+        for table in sorted(written | {t for t in tables if t in self.template.tables}):
+            self._copy_in(table)
+        cur = self._cur()
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            for run, values in writes:
+                cur.execute(run, values)
+            found = cur.execute(sql, list(params))
+            return tuple(d[0] for d in found.description), found.fetchall()
+        finally:
+            cur.execute("ROLLBACK")
 
     def _logged(self, i: int) -> tuple[str, list[Any], str, bool]:
         """A logged write: the statement as run, its parameters, the table it writes, whether it reads no other table."""
@@ -304,6 +342,10 @@ class EpisodeState:
                 raise StateError("this episode state is closed")
             self.misses += 1
             return self.template.read_initial(sql, params, tables)
+        writes = self._writes_to(tables)
+        if writes is not None and tables is not None:  # no schema of its own yet: the reader replays its writes, rolled back
+            self.misses += 1
+            return self.template.read_initial(sql, params, tables, writes)
         if tables is None or self.materialized.intersection(tables):
             self._sync(tables)
         self._copy_patched_in(tables)

@@ -112,17 +112,21 @@ class TaskTemplate:
     def new_episode(self) -> EpisodeState:
         return EpisodeState(self)
 
-    def read_initial(self, sql: str, params: Sequence[Any], tables: Sequence[str]) -> Answer:
-        """A read of ``tables`` in the initial state, run in DuckDB on the template's one reader.
+    def read_initial(self, sql: str, params: Sequence[Any], tables: Sequence[str],
+                     writes: list[tuple[str, list[Any]]] | None = None) -> Answer:
+        """A read of ``tables`` in the initial state, or in it plus an episode's ``writes``, run on the template's one reader.
 
-        The reader is a state no one writes, outside every episode's transaction: the patched
-        tables it needs are copied into its schema once (or read from the template's schema
-        once that is in the database) and kept for every later read of any state of the task.
+        The reader is a state no one keeps writes in, outside every episode's transaction: the
+        patched tables it needs are copied into its schema once (or read from the template's
+        schema once that is in the database) and kept for every later read of any state of the
+        task; an episode's writes are replayed in a transaction the reader rolls back.
         """
         with self._lock:
             reader = self._reader
             if reader is None:
                 reader = self._reader = EpisodeState(self, probe=True, reads_initial=True)
+            if writes:
+                return reader.replay_and_read(sql, params, tables, writes)
             return reader._read_in_duckdb(sql, params, tables)
 
     def patched_copy(self, table: str) -> str | None:
