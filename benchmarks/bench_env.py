@@ -650,7 +650,10 @@ def bench_fresh_variants_against(other: str, n: int) -> dict[str, Any]:
             proc = workers[name]
             proc.stdin.write(json.dumps(draw) + "\n")  # type: ignore[union-attr]
             proc.stdin.flush()  # type: ignore[union-attr]
-            ms, failed = json.loads(proc.stdout.readline())  # type: ignore[union-attr]
+            answer = proc.stdout.readline()  # type: ignore[union-attr]
+            if not answer:
+                raise RuntimeError(f"the worker of {trees[name]} stopped at draw {draw} (its error is printed above)")
+            ms, failed = json.loads(answer)
             samples[name].append(ms / 1000.0)
             failures[name] += bool(failed)
     for proc in workers.values():
@@ -833,6 +836,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     ap.add_argument("--strict", action="store_true", help="exit with status 1 if any target is missed")
     args = ap.parse_args(argv)
+    if args.against and not os.path.isfile(os.path.join(args.against, "thinkingbox_env", "__init__.py")):
+        ap.error(f"--against {args.against}: not a checkout of this project (no thinkingbox_env/ package there)")
     if min(args.rounds, args.episodes, args.episode_rounds) < 1 or min(args.live, args.variants, args.groups) < 0:
         ap.error("--rounds, --episodes and --episode-rounds must be >= 1; --live, --variants, --groups >= 0")
 

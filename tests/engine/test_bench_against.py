@@ -6,6 +6,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -27,3 +29,9 @@ def test_both_trees_answer_every_draw_and_the_ratios_are_reported():
         assert first["n"] == 3 and first["median_ms"] > 0 and out[name]["oracle_failures"] == 0
     ratios = out["other_over_this"]
     assert ratios["median"] > 0 and ratios["p95"] > 0
+
+
+def test_a_path_that_is_no_checkout_is_refused_by_name(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        _bench_env().main(["--against", str(tmp_path), "--variants", "3"])
+    assert f"--against {tmp_path}: not a checkout" in capsys.readouterr().err

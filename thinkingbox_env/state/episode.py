@@ -119,19 +119,21 @@ class EpisodeState:
             con = _Process.connection()
             with _Process._lock:
                 cursor = con.cursor()
-            if self.reads_initial:  # its schema only once it copies a patched table in (_own_schema)
+            if self.reads_initial:  # its schema only once it copies a table in (_own_schema)
                 cursor.execute(f"SET search_path = '{self._search_path()}'")
             else:
-                cursor.execute(f"CREATE SCHEMA {self.schema}; SET search_path = '{self._search_path()}'")
-                self._schema_made = True
+                self._make_schema(cursor)
             self.cursor = cursor
         return self.cursor
+
+    def _make_schema(self, cursor: duckdb.DuckDBPyConnection) -> None:
+        self._schema_made = True
+        cursor.execute(f"CREATE SCHEMA {self.schema}; SET search_path = '{self._search_path()}'")
 
     def _own_schema(self) -> None:
         """The reader's schema, made when it first copies a table in (most of its reads name only domain tables)."""
         if not self._schema_made:
-            self._schema_made = True
-            self._cur().execute(f"CREATE SCHEMA {self.schema}; SET search_path = '{self._search_path()}'")
+            self._make_schema(self._cur())
 
     def _search_path(self) -> str:
         template = self.template
@@ -173,10 +175,7 @@ class EpisodeState:
                 self._own_schema()
             patched = (None if shared or self.reads_initial or self._in_txn or self._pending_begin
                        else self.template.patched_copy(table))
-            if patched is not None:  # outside a transaction: the reader's patched copy is there to copy
-                cur.execute(self._copy_sql(table, shared, patched))
-            else:
-                cur.execute(self._copy_sql(table, shared))
+            cur.execute(self._copy_sql(table, shared, patched))  # outside a transaction, from the reader's copy if it has one
             if not shared and patched is None:  # the template's patch, run on this copy
                 for sql, params in self.template.patch_sql(table, self.schema):
                     cur.execute(sql, params)
@@ -222,7 +221,7 @@ class EpisodeState:
             self._ahead.discard(self._synced)
             self._synced += 1
 
-    def _writes_to(self, tables: Sequence[str] | None) -> list[tuple[str, list[Any]]] | None:
+    def _writes_to(self, tables: Sequence[str] | None) -> list[tuple[str, list[Any], str]] | None:
         """This episode's writes to ``tables``, for the reader to replay, where it may: else None.
 
         Only an episode that has nothing in DuckDB yet, outside a write scope, and only where
@@ -238,11 +237,11 @@ class EpisodeState:
             if table in tables:
                 if not contained:
                     return None
-                writes.append((run, params))
+                writes.append((run, params, table))
         return writes
 
     def replay_and_read(self, sql: str, params: Sequence[Any], tables: Sequence[str],
-                        writes: list[tuple[str, list[Any]]]) -> Answer:
+                        writes: list[tuple[str, list[Any], str]]) -> Answer:
         """The reader's answer to a read on the initial state plus ``writes``, which it rolls back after.
 
         Each table a write names is copied into the reader's schema first (its DDL, with its
@@ -250,13 +249,12 @@ class EpisodeState:
         writes land on the reader's copies and never on a table another state reads.
         """
         assert self.reads_initial
-        written = {t for run, _ in writes if (t := written_table(run)) is not None}
-        for table in sorted(written | {t for t in tables if t in self.template.tables}):
+        for table in sorted({t for _, _, t in writes} | {t for t in tables if t in self.template.tables}):
             self._copy_in(table)
         cur = self._cur()
         cur.execute("BEGIN TRANSACTION")
         try:
-            for run, values in writes:
+            for run, values, _ in writes:
                 cur.execute(run, values)
             found = cur.execute(sql, list(params))
             return tuple(d[0] for d in found.description), found.fetchall()
@@ -343,7 +341,7 @@ class EpisodeState:
             self.misses += 1
             return self.template.read_initial(sql, params, tables)
         writes = self._writes_to(tables)
-        if writes is not None and tables is not None:  # no schema of its own yet: the reader replays its writes, rolled back
+        if writes is not None and tables is not None:  # nothing in DuckDB yet: the reader replays its writes, rolled back
             self.misses += 1
             return self.template.read_initial(sql, params, tables, writes)
         if tables is None or self.materialized.intersection(tables):

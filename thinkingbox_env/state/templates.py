@@ -113,7 +113,7 @@ class TaskTemplate:
         return EpisodeState(self)
 
     def read_initial(self, sql: str, params: Sequence[Any], tables: Sequence[str],
-                     writes: list[tuple[str, list[Any]]] | None = None) -> Answer:
+                     writes: list[tuple[str, list[Any], str]] | None = None) -> Answer:
         """A read of ``tables`` in the initial state, or in it plus an episode's ``writes``, run on the template's one reader.
 
         The reader is a state no one keeps writes in, outside every episode's transaction: the
