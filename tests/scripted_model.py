@@ -41,6 +41,9 @@ class Calls:
 @dataclass
 class Status:
     code: int
+    message: str = "scripted failure"
+    type: str = "server_error"
+    extra: dict[str, Any] | None = None  # more fields of the error object (llama.cpp's n_prompt_tokens, n_ctx)
 
 
 @dataclass
@@ -162,7 +165,7 @@ class ScriptedModel:
                     return
                 if isinstance(reply, Status):
                     outer.statuses.append(reply.code)
-                    self._send(reply.code, {"error": {"message": "scripted failure", "type": "server_error"}})
+                    self._send(reply.code, {"error": {"message": reply.message, "type": reply.type, **(reply.extra or {})}})
                     return
                 outer.statuses.append(200)
                 self._send(200, outer.completion(body, reply))

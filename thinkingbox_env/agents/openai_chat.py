@@ -7,8 +7,10 @@ is what the trace records. Retries are done here rather than by the client,
 because the evaluation protocol fixes them: 429 is retried, 502/503/504 and
 timeouts at most ``max_retries`` times, with exponential backoff; a call that
 still fails raises ``ModelCallError``, which the harness records as a system
-error instead of a failed trial. Every call leaves a record (latency, token
-usage, finish reason, reasoning text) in ``calls``.
+error instead of a failed trial. A refusal because the conversation no longer
+fits the model's context raises ``ContextOverflowError`` instead, at once: that is
+the agent's failure, not the endpoint's (see :mod:`.context_overflow`). Every call
+leaves a record (latency, token usage, finish reason, reasoning text) in ``calls``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from ..llm import openai_client, resolve_model, sum_usage, token_usage
 from ..spec import TaskSpec
+from .context_overflow import ContextOverflowError, overflow_from_status_error
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +92,10 @@ def call_with_retries(create: Any, max_retries: int = 5, max_rate_limit_retries:
             return create(), attempts
         except openai.APIStatusError as exc:
             status = exc.status_code
+            overflow = overflow_from_status_error(exc)
+            if overflow is not None:  # retrying the same conversation cannot make it fit
+                overflow.attempts = attempts
+                raise overflow from exc
             if status == RATE_LIMIT_STATUS and limited < max_rate_limit_retries:
                 limited += 1
                 delay = backoff * 2 ** min(limited - 1, 10)
@@ -188,6 +195,11 @@ class OpenAIChatAgent:
         except ModelCallError as exc:
             record.update(ok=False, attempts=exc.attempts, error=str(exc), seconds=time.perf_counter() - started,
                           usage={"input": 0, "cached": 0, "output": 0, "reasoning": 0})
+            self.calls.append(record)
+            raise
+        except ContextOverflowError as exc:
+            record.update(ok=False, attempts=exc.attempts, error=str(exc), context_overflow=True,
+                          seconds=time.perf_counter() - started, usage={"input": 0, "cached": 0, "output": 0, "reasoning": 0})
             self.calls.append(record)
             raise
         record.update(ok=True, attempts=attempts, seconds=time.perf_counter() - started, usage=token_usage(response))

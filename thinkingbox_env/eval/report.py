@@ -21,7 +21,8 @@ from .transcript import render_trace
 
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 CATEGORY_COLOURS = {"followed_injection": "#8c564b", "tool_usage": "#d62728", "no_state_changing_action": "#ff7f0e",
-                    "incomplete_user_resolution": "#9467bd", "wrong_state_update": "#1f77b4", "none": "#7f7f7f"}
+                    "incomplete_user_resolution": "#9467bd", "wrong_state_update": "#1f77b4", "context_overflow": "#bcbd22",
+                    "none": "#7f7f7f"}
 MAX_TEXT = 1500
 
 e = html.escape

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..agents.baselines import run_episode
+from ..agents.context_overflow import ContextOverflowError
 from ..agents.customer_tool import CustomerToolAgent
 from ..agents.openai_chat import ModelCallError, SamplingConfig
 from ..agents.registry import AGENTS, AgentCapabilities
@@ -55,11 +56,12 @@ from ..events import TraceEvent, is_message, tool_calls
 from ..judges import DEFAULT_JUDGE, JUDGES, Judge
 from ..llm import sum_usage
 from ..plugins import Options, Registry
-from ..records import EvalRow, TrialCounts
+from ..records import EvalRow, TrialCounts, TrialOutcome
 from ..registry import make
 from ..spec import TaskSpec
 from ..users.registry import USERS, UserCapabilities
 from ..wrappers import CustomerToolWrapper
+from .overflow import overflow_info
 
 log = logging.getLogger(__name__)
 
@@ -410,6 +412,8 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
     except TrialCancelled:
         env.close()
         raise
+    except ContextOverflowError as exc:  # the agent's model cannot hold the conversation: its failure, not the endpoint's
+        info = overflow_info(base, exc)
     except ModelCallError as exc:
         system_error = {"where": "agent", "type": type(exc).__name__, "message": str(exc), "status": exc.status}
     except InfrastructureError as exc:
@@ -445,7 +449,7 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
         check_details=info["check_details"] if ok else None,
         reward_vector=[float(x) for x in info["reward_vector"]] if ok else None,
         unevaluated=info["unevaluated"] if ok else None,
-        outcome=trial_outcome(info["verdict"], info["check_details"]) if ok else None,
+        outcome=_outcome(info) if ok else None,
         diff=info["diff"] if ok else None,
         state_hash=info["state_hash"] if ok else None,
         finish_reason=info["finish_reason"] if info else None,
@@ -466,7 +470,15 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
         task_hash=spec.content_key(),
         config=config.public(),
         user=user.describe() if hasattr(user, "describe") else {"kind": config.user},
+        **({"context_overflow": info["context_overflow"]} if ok and "context_overflow" in info else {}),
     )
+
+
+def _outcome(info: dict[str, Any]) -> TrialOutcome:
+    """Pass, fail or unjudged; a trial cut by a context overflow is failed whatever its open checks are."""
+    if "context_overflow" in info:
+        return "fail"
+    return trial_outcome(info["verdict"], info["check_details"])
 
 
 def task_set_version(spec: TaskSpec) -> int | None:
