@@ -11,7 +11,8 @@ wrote part of what the judge reads, so the prompt keeps the two apart:
   marker lines whose nonce the agent cannot produce;
 - the answer is a JSON object ``{"verdict": "yes" | "no", "reason": "..."}``, asked
   for with ``response_format`` (a JSON schema) where the endpoint takes it; an endpoint
-  that refuses it is asked for the object on the answer's final line. Only that object
+  that refuses it (servers say so with HTTP 400, 415, 422, 500 or 501, each in its own
+  words) is asked for the object on the answer's final line. Only that object
   is read (or, from plain-text endpoints, a reply made of nothing but a ``VERDICT:``
   line and a ``REASON:`` line); a reply that does not parse is *unjudged*
   (``None``), never a yes and never a no.
@@ -53,6 +54,10 @@ VERDICT_SCHEMA: dict[str, Any] = {
 }
 
 RESPONSE_FORMAT = {"type": "json_schema", "json_schema": {"name": "rubric_verdict", "strict": True, "schema": VERDICT_SCHEMA}}
+
+# the statuses a server refuses a parameter it does not take with: OpenAI and vLLM 400, FastAPI servers 422,
+# llama-cpp-python 500; others 415 or 501. A 502-504 or 429 is a passing failure, retried with the format.
+FORMAT_REFUSAL_STATUSES = frozenset({400, 415, 422, 500, 501})
 
 _PLAIN_RE = re.compile(r"VERDICT:[ \t]*(YES|NO)[ \t]*(?:\n[ \t]*REASON:[ \t]*([^\n]*))?", re.IGNORECASE)
 _CODE_FENCE_RE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.DOTALL)
@@ -166,14 +171,27 @@ class RubricJudge:
         import openai
 
         kwargs: dict[str, Any] = {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens}
-        if self.structured:
-            try:
+        plain = [messages[0], {"role": "user", "content": messages[1]["content"] + "\n\n" + FINAL_LINE_NOTE}]
+        if not self.structured:
+            return self.client.chat.completions.create(messages=plain, **kwargs)
+        # one attempt, so that a refusal answered with a 5xx is not retried as if the server were down
+        once = self.client.with_options(max_retries=0) if hasattr(self.client, "with_options") else self.client
+        try:
+            return once.chat.completions.create(messages=messages, response_format=RESPONSE_FORMAT, **kwargs)
+        except openai.APIStatusError as exc:
+            if exc.status_code not in FORMAT_REFUSAL_STATUSES:  # a passing failure: the client's own retries
                 return self.client.chat.completions.create(messages=messages, response_format=RESPONSE_FORMAT, **kwargs)
-            except openai.BadRequestError as exc:  # the endpoint takes no response_format: ask for a final line
-                log.info("judge endpoint refused response_format (%s); asking for a final JSON line", exc)
-                self.structured = False
-        messages = [messages[0], {"role": "user", "content": messages[1]["content"] + "\n\n" + FINAL_LINE_NOTE}]
-        return self.client.chat.completions.create(messages=messages, **kwargs)
+            refusal = exc
+        except (openai.APITimeoutError, openai.APIConnectionError):
+            return self.client.chat.completions.create(messages=messages, response_format=RESPONSE_FORMAT, **kwargs)
+        # the endpoint may take no response_format: ask for a final line instead; should that be refused too,
+        # the refusal was not about the format, and its error is the one raised (the format is tried again next time)
+        response = self.client.chat.completions.create(messages=plain, **kwargs)
+        if self.structured:
+            log.info("judge endpoint refused response_format (HTTP %s: %s); asking for a final JSON line from now on",
+                     refusal.status_code, refusal.message)
+            self.structured = False
+        return response
 
     def __call__(self, question: str, transcript: str, dialogue: list[dict[str, Any]] | None = None,
                  facts: str | None = None) -> tuple[bool | None, str]:

@@ -79,14 +79,36 @@ class Answer:
     item: dict[str, Any]
     answer: bool | None
     error: str | None = None  # "unparsed" or the request's failure
+    reason: str | None = None  # the judge's reason; for an unparsed reply, what it said instead
+
+
+def error_text(exc: BaseException) -> str:
+    """A failed request in the endpoint's words: its HTTP status and message where it answered at all."""
+    status = getattr(exc, "status_code", None)
+    if status is None:
+        return f"{type(exc).__name__}: {exc}"
+    body = getattr(exc, "body", None)
+    said = body.get("message") if isinstance(body, dict) else None
+    return f"HTTP {status}: {said or getattr(exc, 'message', None) or exc}"
 
 
 def _ask(judge: Any, item: dict[str, Any]) -> Answer:
     try:
-        answer, _ = judge(item["question"], "", dialogue=item["turns"], facts=item["facts"])
+        answer, reason = judge(item["question"], "", dialogue=item["turns"], facts=item["facts"])
     except Exception as exc:  # noqa: BLE001 - one failed request is counted, the check goes on
-        return Answer(item, None, f"{type(exc).__name__}: {exc}")
-    return Answer(item, answer, None if answer is not None else "unparsed")
+        return Answer(item, None, error_text(exc))
+    return Answer(item, answer, None if answer is not None else "unparsed", reason)
+
+
+def why_unjudged(answers: list[Answer]) -> str | None:
+    """Why nothing was judged, in the words of the first failure (a request's error, else an unparsed reply); None if something was."""
+    if any(a.answer is not None for a in answers) or not answers:
+        return None
+    failed = [a for a in answers if a.error not in (None, "unparsed")]
+    if failed:
+        return f"{len(failed)} of {len(answers)} requests failed; the first: {failed[0].error}"
+    first = next(a for a in answers if a.error == "unparsed")
+    return f"none of the {len(answers)} replies parsed as a verdict; the first: {first.reason}"
 
 
 def run_judge_check(judge: Any, items: Iterable[dict[str, Any]], on_item: Callable[[Answer], None] | None = None,

@@ -141,11 +141,13 @@ def test_unparseable_replies_are_unjudged_not_yes_or_no(capsys, tmp_path):
     # a verdict buried in prose is not an answer either
     rc, out, data = _run(capsys, tmp_path, lambda b: "OK" if _preflight(b) else "I think VERDICT: YES is right here.",
                          "--limit", "24")
-    assert rc == 0
+    assert rc == 1  # nothing was judged: the figures measure nothing
     o = data["overall"]
     assert (o["items"], o["judged"], o["unparsed"], o["accuracy"]) == (24, 0, 24, None)
     assert all(a["answer"] is None and a["error"] == "unparsed" for a in data["items"])
     assert "unjudged: 24 replies did not parse" in out
+    flat = " ".join(out.split())
+    assert "nothing was judged" in flat and "none of the 24 replies parsed" in flat and "VERDICT: YES is right here" in flat
 
 
 def test_bad_limit_or_workers_is_a_message(capsys):

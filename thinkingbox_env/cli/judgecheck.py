@@ -53,8 +53,15 @@ def _table(title: str, first: str, rows: dict[str, dict[str, Any]], overall: dic
 
 
 def cmd_judge_check(args: argparse.Namespace) -> int:
-    """Ask the judge the selected items and print its figures; 2 (a user error) when the endpoint does not answer."""
-    from ..judge_check import load_items, run_judge_check, select, summarise
+    """Ask the judge the selected items and print its figures.
+
+    Exits 2 (a user error) when the endpoint does not answer the test request, and 1 when
+    it answered but judged nothing: figures over no item measure nothing, and the first
+    failure says why.
+    """
+    from rich.markup import escape
+
+    from ..judge_check import load_items, run_judge_check, select, summarise, why_unjudged
 
     if args.limit is not None and args.limit < 1:
         raise UserError(f"--limit must be at least 1, not {args.limit}")
@@ -72,14 +79,20 @@ def cmd_judge_check(args: argparse.Namespace) -> int:
     console.print(_table("by domain", "domain", s["by_domain"], o))
     console.print(_table("by class (correct, paraphrased: should be yes; the others: no)", "class", s["by_class"], o))
     if o["unparsed"] or o["failed"]:
+        first = next((a.error for a in answers if a.error not in (None, "unparsed")), None)
         console.print(f"[yellow]unjudged: {o['unparsed']} replies did not parse and {o['failed']} requests failed; "
-                      "they are left out of every rate above (a rubric the judge does not answer is unevaluated)[/]")
+                      "they are left out of every rate above (a rubric the judge does not answer is unevaluated)"
+                      + (f"; the first failure: {escape(first)}" if first else "") + "[/]", highlight=False)
     if args.json:
         out = {"judge": judge.identity(), **s,
                "items": [{"id": a.item["id"], "expected": a.item["expected"], "answer": a.answer, "error": a.error}
                          for a in answers]}
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(out, fh, indent=2)
+    reason = why_unjudged(answers)
+    if reason is not None:
+        console.print(f"[red]error:[/] nothing was judged, so nothing was measured: {escape(reason)}", highlight=False)
+        return 1
     return 0
 
 
