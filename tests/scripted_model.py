@@ -8,7 +8,10 @@ messages it holds), so the server keeps no per-conversation state and serves
 concurrent trials. ``GET /v1/models`` lists ``models``; a one-message request
 (the preflight ``thinkingbox eval`` sends before a run) is answered "OK" and kept
 in ``preflights``, apart from the trials' ``requests``, unless ``preflight_status``
-makes it fail.
+makes it fail. A preflight that carries tools is answered with a call of its first
+tool, as a server with tool calling does; ``tools="ignored"`` answers it in text (a server
+that drops tools), ``tools="need_choice"`` only when it names ``tool_choice``
+(llama-cpp-python's ``chatml-function-calling``).
 """
 
 from __future__ import annotations
@@ -109,8 +112,10 @@ class ScriptedModel:
     """
 
     def __init__(self, script: Callable[[dict], Reply], fail_first: list[int] | None = None,
-                 usage: Usage | None = None, models: list[str] | None = None, preflight_status: int | None = None):
+                 usage: Usage | None = None, models: list[str] | None = None, preflight_status: int | None = None,
+                 tools: str = "called"):
         self.script = script
+        self.tools = tools
         self.models = ["scripted"] if models is None else list(models)
         self.preflight_status = preflight_status
         self.preflights: list[dict] = []
@@ -150,7 +155,7 @@ class ScriptedModel:
                         self._send(outer.preflight_status, {"error": {"message": f"The model `{body.get('model')}` does not exist.",
                                                                       "type": "NotFoundError"}})
                     else:
-                        self._send(200, outer.completion(body, Say("OK")))
+                        self._send(200, outer.completion(body, outer.preflight_reply(body)))
                     return
                 with outer._lock:
                     outer.requests.append(body)
@@ -173,6 +178,13 @@ class ScriptedModel:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def preflight_reply(self, body: dict) -> Say | Calls:
+        tools = body.get("tools") or []
+        calls = self.tools == "called" or (self.tools == "need_choice" and body.get("tool_choice"))
+        if tools and calls:
+            return Calls([(tools[0]["function"]["name"], {"order_id": "A-1001"})])
+        return Say("OK")
 
     def completion(self, body: dict, reply: Say | Calls) -> dict:
         message: dict[str, Any] = {"role": "assistant"}

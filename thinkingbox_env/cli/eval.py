@@ -230,7 +230,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             summary = evaluate(tasks, config, out=out, trials=args.trials, resume=args.resume,
                                concurrency=args.concurrency, ray=args.ray, ray_address=args.ray_address,
                                on_start=on_start, on_row=on_row, control=control,
-                               check_endpoint=not args.no_preflight, label=args.label)
+                               check_endpoint=not args.no_preflight, check_tools=not args.no_tool_check, label=args.label)
         except (RunFileError, PreflightError) as exc:
             progress.stop()
             console.print(f"[red]error:[/] {exc}")
@@ -275,8 +275,8 @@ def _add_eval(sub: Any) -> None:
 
     p = add_command(sub, "eval", "run trials of an agent over tasks and write one JSON row per trial",
                     "Run trials of an agent over tasks and append one JSON row per finished trial to the run file. "
-                    "Before the run one test request goes to the agent endpoint (without --model, the only model it "
-                    "serves is used). Ctrl-C stops cleanly: finished trials are kept and --resume completes the run.",
+                    "Before the run a test request with one tool goes to the agent endpoint (without --model, the only "
+                    "model it serves is used); an endpoint that returns no tool call is refused. Ctrl-C stops cleanly: finished trials are kept and --resume completes the run.",
                     ["thinkingbox eval retail --base-url http://localhost:8000/v1 -n 4 -o runs/qwen.jsonl",
                      "thinkingbox eval 'retail/ST030_*' --agent oracle -o runs/oracle.jsonl",
                      "thinkingbox eval retail --base-url http://localhost:8000/v1 -n 4 -o runs/qwen.jsonl --resume"])
@@ -333,7 +333,10 @@ def _add_eval(sub: Any) -> None:
     p.add_argument("--max-consecutive-errors", type=int, default=5, metavar="K",
                    help="stop the run after K system errors in a row, printing the first (0: never stop)")
     p.add_argument("--no-preflight", action="store_true",
-                   help="skip the one test request sent to the agent endpoint before the run")
+                   help="skip the test requests sent to the agent endpoint before the run")
+    p.add_argument("--no-tool-check", action="store_true",
+                   help="run even when the endpoint returns no tool call for a request that needs its one tool "
+                        "(the test request is then a plain one)")
     p.add_argument("--ray", action="store_true", help="run trials as Ray tasks (local Ray unless --ray-address)")
     p.add_argument("--ray-address", help="address of an existing Ray cluster, e.g. ray://head:10001 or auto")
     from .tbbench import add_arguments

@@ -152,6 +152,7 @@ def evaluate(
     keep_rows: bool = False,
     control: RunControl | None = None,
     check_endpoint: bool = False,
+    check_tools: bool = True,
     label: str | None = None,
 ) -> EvalSummary:
     """Run ``trials`` trials of every task (ids, as :func:`select_tasks` returns them) into the run file ``out``.
@@ -163,6 +164,8 @@ def evaluate(
     (:class:`RunFileError`). For the ``openai`` agent without a model, the only model the
     endpoint serves is used; ``check_endpoint`` also sends one test request first, so a
     wrong model or a dead server fails once (:class:`PreflightError`) instead of once per trial.
+    That request carries a trivial tool and needs it, unless ``check_tools`` is False: an
+    endpoint that returns no tool call is refused too (``ToolsIgnoredError``, a ``PreflightError``).
 
     ``control`` stops the run cleanly (a signal handler calls ``control.stop``, or its
     ``max_consecutive_errors`` is reached): nothing more is launched, finished rows are all
@@ -194,7 +197,7 @@ def evaluate(
     if AGENTS.get(config.agent).capabilities.needs_endpoint:
         config.agent_endpoint.model = resolve_agent_model(config.agent_endpoint)
         if check_endpoint:
-            preflight(config)
+            preflight(config, check_tools=check_tools)
     lock = RunLock(path)  # before anything reads the file: a resume must not rewrite it under another writer
     path = lock.real_path  # a resume through a symlink rewrites the file it names, and leaves the link a link
     try:

@@ -966,24 +966,28 @@ def _endpoint_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def preflight(config: EvalConfig) -> None:
+def preflight(config: EvalConfig, check_tools: bool = True) -> None:
     """One short request with the run's model and sampling options; raises ``PreflightError`` with the endpoint's answer.
 
     A wrong model name, a dead server or a parameter the server refuses would otherwise fail
-    every trial, each after its retries.
+    every trial, each after its retries. With ``check_tools`` the request carries a trivial
+    tool and a prompt that needs it (:mod:`.tool_check`): a server that returns no tool
+    call would make every trial end without one, so the run is refused, saying what to fix.
     """
     from ..llm import openai_client
+    from .tool_check import check_tool_calls, ignored_tools_message
 
     ep = config.agent_endpoint
     kwargs = config.sampling.request_kwargs(config.seed)
-    for name in ("max_tokens", "max_completion_tokens"):
-        if name in kwargs:
-            kwargs[name] = min(kwargs[name], 16)
     import openai
 
     client = openai_client("agent", ep.base_url, ep.api_key, timeout=preflight_timeout(ep), max_retries=0)
     try:
-        client.chat.completions.create(model=ep.model, messages=[{"role": "user", "content": "Reply with OK."}], **kwargs)
+        if check_tools:
+            check = check_tool_calls(client, str(ep.model), kwargs)
+        else:
+            client.chat.completions.create(model=ep.model, messages=[{"role": "user", "content": "Reply with OK."}],
+                                           **{**kwargs, **_capped(kwargs, 16)})
     except Exception as exc:  # noqa: BLE001 - whatever it is, the run cannot start
         hint = ""
         if isinstance(exc, openai.APIStatusError):  # a refusal, perhaps of the model's name: say which ones it serves
@@ -991,5 +995,17 @@ def preflight(config: EvalConfig) -> None:
             if models and ep.model not in models:
                 listed = ", ".join(models[:20]) + (f" and {len(models) - 20} more" if len(models) > 20 else "")
                 hint = f"; it serves {listed}: pass one of them with --model"
+            elif check_tools and "tool" in str(exc.message).lower():
+                hint = "; the request carried one tool: serve the model with tool calling, or pass --no-tool-check"
         raise PreflightError(f"the agent endpoint {_where(ep)} refused a test request for model '{ep.model}': "
                              f"{_endpoint_error(exc)}{hint}") from exc
+    if check_tools and not check.tool_called:
+        raise ToolsIgnoredError(ignored_tools_message(_where(ep), str(ep.model), check, config.sampling.extra_body))
+
+
+class ToolsIgnoredError(PreflightError):
+    """The agent endpoint answered a request that needs its one tool without a tool call."""
+
+
+def _capped(kwargs: dict[str, Any], limit: int) -> dict[str, Any]:
+    return {k: min(v, limit) for k, v in kwargs.items() if k in ("max_tokens", "max_completion_tokens")}
