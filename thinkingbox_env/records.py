@@ -230,6 +230,10 @@ class EvalRow(BaseModel):
     task_hash: str
     config: dict[str, Any]
     user: dict[str, Any] | None = None  # the simulated user as it describes itself; absent in older rows
+    # only in a trial a context overflow ended: the refusal, its status and the figures it gave
+    context_overflow: dict[str, Any] | None = None
+    # only with a user that checks its replies (the LLM user): how many, and which quoted its prompt or were cut at the cap
+    user_replies: dict[str, Any] | None = None
     label: str | None = None  # the run's name (``thinkingbox eval --label``); only in labelled runs
 
     def to_json(self) -> dict[str, Any]:

@@ -77,3 +77,16 @@ def test_schema_1_rows_are_still_read_with_their_stored_messages(tmp_path):
     (again,) = read_rows(path)
     assert row_messages(again) is again["messages"] and final_agent_text(again) == "stored text wins"
     assert summarize([again])["pass@1"]["overall"]["value"] == 1.0
+
+
+def test_the_optional_fields_are_written_only_where_they_say_something(tmp_path):
+    from thinkingbox_env.records import EvalRow
+
+    evaluate(TASKS[:1], EvalConfig(agent="oracle"), out=tmp_path / "run.jsonl")
+    (row,) = read_rows(tmp_path / "run.jsonl")
+    assert "user_replies" not in row and "context_overflow" not in row  # a scripted user, no overflow
+    flagged = {**row, "user_replies": {"replies": 2, "quoted_prompt": [1], "cut": []},
+               "context_overflow": {"message": "HTTP 400: ...", "status": 400, "prompt_tokens": 10197, "context": 8192}}
+    record = EvalRow.from_json(flagged)
+    assert record.user_replies == flagged["user_replies"] and record.context_overflow["context"] == 8192
+    assert record.to_json() == flagged

@@ -427,6 +427,12 @@ def print_summary(s: dict[str, Any], title: str) -> None:
         who = "; ".join(f"{i.get('model')} at {i.get('host')} (prompt v{i.get('prompt_version')})" for i in jd.get("identities", []))
         console.print(f"judge: {jd['calls']} answers, {jd['unparsed']} did not parse (left unjudged), {jd['failed']} failed"
                       + (f"; {who}" if who else ""), highlight=False)
+    ur = s.get("user_replies") or {}
+    if ur.get("trials"):
+        colour = "yellow" if ur["quoted_prompt"] or ur["cut"] else "default"
+        console.print(f"[{colour}]simulated user: of {ur['replies']} replies in {ur['trials']} trials, {ur['quoted_prompt']} quoted "
+                      f"its prompt and {ur['cut']} were cut at its token cap ({ur['trials_flagged']} trials with such a reply)[/]",
+                      highlight=False)
     if s.get("pass_k"):
         t = Table("k", "pass@k (unbiased)", "pass@k (plug-in)", "pass^k (unbiased)", "pass^k (plug-in)", title="repeated trials")
         for k in s["pass_k"]["pass@k"]:

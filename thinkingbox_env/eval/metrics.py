@@ -249,6 +249,18 @@ def weak_evaluator_signals(row: dict[str, Any]) -> dict[str, bool]:
             "wrong_field_value": wrong, "missing_effect": missing, "extra_effect": extra}
 
 
+def user_reply_summary(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """The simulated user's flagged replies over the trials that checked them (an LLM user's): quoted its prompt, cut at the cap.
+
+    A run where many replies are flagged measures its user model as much as the agent.
+    """
+    checked = [r["user_replies"] for r in rows if isinstance(r.get("user_replies"), dict)]
+    return {"trials": len(checked), "replies": sum(int(c.get("replies", 0)) for c in checked),
+            "quoted_prompt": sum(len(c.get("quoted_prompt") or []) for c in checked),
+            "cut": sum(len(c.get("cut") or []) for c in checked),
+            "trials_flagged": sum(1 for c in checked if c.get("quoted_prompt") or c.get("cut"))}
+
+
 def trial_cost(usage: dict[str, Any], prices: dict[str, float]) -> float:
     """Dollars for one trial: uncached input, cached input and output tokens at per-million rates."""
     cached = usage.get("cached", 0)
@@ -287,6 +299,7 @@ def summarize(rows: list[dict[str, Any]], prices: dict[str, float] | None = None
             "no_judge": any((r.get("config") or {}).get("no_judge") for r in unjudged),
         },
         "judge": judge_summary(rows),
+        "user_replies": user_reply_summary(rows),
         "pass@1": {"overall": pass_at_1(outcomes.values()),
                    "by_domain": {d: pass_at_1(os_) for d, os_ in sorted(by_domain.items())}},
     }

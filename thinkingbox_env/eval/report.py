@@ -190,6 +190,14 @@ def _pct(x: float | None) -> str:
     return "-" if x is None or x != x else f"{100 * x:.1f}"
 
 
+def _user_replies(summary: dict[str, Any]) -> str:
+    """The simulated user's flagged replies as ``quoted / cut of replies``; ``-`` where no user checked its replies."""
+    ur = summary.get("user_replies") or {}
+    if not ur.get("trials"):
+        return "-"
+    return f"{ur['quoted_prompt']} / {ur['cut']} of {ur['replies']}"
+
+
 def _model_of(rows: list[dict[str, Any]]) -> str:
     cfg = (rows[0].get("config") or {}).get("agent", {}) if rows else {}
     return str(cfg.get("model") or cfg.get("kind") or "?")
@@ -267,7 +275,8 @@ def build_report(runs: dict[str, list[dict[str, Any]]], title: str = "thinkingbo
     head = "".join(f"<th>{e(d)}</th>" for d in domains)
     body.append('<h2>Leaderboard</h2><table id="leaderboard"><tr><th class="l">run</th><th class="l">agent</th><th>tasks</th>'
                 f"<th>trials</th><th>pass@1 %</th><th>95% CI</th>{head}<th>pass@n %</th><th>pass^n %</th>"
-                "<th>0/n</th><th>n/n</th><th>system errors</th><th>unjudged</th><th>judge answers unparsed</th></tr>")
+                "<th>0/n</th><th>n/n</th><th>system errors</th><th>unjudged</th><th>judge answers unparsed</th>"
+                "<th>user replies quoting the prompt / cut</th></tr>")
     order = sorted(summaries, key=lambda n: -(summaries[n]["pass@1"]["overall"]["value"] or 0))
     for name in order:
         s = summaries[name]
@@ -282,7 +291,7 @@ def build_report(runs: dict[str, list[dict[str, Any]]], title: str = "thinkingbo
                     f"<td>{o['tasks']}</td><td>{o['trials']}</td><td><b>{_pct(o['value'])}</b></td>"
                     f"<td>{_pct(o['ci95'][0])}-{_pct(o['ci95'][1])}</td>{cells}<td>{at_n}</td><td>{hat_n}</td>"
                     f"<td>{s['tasks_never_passed']}</td><td>{s['tasks_always_passed']}</td><td>{s['system_errors']['count']}</td>"
-                    f"<td>{s['unjudged']['count']}</td><td>{s['judge']['unparsed']}</td></tr>")
+                    f"<td>{s['unjudged']['count']}</td><td>{s['judge']['unparsed']}</td><td>{_user_replies(s)}</td></tr>")
     body.append("</table>")
 
     body.append(robustness_table(runs, summaries))

@@ -471,6 +471,7 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
         config=config.public(),
         user=user.describe() if hasattr(user, "describe") else {"kind": config.user},
         **({"context_overflow": info["context_overflow"]} if ok and "context_overflow" in info else {}),
+        **({"user_replies": user.reply_checks} if hasattr(user, "reply_checks") else {}),
     )
 
 

@@ -2,7 +2,9 @@
 
 Its profile carries the same typed facts, decisions and persona the scripted user
 works from, so the two users differ in wording, not in what the customer knows or
-wants. It sees only the user-visible dialogue, and its reply is normalised.
+wants. It sees only the user-visible dialogue, and its reply is normalised. Each reply is
+checked for quoting its own prompt and for being cut at the token cap
+(:mod:`.echo`); ``reply_checks`` reports them, and the evaluation row carries it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from ..fencing import fence_dialogue, fence_lines, quoted_turn
 from ..llm import openai_client, resolve_model
 from ..spec import UserSpec
 from .decisions import derive_decisions
+from .echo import EchoDetector
 from .phrases import DONE_MARKER, DONT_KNOW
 from .slots import infer_slot
 
@@ -153,6 +156,8 @@ class LLMUser:
         self.spec: UserSpec | None = None
         self.seed: int | None = None
         self.turn = 0
+        self._echo: EchoDetector | None = None
+        self._flags: list[tuple[bool, bool]] = []  # per reply: (quoted its prompt, cut at the token cap)
 
     def describe(self) -> dict[str, Any]:
         """The user model and its settings, recorded in every eval row."""
@@ -161,6 +166,18 @@ class LLMUser:
 
     def reset(self, spec: UserSpec, seed: int | None) -> None:
         self.spec, self.seed, self.turn = spec, seed, 0
+        self._flags = []
+        profile = render_profile(spec, self.persona)
+        # what the customer is meant to say is no quote when said: facts, goal, confirmation, decisions, change of mind
+        sayable = [f.text for f in spec.facts] + [spec.intent, spec.confirm] + \
+            [line for line in profile.splitlines() if line.startswith("- about ")] + ([spec.change.to] if spec.change else [])
+        self._echo = EchoDetector([USER_SYSTEM_PROMPT, profile], sayable)
+
+    @property
+    def reply_checks(self) -> dict[str, Any]:
+        """This episode's replies so far: how many, and which (0-based) quoted the prompt or were cut at ``max_tokens``."""
+        return {"replies": len(self._flags), "quoted_prompt": [i for i, (q, _) in enumerate(self._flags) if q],
+                "cut": [i for i, (_, c) in enumerate(self._flags) if c]}
 
     def build_messages(self, dialogue: list[dict[str, str]]) -> list[dict[str, str]]:
         assert self.spec is not None, "reset() first"
@@ -188,5 +205,8 @@ class LLMUser:
             max_tokens=self.max_tokens,
             seed=seed,
         )
-        content = response.choices[0].message.content if response.choices else None
+        choice = response.choices[0] if response.choices else None
+        content = choice.message.content if choice is not None else None
+        quoted = self._echo.quotes(content) if self._echo is not None else False
+        self._flags.append((quoted, getattr(choice, "finish_reason", None) == "length"))
         return normalise_reply(content)
