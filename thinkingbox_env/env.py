@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
 
+from .actions import ParsedCall, parse_action
 from .checks import Judge, StateOutcome, grade, state_outcome
 from .events import Trace, invalid_action_event, message_event, tool_call_event
 from .protocol import AGENT_SYSTEM_PROMPT, DONE_MARKER, END_TOOL_NAME, policy_section
@@ -23,7 +24,7 @@ from .spaces import AgentAction, ChatObservation
 from .spec import TaskSpec
 from .state import EpisodeState
 from .task_cache import TaskRuntime, runtime_for
-from .tools import ToolResult, arguments_text, safe_repr, trace_arguments
+from .tools import ToolResult, arguments_text
 from .users import ScriptedUser, SimulatedUser
 
 log = logging.getLogger(__name__)
@@ -225,16 +226,14 @@ class ThinkingboxEnv(gym.Env):
             raise RuntimeError("the episode has ended; call reset() to start a new one")
         out: list[dict[str, Any]] = []
         finish: FinishReason | None = None
-        if isinstance(action, str):
-            finish = self._say(action, out)
-        elif isinstance(action, dict) and "name" in action:
-            finish = self._run_calls([(action.get("id"), action.get("name"), action.get("arguments"))], None, out)
-        elif isinstance(action, dict) and action.get("role") == "assistant":
-            finish = self._assistant_message(action, out)
+        parsed = parse_action(action)
+        if parsed.kind == "message":
+            finish = self._say(parsed.content or "", out)
+        elif parsed.kind == "calls":
+            finish = self._run_calls(parsed.calls, parsed.content, out)
         else:
             self._actions += 1
-            self._invalid(f"malformed action of type {type(action).__name__}: expected a message string, "
-                          "a tool call {\"name\", \"arguments\"}, or an assistant message with tool_calls", out)
+            self._invalid(parsed.error or "malformed action", out)
         if finish is None and self._actions >= self.max_actions:
             finish = FinishReason.ACTION_LIMIT
         terminated = finish is not None and finish.terminated
@@ -269,50 +268,27 @@ class ThinkingboxEnv(gym.Env):
             return FinishReason.USER_LEFT
         return None
 
-    def _assistant_message(self, action: dict[str, Any], out: list[dict[str, Any]]) -> FinishReason | None:
-        calls = action.get("tool_calls") or []
-        content = action.get("content")
-        if not calls:
-            if isinstance(content, str):
-                return self._say(content, out)
-            self._actions += 1
-            self._invalid("an assistant message needs text content or tool_calls", out)
-            return None
-        if not isinstance(calls, list):
-            self._actions += 1
-            self._invalid("tool_calls must be a list", out)
-            return None
-        parsed = []
-        for c in calls:
-            fn = c.get("function") if isinstance(c, dict) else None
-            if not isinstance(fn, dict):
-                parsed.append((c.get("id") if isinstance(c, dict) else None, None, None))
-            else:
-                parsed.append((c.get("id"), fn.get("name"), fn.get("arguments")))
-        return self._run_calls(parsed, content if isinstance(content, str) else None, out)
-
-    def _run_calls(self, calls: list[tuple[Any, Any, Any]], content: str | None, out: list[dict[str, Any]]) -> FinishReason | None:
+    def _run_calls(self, calls: tuple[ParsedCall, ...], content: str | None, out: list[dict[str, Any]]) -> FinishReason | None:
         ids = []
-        for call_id, _, _ in calls:
+        for call in calls:
             self._call_counter += 1
-            ids.append(call_id if isinstance(call_id, str) and call_id else f"call_{self._call_counter}")
-        tool_calls = []
-        for cid, (_, name, args) in zip(ids, calls):
-            shown = arguments_text(args)
-            tool_calls.append({"id": cid, "type": "function", "function": {"name": name if isinstance(name, str) else safe_repr(name), "arguments": shown}})
+            ids.append(call.id or f"call_{self._call_counter}")
+        tool_calls = [{"id": cid, "type": "function", "function": {"name": call.display_name, "arguments": arguments_text(call.raw_arguments)}}
+                      for cid, call in zip(ids, calls)]
         self._emit({"role": "assistant", "content": content, "tool_calls": tool_calls}, out, "agent")
         finish = None
-        for cid, (_, name, args) in zip(ids, calls):
+        for cid, call in zip(ids, calls):
             if self._actions >= self.max_actions:
                 finish = FinishReason.ACTION_LIMIT
                 break
             self._actions += 1
-            result = self.tool_backend.call(name, args)
+            # the backend runs the parsed arguments; arguments that did not parse go as sent, for its named error
+            result = self.tool_backend.call(call.name, call.arguments if call.arguments is not None else call.raw_arguments)
             self.trace.append(tool_call_event(
-                call_id=cid, name=result.name, arguments=trace_arguments(args), result=result.content, ok=result.ok,
+                call_id=cid, name=result.name, arguments=call.trace_arguments, result=result.content, ok=result.ok,
                 writes=result.writes and result.ok, error_kind=result.error_kind))
             self._emit({"role": "tool", "tool_call_id": cid, "name": result.name, "content": result.text()}, out, "tool")
-            if result.ok and name == END_TOOL_NAME:
+            if result.ok and call.name == END_TOOL_NAME:
                 finish = FinishReason.END_TOOL
                 break
         return finish

@@ -305,37 +305,8 @@ class Toolbox:
         return cached[1], cached[2]
 
     def parse_arguments(self, raw: Any) -> tuple[dict[str, Any] | None, str | None]:
-        """Arguments arrive as a dict or a JSON string; return (arguments, error).
-
-        Every structural problem an agent can produce is caught here, before pydantic
-        or the backend sees the value, so it comes back as an argument error naming
-        where it is rather than as an exception (deep nesting used to escape as
-        ``RecursionError``) or as an "internal" error from the database driver.
-        """
-        if raw is None:
-            return {}, None
-        if isinstance(raw, str):
-            if len(raw.encode("utf-8", "replace")) > MAX_ARGUMENT_BYTES:
-                return None, f"arguments are too large ({len(raw)} characters; the limit is {MAX_ARGUMENT_BYTES} bytes)"
-            if not raw.strip():
-                return {}, None
-            if _bracket_depth(raw) > MAX_ARGUMENT_DEPTH:
-                return None, f"arguments are nested more than {MAX_ARGUMENT_DEPTH} levels deep"
-            try:
-                raw = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                return None, f"arguments are not valid JSON: {exc.msg} at position {exc.pos}"
-            except (ValueError, RecursionError) as exc:  # e.g. an integer literal too long to convert
-                return None, f"arguments are not valid JSON: {exc}"
-        if not isinstance(raw, dict):
-            return None, f"arguments must be a JSON object, got {type(raw).__name__}"
-        problem = _json_problem(raw, "", 0)
-        if problem is not None:
-            return None, problem
-        size = len(json.dumps(raw))
-        if size > MAX_ARGUMENT_BYTES:
-            return None, f"arguments are too large ({size} bytes; the limit is {MAX_ARGUMENT_BYTES} bytes)"
-        return raw, None
+        """Arguments arrive as a dict or a JSON string; return (arguments, error) (see :func:`parse_arguments`)."""
+        return parse_arguments(raw)
 
     def call(self, state: Any, name: Any, raw_arguments: Any) -> ToolResult:
         if not isinstance(name, str) or name not in self.tools:
@@ -449,6 +420,40 @@ def _json_problem(value: Any, path: str, depth: int) -> str | None:
     return f"{where}: {type(value).__name__} is not a JSON value"
 
 
+def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """Arguments arrive as a dict or a JSON string; return (arguments, error).
+
+    Every structural problem an agent can produce is caught here, before pydantic
+    or the backend sees the value, so it comes back as an argument error naming
+    where it is rather than as an exception (deep nesting used to escape as
+    ``RecursionError``) or as an "internal" error from the database driver.
+    """
+    if raw is None:
+        return {}, None
+    if isinstance(raw, str):
+        if len(raw.encode("utf-8", "replace")) > MAX_ARGUMENT_BYTES:
+            return None, f"arguments are too large ({len(raw)} characters; the limit is {MAX_ARGUMENT_BYTES} bytes)"
+        if not raw.strip():
+            return {}, None
+        if _bracket_depth(raw) > MAX_ARGUMENT_DEPTH:
+            return None, f"arguments are nested more than {MAX_ARGUMENT_DEPTH} levels deep"
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            return None, f"arguments are not valid JSON: {exc.msg} at position {exc.pos}"
+        except (ValueError, RecursionError) as exc:  # e.g. an integer literal too long to convert
+            return None, f"arguments are not valid JSON: {exc}"
+    if not isinstance(raw, dict):
+        return None, f"arguments must be a JSON object, got {type(raw).__name__}"
+    problem = _json_problem(raw, "", 0)
+    if problem is not None:
+        return None, problem
+    size = len(json.dumps(raw))
+    if size > MAX_ARGUMENT_BYTES:
+        return None, f"arguments are too large ({size} bytes; the limit is {MAX_ARGUMENT_BYTES} bytes)"
+    return raw, None
+
+
 def safe_repr(value: Any, limit: int = 100) -> str:
     """``repr`` for agent-supplied values, which may be nested too deep to repr at all."""
     try:
@@ -465,12 +470,3 @@ def arguments_text(arguments: Any) -> str:
         return json.dumps(arguments if arguments is not None else {}, default=str)
     except (RecursionError, ValueError, TypeError):
         return safe_repr(arguments, MAX_ARGUMENT_BYTES)
-
-
-def trace_arguments(arguments: Any) -> Any:
-    """What the trace keeps of a call's arguments: the value itself when it is plain JSON, else its text."""
-    if arguments is None or isinstance(arguments, str):
-        return arguments
-    if isinstance(arguments, dict) and _json_problem(arguments, "", 0) is None:
-        return arguments
-    return arguments_text(arguments)

@@ -6,6 +6,11 @@ template (tools included), generates, and its tool calls are parsed the way TRL
 parsed them during training. The interface is ``OpenAIChatAgent``'s (OpenAI-format
 messages in, an assistant message out), so the harness and the customer-tool
 protocol wrapper treat both alike.
+
+A model whose template knows no tools is given the prompt tool protocol
+(``tool_protocol.py``) before its first turn, and the choice is logged. A
+completion whose tool call cannot be read is passed on as a call with its raw
+text, which the environment records as the model's error.
 """
 
 from __future__ import annotations
@@ -16,30 +21,29 @@ import re
 import time
 from typing import Any
 
+from ..actions import hermes_calls
 from ..spec import TaskSpec
+from .tool_protocol import ToolProtocol, prepare_tokenizer
 
-_HERMES_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
 _THINK = re.compile(r"<think>.*?</think>", re.S)
 
 
 def parse_hermes(text: str) -> dict[str, Any]:
-    """Content and tool calls of a Qwen/Hermes-format completion (used when TRL's parser is not there)."""
-    calls = []
-    for raw in _HERMES_CALL.findall(text):
-        try:
-            data = json.loads(raw)
-            calls.append({"name": data.get("name"), "arguments": data.get("arguments", {})})
-        except (json.JSONDecodeError, AttributeError):
-            calls.append({"name": None, "arguments": raw})  # passed on: the env names the malformed call
-    content = _THINK.sub("", _HERMES_CALL.sub("", text)).replace("<|im_end|>", "").strip()
-    return {"content": content, "tool_calls": calls}
+    """Content and tool calls of a Qwen/Hermes-format completion (used when TRL's parser is not there).
+
+    The blocks are read by the env's own reader (:func:`thinkingbox_env.actions.hermes_calls`), so a
+    completion stepped as raw text and one stepped as this parse run the same calls.
+    """
+    content, found = hermes_calls(_THINK.sub("", text))
+    calls = [{"name": name, "arguments": arguments} for name, arguments in found]
+    return {"content": content.replace("<|im_end|>", "").strip(), "tool_calls": calls}
 
 
 class TransformersChatAgent:
     """Generates each turn with ``model.generate``; greedy when ``temperature`` is 0."""
 
     def __init__(self, model: Any, tokenizer: Any, max_new_tokens: int = 512, temperature: float = 0.0, top_p: float = 1.0,
-                 enable_thinking: bool = False, name: str | None = None) -> None:
+                 enable_thinking: bool = False, name: str | None = None, tool_protocol: str = "auto") -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.max_new_tokens = max_new_tokens
@@ -51,6 +55,7 @@ class TransformersChatAgent:
         self.tools: list[dict[str, Any]] = []
         self.calls: list[dict[str, Any]] = []
         self.seed: int | None = None
+        self.tool_protocol: ToolProtocol = prepare_tokenizer(tokenizer, tool_protocol)
         self._trl_parser = _trl_parser(tokenizer)
 
     @classmethod
@@ -98,7 +103,10 @@ class TransformersChatAgent:
 
     def _parse(self, ids: list[int], prefix: list[int]) -> dict[str, Any]:
         if self._trl_parser is not None:
-            message = self._trl_parser(self.tokenizer, ids, prefix=prefix, tools=self.tools or None)
+            try:
+                message = self._trl_parser(self.tokenizer, ids, prefix=prefix, tools=self.tools or None)
+            except Exception:  # noqa: BLE001 - a call the schema parser cannot read: the raw text goes to the env
+                return parse_hermes(self.tokenizer.decode(ids, skip_special_tokens=False))
             calls = [{"name": (c.get("function") or {}).get("name"), "arguments": (c.get("function") or {}).get("arguments", {})}
                      for c in message.get("tool_calls") or []]
             content = message.get("content") or ""
@@ -109,7 +117,9 @@ class TransformersChatAgent:
 
 
 def _trl_parser(tokenizer: Any) -> Any:
-    """TRL's response parser when it knows this chat template (what GRPO used), else None."""
+    """The response parser GRPO used: the tokenizer's own response template, or TRL's for a template it knows; else None."""
+    if getattr(tokenizer, "response_template", None) is not None:
+        return lambda tok, ids, prefix, tools: tok.parse_response(ids, prefix=prefix, tools=tools)
     try:
         from trl.chat_template_utils import add_response_schema, parse_response
 

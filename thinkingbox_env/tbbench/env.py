@@ -23,6 +23,7 @@ from typing import Any
 import gymnasium as gym
 from rank_bm25 import BM25Plus
 
+from ..actions import ParsedCall
 from ..checks import CheckResult, Judge, assemble_verdict
 from ..env import ThinkingboxEnv
 from ..events import is_tool_call
@@ -350,13 +351,14 @@ class TBBenchEnv(ThinkingboxEnv):
         return [{"type": "function", "function": {"name": n, "description": listed[n]["description"],
                                                   "parameters": listed[n]["parameters"]}} for n in names]
 
-    def _run_calls(self, calls: list[tuple[Any, Any, Any]], content: str | None, out: list[dict[str, Any]]) -> FinishReason | None:
+    def _run_calls(self, calls: tuple[ParsedCall, ...], content: str | None, out: list[dict[str, Any]]) -> FinishReason | None:
         """The engine's tool loop, where the agent's end-turn builtin tools (``InjectionAttackInToolResponse``) also end the episode.
 
         Calls after the first end-turn call of a message are not run, as the
         engine does for its own end tool.
         """
-        for i, (_, name, _) in enumerate(calls):
+        for i, call in enumerate(calls):
+            name = call.name
             if isinstance(name, str) and self.builtins.get(name, {}).get("is_end_turn"):
                 finish = super()._run_calls(calls[:i + 1], content, out)
                 last = next((e for e in reversed(self.trace) if is_tool_call(e)), None)
