@@ -79,3 +79,25 @@ def test_the_shaping_comparison_holds_every_arm_of_the_config_over_the_same_seed
         assert (name == "verdict") == ("minus_verdict" not in arm)
         assert arm["diff_ci_low"] <= arm["diff_mean"] <= arm["diff_ci_high"]
         assert arm["cleared"] == (arm["diff_ci_low"] > 0)
+
+
+def test_the_preregistered_claim_names_a_config_seeds_and_a_step_the_run_evaluates(shaping):
+    """The registration must describe a run the committed scripts can do: at least nine seeds, the claim's step among
+    the evaluated ones, the held-out split the config draws, and commands that use exactly those settings."""
+    import yaml
+
+    reg = yaml.safe_load((ROOT / "docs" / "results" / "learning_cpu_preregistration.yaml").read_text())
+    cfg = shaping.load_config(ROOT / reg["recipe"]["config"])
+    seeds = reg["seeds"]
+    assert len(seeds) >= 9 and len(set(seeds)) == len(seeds)
+    assert not set(seeds) & set(json.loads(RESULTS.read_text())["seeds"])  # only seeds that had not run before
+    every = int(next(o.split("=")[1] for o in reg["recipe"]["overrides"] if o.startswith("eval.every=")))
+    step = reg["evaluation"]["step"]
+    assert step == cfg.grpo.max_steps and step % every == 0
+    assert reg["evaluation"]["heldout_tasks"] == json.loads(RESULTS.read_text())["heldout_tasks"]
+    run = reg["commands"][0]
+    assert "--seeds " + " ".join(map(str, seeds)) in run and f"eval.every={every}" in run and "--arms verdict" in run
+    result = ROOT / reg["result"]
+    if result.exists():  # once run: the committed result is the registered claim's, over the registered seeds
+        got = json.loads(result.read_text())
+        assert got["seeds"] == seeds and got["final_step"] == step and "diff_ci_low" in got
