@@ -142,6 +142,7 @@ def eval_config(args: argparse.Namespace) -> Any:
         protocol=args.protocol,
         include_policy=not args.no_policy,
         judge=args.judge,
+        compact_tools=args.compact_tools,
         agent_options=_backend_options("--agent-option", args.agent_option),
         user_options=_backend_options("--user-option", args.user_option),
         judge_options=_backend_options("--judge-option", args.judge_option),
@@ -187,6 +188,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from ..eval.runner import PreflightError, RunControl, RunFileError, check_config
     from ..records import EvalRow
     from . import tbbench
+    from .context_report import context_lines
 
     options = tbbench.task_options(args)
     suite = tbbench.select(args, options)
@@ -211,6 +213,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if not out.parent.exists():
         raise UserError(f"the folder of -o {out} does not exist; create it (mkdir -p {out.parent}) or choose another file")
+    if args.context_length is not None and args.context_length < 1:
+        raise UserError(f"--context-length must be a positive number of tokens, not {args.context_length}")
     control = RunControl(max_consecutive_errors=args.max_consecutive_errors)
     with new_progress(transient=False) as progress, _stop_on_signals(control.stop):
         bar = progress.add_task("eval", total=len(tasks) * args.trials)
@@ -219,7 +223,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
         def on_start(summary: EvalSummary) -> None:
             live.append(summary)
-            progress.update(bar, completed=summary.kept)
+            for line in context_lines(summary, args.on_overflow):
+                progress.console.print(line, highlight=False)
+            progress.update(bar, total=summary.total, completed=summary.kept)
 
         def on_row(row: EvalRow) -> None:
             s = live[0]
@@ -230,7 +236,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             summary = evaluate(tasks, config, out=out, trials=args.trials, resume=args.resume,
                                concurrency=args.concurrency, ray=args.ray, ray_address=args.ray_address,
                                on_start=on_start, on_row=on_row, control=control,
-                               check_endpoint=not args.no_preflight, check_tools=not args.no_tool_check, label=args.label)
+                               check_endpoint=not args.no_preflight, check_tools=not args.no_tool_check,
+                               context_length=args.context_length, on_overflow=args.on_overflow, label=args.label)
         except (RunFileError, PreflightError) as exc:
             progress.stop()
             console.print(f"[red]error:[/] {exc}")
@@ -334,6 +341,15 @@ def _add_eval(sub: Any) -> None:
                    help="stop the run after K system errors in a row, printing the first (0: never stop)")
     p.add_argument("--no-preflight", action="store_true",
                    help="skip the test requests sent to the agent endpoint before the run")
+    p.add_argument("--context-length", type=int, metavar="TOKENS",
+                   help="the agent model's context, where its server does not state it (llama.cpp's server and vLLM do); "
+                        "each task's opening plus --max-tokens is measured against it before the run")
+    p.add_argument("--on-overflow", choices=["stop", "skip", "run"], default="stop",
+                   help="tasks whose opening cannot fit the context: stop before the run naming them (default), skip them, "
+                        "or run them (they end as context_overflow failures)")
+    p.add_argument("--compact-tools", action="store_true",
+                   help="show the agent compact tool schemas (first sentences, no argument docs the name says), for "
+                        "small-context models; prints what it saves on each domain's opening")
     p.add_argument("--no-tool-check", action="store_true",
                    help="run even when the endpoint returns no tool call for a request that needs its one tool "
                         "(the test request is then a plain one)")

@@ -20,6 +20,7 @@ from ..agents.registry import AGENTS
 from ..domain import domain_dirs
 from ..records import EvalRow
 from ..registry import UnknownTaskError, list_tasks, load_task, split_task_version
+from .context_fit import ON_OVERFLOW, ContextFit, check_context, compact_savings
 from .runner import (
     EvalConfig,
     PreflightError,
@@ -38,7 +39,7 @@ from .runner import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["EvalSummary", "PreflightError", "RunControl", "RunFileError", "evaluate", "select_tasks"]
+__all__ = ["ContextTooShortError", "EvalSummary", "PreflightError", "RunControl", "RunFileError", "evaluate", "select_tasks"]
 
 
 def select_tasks(patterns: Sequence[str], split: str | None = None) -> list[str]:
@@ -113,6 +114,12 @@ class EvalSummary:
     system_errors: int = 0
     unjudged: int = 0  # valid trials whose only open checks are unevaluated rubric questions (outside pass_rate)
     judge_unparsed: int = 0  # judge answers that did not parse (each left its check unjudged)
+    # the openings measured against the served context before the run (None: not measured; see context_note)
+    context: ContextFit | None = None
+    context_note: str | None = None  # why the openings were not measured, when they were not
+    skipped: list[str] = field(default_factory=list)  # tasks left out because their opening cannot fit (on_overflow="skip")
+    # with compact tool schemas: per domain, its longest opening's characters (and tokens, where measured), full and compact
+    compact_savings: dict[str, dict[str, Any]] = field(default_factory=dict)
     first_error: dict[str, Any] | None = None
     stop_reason: str | None = None
     rows: list[EvalRow] = field(default_factory=list, repr=False)
@@ -137,6 +144,42 @@ class EvalSummary:
         return self.kept + self.written
 
 
+class ContextTooShortError(PreflightError):
+    """Selected tasks cannot fit their opening in the agent model's served context; the message names them and the figures."""
+
+    def __init__(self, fit: ContextFit):
+        super().__init__(fit.describe())
+        self.fit = fit
+
+
+@dataclass
+class _Measured:
+    """What the context check found, for the summary."""
+
+    fit: ContextFit | None = None
+    note: str | None = None
+    skipped: list[str] = field(default_factory=list)
+    savings: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def check(self, config: EvalConfig, task_ids: list[str], context_length: int | None, on_overflow: str) -> list[str]:
+        """The tasks to run: all, or without those that cannot fit (``skip``); raises for ``stop`` when some cannot."""
+        self.fit = check_context(config, task_ids, context_length)
+        if self.fit is None:
+            self.note = ("the agent endpoint does not state its context, so the openings were not measured against it; "
+                         "pass --context-length N to measure them")
+            if config.compact_tools:
+                self.savings = compact_savings(config, task_ids)
+            return task_ids
+        self.savings = self.fit.savings
+        bad = {o.task_id for o in self.fit.overflowing}
+        if not bad or on_overflow == "run":
+            return task_ids
+        if on_overflow == "stop" or len(bad) == len(task_ids):
+            raise ContextTooShortError(self.fit)
+        self.skipped = [t for t in task_ids if t in bad]
+        return [t for t in task_ids if t not in bad]
+
+
 def evaluate(
     tasks: Iterable[str],
     config: EvalConfig | None = None,
@@ -153,6 +196,8 @@ def evaluate(
     control: RunControl | None = None,
     check_endpoint: bool = False,
     check_tools: bool = True,
+    context_length: int | None = None,
+    on_overflow: str = "stop",
     label: str | None = None,
 ) -> EvalSummary:
     """Run ``trials`` trials of every task (ids, as :func:`select_tasks` returns them) into the run file ``out``.
@@ -166,6 +211,11 @@ def evaluate(
     wrong model or a dead server fails once (:class:`PreflightError`) instead of once per trial.
     That request carries a trivial tool and needs it, unless ``check_tools`` is False: an
     endpoint that returns no tool call is refused too (``ToolsIgnoredError``, a ``PreflightError``).
+    Then each task's opening is measured against the served context (the server's own
+    figure, or ``context_length``; :mod:`.context_fit`): tasks whose opening cannot fit with
+    the answer's token budget are refused (``ContextTooShortError`` naming them and the
+    figures) when ``on_overflow`` is ``"stop"``, left out (``summary.skipped``) when it is
+    ``"skip"``, and run (they end as ``context_overflow`` failures) when it is ``"run"``.
 
     ``control`` stops the run cleanly (a signal handler calls ``control.stop``, or its
     ``max_consecutive_errors`` is reached): nothing more is launched, finished rows are all
@@ -194,10 +244,17 @@ def evaluate(
     refuse_existing()
     # the endpoint is asked before the lock is taken, so a dead or refusing endpoint leaves no lock file behind
     check_config(config)  # an unknown backend or a refused option is named before anything is written
+    if on_overflow not in ON_OVERFLOW:
+        raise ValueError(f"on_overflow must be one of {', '.join(ON_OVERFLOW)}, got {on_overflow!r}")
+    if context_length is not None and (isinstance(context_length, bool) or not isinstance(context_length, int)
+                                       or context_length < 1):
+        raise ValueError(f"context_length must be a positive number of tokens, got {context_length!r}")
+    measured = _Measured()
     if AGENTS.get(config.agent).capabilities.needs_endpoint:
         config.agent_endpoint.model = resolve_agent_model(config.agent_endpoint)
         if check_endpoint:
             preflight(config, check_tools=check_tools)
+            task_ids = measured.check(config, task_ids, context_length, on_overflow)
     lock = RunLock(path)  # before anything reads the file: a resume must not rewrite it under another writer
     path = lock.real_path  # a resume through a symlink rewrites the file it names, and leaves the link a link
     try:
@@ -209,7 +266,9 @@ def evaluate(
         lock.release()
         raise
     plan = plan_trials(task_ids, trials, done)
-    summary = EvalSummary(output=path, planned=len(plan), kept=len(done), total=len(task_ids) * trials)
+    summary = EvalSummary(output=path, planned=len(plan), kept=len(done), total=len(task_ids) * trials,
+                          context=measured.fit, context_note=measured.note, skipped=measured.skipped,
+                          compact_savings=measured.savings)
     log.info("evaluating %d tasks x %d trials into %s (%d rows kept, %d to run)", len(task_ids), trials, path, len(done), len(plan))
     control = control or RunControl()
     writer = RowWriter(path, lock)

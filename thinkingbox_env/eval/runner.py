@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..agents.baselines import run_episode
+from ..agents.compact_tools import CompactToolsAgent
 from ..agents.context_overflow import ContextOverflowError
 from ..agents.customer_tool import CustomerToolAgent
 from ..agents.openai_chat import ModelCallError, SamplingConfig
@@ -113,6 +114,8 @@ class EvalConfig:
     no_judge: bool = False
     # the registered judge backend (judges.py); it runs when it needs no endpoint or judge_endpoint is given
     judge: str = DEFAULT_JUDGE
+    # show the agent the compact tool schemas (agents/compact_tools.py), for models with a short context
+    compact_tools: bool = False
     # options for the chosen backend beyond the common settings above; a name it does not take is an error
     agent_options: dict[str, Any] = field(default_factory=dict)
     user_options: dict[str, Any] = field(default_factory=dict)
@@ -131,6 +134,8 @@ class EvalConfig:
             agent.update(protocol=self.protocol, include_policy=self.include_policy)
             if self.tools is not None:
                 agent.update(tools=list(self.tools))
+        if self.compact_tools:  # recorded only when used, so the runs before the option existed still compare
+            agent.update(compact_tools=True)
         user: dict[str, Any] = {"kind": self.user}
         user.update(user_options(self).model_dump() if USERS.find(self.user) is not None else {"persona": self.persona})
         judge: dict[str, Any] | None = None
@@ -332,6 +337,23 @@ def _build_model_agent(config: EvalConfig, seed: int) -> Any:
     return AGENTS.get(config.agent).build(agent_options(config), seed)
 
 
+def present_tools(config: EvalConfig, agent: Any) -> Any:
+    """The agent as the run shows it the tools: their compact schemas with ``compact_tools``, else as the env gives them."""
+    return CompactToolsAgent(agent) if config.compact_tools else agent
+
+
+def trial_env(config: EvalConfig, task_id: str, user: Any = None, judge: Any = None) -> tuple[ThinkingboxEnv, Any]:
+    """The environment of a trial (the unwrapped one, and the one the agent steps: wrapped in its protocol)."""
+    options = dict(config.task_options.get(task_id.split("/", 1)[0], {}))
+    if user is not None:
+        options["user"] = user
+    base = make(task_id, **options, judge=judge, max_actions=config.max_actions)
+    env: ThinkingboxEnv | CustomerToolWrapper = base
+    if config.protocol == "customer-tool":  # the model plays the protocol it was trained in
+        env = CustomerToolWrapper(base, include_policy=config.include_policy, tools=config.tools)
+    return base, env
+
+
 def build_user(config: EvalConfig) -> Any:
     """The simulated customer of a trial; the scripted one needs no endpoint, the LLM one is the realistic setting."""
     return USERS.get(config.user).build(user_options(config))
@@ -392,6 +414,7 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
         agent = _build_model_agent(config, seed)
         agent_capabilities = AGENTS.get(config.agent).capabilities
     agent_caps: AgentCapabilities = agent_capabilities or _declared(AGENTS, config.agent, AgentCapabilities())
+    agent = present_tools(config, agent)
     if stop is not None:
         agent = _StoppableAgent(agent, stop)
     judge = build_judge(config)
@@ -399,11 +422,7 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
         user = build_user(config)
         user_capabilities = USERS.get(config.user).capabilities
     user_caps: UserCapabilities = user_capabilities or _declared(USERS, config.user, UserCapabilities())
-    options = config.task_options.get(task_id.split("/", 1)[0], {})
-    base = make(task_id, **options, user=_GuardedUser(user, user_caps, stop), judge=judge, max_actions=config.max_actions)
-    env: ThinkingboxEnv | CustomerToolWrapper = base
-    if config.protocol == "customer-tool":  # the model plays the protocol it was trained in
-        env = CustomerToolWrapper(base, include_policy=config.include_policy, tools=config.tools)
+    base, env = trial_env(config, task_id, _GuardedUser(user, user_caps, stop), judge)
     spec = base.task  # the engine's TaskSpec, or the task of an external source (same domain/family/content_key)
     info: dict[str, Any] = {}  # stays empty when the episode did not finish
     system_error: dict[str, Any] | None = None
@@ -632,7 +651,7 @@ OPTION_OF = {
     "agent.sampling.temperature": "--temperature", "agent.sampling.top_p": "--top-p",
     "agent.sampling.max_tokens": "--max-tokens", "agent.sampling.max_completion_tokens": "--max-completion-tokens",
     "agent.sampling.reasoning_effort": "--reasoning-effort", "agent.sampling.extra_body": "--extra-body",
-    "agent.protocol": "--protocol", "agent.include_policy": "--no-policy",
+    "agent.protocol": "--protocol", "agent.include_policy": "--no-policy", "agent.compact_tools": "--compact-tools",
     "user.kind": "--user", "user.model": "--user-model", "user.base_url": "--user-base-url",
     "user.temperature": "--user-temperature", "user.persona": "--persona", "judge": "--judge-model/--judge-base-url",
     "judge.kind": "--judge", "judge.timeout": "--timeout", "judge.max_retries": "--max-retries",
