@@ -193,3 +193,11 @@ def test_compact_tools_are_what_the_agent_sends_recorded_and_their_saving_printe
     with FakeOpenAI(serving(n_ctx), get=props(n_ctx)) as server:  # a resume must show the agent the same schemas
         assert _eval(server, tmp_path / "run.jsonl", RETAIL[0], "-n", "2", "--resume") == 2
     assert "--compact-tools was true in the file" in " ".join(capsys.readouterr().out.split())
+
+
+def test_what_compact_tools_save_is_printed_even_when_the_openings_cannot_fit(tmp_path, capsys):
+    with FakeOpenAI(serving(10**6), get=props(2000)) as server:
+        assert _eval(server, tmp_path / "run.jsonl", RETAIL[0], "--compact-tools") == 2
+    flat = " ".join(capsys.readouterr().out.split())
+    full, compact = size(RETAIL[0]), size(RETAIL[0], compact=True)
+    assert f"tokens {full:,} -> {compact:,}" in flat and "cannot fit their opening" in flat

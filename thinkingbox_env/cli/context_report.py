@@ -33,7 +33,13 @@ def context_lines(summary: Any, on_overflow: str) -> list[str]:
     if summary.skipped:
         shown = ", ".join(summary.skipped[:10]) + (f" and {len(summary.skipped) - 10} more" if len(summary.skipped) > 10 else "")
         lines.append(f"[yellow]left out, their opening cannot fit the context: {shown}[/]")
-    for domain, saved in summary.compact_savings.items():
+    return lines + savings_lines(summary.compact_savings)
+
+
+def savings_lines(savings: dict[str, dict[str, Any]]) -> list[str]:
+    """One line per domain: what the compact tool schemas save on its longest opening (printed even when the run is refused)."""
+    lines = []
+    for domain, saved in savings.items():
         tokens = f"; tokens {_saved(*saved['tokens'])}" if saved.get("tokens") else ""
         lines.append(f"compact tool schemas, {domain}'s longest opening ({saved['task']}): characters {_saved(*saved['chars'])}"
                      f"{tokens}")

@@ -184,11 +184,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """
     from rich.markup import escape
 
-    from ..eval.api import EvalSummary, evaluate
+    from ..eval.api import ContextTooShortError, EvalSummary, evaluate
     from ..eval.runner import PreflightError, RunControl, RunFileError, check_config
     from ..records import EvalRow
     from . import tbbench
-    from .context_report import context_lines
+    from .context_report import context_lines, savings_lines
 
     options = tbbench.task_options(args)
     suite = tbbench.select(args, options)
@@ -240,7 +240,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
                                context_length=args.context_length, on_overflow=args.on_overflow, label=args.label)
         except (RunFileError, PreflightError) as exc:
             progress.stop()
-            console.print(f"[red]error:[/] {exc}")
+            for line in savings_lines(exc.fit.savings if isinstance(exc, ContextTooShortError) else {}):
+                console.print(line, highlight=False)
+            console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
             return 2
     saved = f"{summary.saved} of {summary.total} trials saved"
     if summary.stop_reason not in (None, "errors", "crash"):
