@@ -24,6 +24,7 @@ from typing import Any
 
 logger = logging.getLogger("thinkingbox.training.grpo")
 
+TOOL_PROTOCOLS = ("auto", "native", "prompt")  # thinkingbox_env.agents.tool_protocol.PROTOCOLS, without importing the package here
 REWARD_NAMES = ("verdict", "effects", "no_collateral", "dialogue", "process", "rubric", "progress")
 
 
@@ -63,6 +64,10 @@ class ThinkingboxArguments:
         "help": "Frozen test tasks to evaluate the final checkpoint on (ids, domains or globs, e.g. retail/*); empty: none."})
     eval_trials: int = field(default=1, metadata={"help": "Trials per evaluation task."})
     eval_max_new_tokens: int = field(default=1024, metadata={"help": "Token budget of each model turn in the evaluation."})
+    tool_protocol: str = field(default="auto", metadata={
+        "help": "How the model is shown tools and writes calls: native (its chat template renders tools), prompt (tool "
+                "schemas in the system message, calls as <tool_call> JSON blocks; for ChatML models whose template "
+                "knows no tools) or auto (decided by rendering the template). Chosen and logged before any step."})
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[ThinkingboxArguments, Any, Any]:
@@ -77,6 +82,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[ThinkingboxArguments, Any
     unknown = sorted(set(tb_args.rewards) - set(REWARD_NAMES))
     if unknown:
         parser.error(f"unknown reward functions {unknown}; choose from {', '.join(REWARD_NAMES)}")
+    if tb_args.tool_protocol not in TOOL_PROTOCOLS:
+        parser.error(f"--tool_protocol {tb_args.tool_protocol!r}: choose from {', '.join(TOOL_PROTOCOLS)}")
     if tb_args.tools and len(tb_args.domains) != 1:
         parser.error("--tools restricts one domain's tools: give exactly one --domains")
     if grpo_args.reward_weights is not None and len(grpo_args.reward_weights) != len(tb_args.rewards):
@@ -134,16 +141,35 @@ def peft_config(model_args: Any) -> Any:
     return get_peft_config(model_args)
 
 
-def load_model(model_args: Any) -> tuple[Any, Any]:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def load_tokenizer(model_args: Any, tool_protocol: str = "auto") -> Any:
+    """The model's tokenizer with the tool protocol chosen, stated and applied, or a stop that says why.
 
-    dtype = model_args.dtype if model_args.dtype in (None, "auto") else getattr(torch, model_args.dtype)
-    model = AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path, revision=model_args.model_revision,
-                                                 dtype=dtype or "auto", attn_implementation=model_args.attn_implementation)
+    This runs before the weights load and before any warm-start step: TRL would refuse a
+    template that cannot carry tool calls only when GRPO starts, after the warm start ran.
+    """
+    from transformers import AutoTokenizer
+
+    from thinkingbox_env.agents.tool_protocol import ToolProtocolError, prepare_tokenizer
+
     tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path, revision=model_args.model_revision)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
+    try:
+        protocol = prepare_tokenizer(tokenizer, tool_protocol)
+    except ToolProtocolError as exc:
+        raise SystemExit(f"training/grpo.py: {model_args.model_name_or_path}: {exc}") from None
+    print(f"{model_args.model_name_or_path}: {protocol.statement}", file=sys.stderr, flush=True)
+    return tokenizer
+
+
+def load_model(model_args: Any, tool_protocol: str = "auto") -> tuple[Any, Any]:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    tokenizer = load_tokenizer(model_args, tool_protocol)
+    dtype = model_args.dtype if model_args.dtype in (None, "auto") else getattr(torch, model_args.dtype)
+    model = AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path, revision=model_args.model_revision,
+                                                 dtype=dtype or "auto", attn_implementation=model_args.attn_implementation)
     return model, tokenizer
 
 
@@ -212,7 +238,7 @@ def evaluate(args: ThinkingboxArguments, checkpoint: str, output: Path, seed: in
 
 def prepare_model(args: ThinkingboxArguments, grpo_args: Any, model_args: Any) -> tuple[Any, Any, Any]:
     """The model to run GRPO on (warm-started if asked), its tokenizer and the LoRA config (or None)."""
-    model, tokenizer = load_model(model_args)
+    model, tokenizer = load_model(model_args, args.tool_protocol)
     peft = peft_config(model_args)
     if args.sft_variants_per_family > 0:
         model = warm_start(args, grpo_args, model, tokenizer, peft)
