@@ -39,7 +39,7 @@ from ..wrappers import CheckRewardWrapper, CustomerToolWrapper
 
 log = logging.getLogger(__name__)
 
-__all__ = ["EPISODE_OVER", "REPLY_TOOL", "REWARD_GROUPS", "RefusedTestTask", "ThinkingboxTRLEnvironment", "build_grpo_dataset",
+__all__ = ["ASKED_CHECKS", "ASKED_KINDS", "EPISODE_OVER", "REPLY_TOOL", "REWARD_GROUPS", "RefusedTestTask", "ThinkingboxTRLEnvironment", "asked_checks", "build_grpo_dataset",
            "build_sft_dataset", "environment_class", "environment_factories", "group_value", "grpo_rows", "oracle_conversation", "progress_value",
            "reward_checks", "reward_dialogue", "reward_effects", "reward_no_collateral", "reward_process", "reward_progress", "reward_rubric",
            "reward_verdict", "system_prompt", "task_for_row", "trl_tool_schemas"]
@@ -219,10 +219,35 @@ def group_value(check_details: list[dict[str, Any]], kinds: tuple[str, ...]) -> 
     return None if not chosen else float(all(v is True for v in chosen))
 
 
+# The checks that pass only when the agent did or said something the task asks: the expected state changes, the
+# facts the closing must mention or state (among the claims, only ``states_outcome`` asks for something; the others
+# and the guards below hold for an idle episode), and the judged questions. SQL checks, no_collateral, injection,
+# process, withholds, grounded_values and truthfulness are guards: an episode that did nothing passes them.
+ASKED_KINDS = ("effect", "mentions", "states", "rubric")
+ASKED_CHECKS = ("claims:states_outcome",)
+
+
+def asked_checks(check_details: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The checks of an episode that ask for work: the effects where the task has them, else what it asks to be said.
+
+    A task without effect checks (its right outcome is an answer or a refusal) asks for its
+    mentions, stated values and judged questions; checks not evaluated (no judge) are left out.
+    """
+    effects = [d for d in check_details if d["kind"] == "effect"]
+    if effects:
+        return effects
+    return [d for d in check_details if (d["kind"] in ASKED_KINDS or d["name"] in ASKED_CHECKS) and d["passed"] is not None]
+
+
 def progress_value(check_details: list[dict[str, Any]]) -> float:
-    """The shaping signal of :func:`reward_progress` for one episode's checks."""
-    effects = [d["passed"] for d in check_details if d["kind"] == "effect"]
-    done = sum(1 for v in effects if v) / len(effects) if effects else 1.0
+    """The shaping signal of :func:`reward_progress` for one episode's checks.
+
+    The share of the asked checks (:func:`asked_checks`) that passed, minus 0.5 when anything
+    else in the backend changed. Guards never count towards it, so an episode that did
+    nothing gets 0 on every task, and so does any episode of a task that asks nothing.
+    """
+    asked = asked_checks(check_details)
+    done = sum(1 for d in asked if d["passed"] is True) / len(asked) if asked else 0.0
     collateral = any(d["passed"] is False for d in check_details if d["kind"] == "no_collateral")
     return done - (0.5 if collateral else 0.0)
 
@@ -260,7 +285,9 @@ reward_rubric.__doc__ = "1.0 when every judged question (rubrics, truthfulness) 
 def reward_progress(completions: list[Any], environments: list[Any] | None = None, **kwargs: Any) -> list[float | None]:
     """Shaping signal for experiments, not the task's success.
 
-    The fraction of expected effects realised, minus 0.5 when anything else changed. In [-0.5, 1.0].
+    The fraction of expected effects realised (on a task without effect checks: of the facts it
+    asks to be said, :func:`asked_checks`), minus 0.5 when anything else changed. In [-0.5, 1.0];
+    0 for an episode that did nothing.
     """
     return [None if info is None else progress_value(info["check_details"]) for info in _infos(completions, environments or [])]
 

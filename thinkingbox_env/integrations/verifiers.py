@@ -11,7 +11,8 @@ the env's new messages come back as the environment's response.
 The rubric's reward functions carry the TRL adapter's names: ``reward_verdict`` (weight 1,
 so the rollout's reward is the verdict) and, as weight-0 metrics, the per-check groups
 ``reward_effects``, ``reward_no_collateral``, ``reward_dialogue``, ``reward_process`` and
-``reward_rubric`` (1.0 where a task has no check of a group) and ``reward_progress``.
+``reward_rubric`` (0.0 where a task has no check of a group: nothing of it was asked, so
+nothing is paid) and ``reward_progress``.
 ``state["thinkingbox"]`` holds the episode's outcome (checks, reward vector, state hash).
 
 The ``test`` split is the domain's frozen tasks; ``train`` draws ``variants_per_family``
@@ -65,7 +66,8 @@ def _outcome_reward(pick: Callable[[dict[str, Any]], float | None], name: str, d
         if not result:
             return 0.0
         value = pick(result)
-        return 1.0 if value is None else float(value)
+        # a group the task has none of pays nothing: 1.0 there would reward an episode that did nothing
+        return 0.0 if value is None else float(value)
 
     reward.__name__ = reward.__qualname__ = name
     reward.__doc__ = doc
@@ -81,9 +83,10 @@ def rubric() -> Any:
     funcs = [_outcome_reward(lambda r: r["verdict"], "reward_verdict", "1.0 when every check passes (the task's verdict).")]
     for name, kinds in REWARD_GROUPS.items():
         funcs.append(_outcome_reward(functools.partial(_group_of, kinds=kinds), name,
-                                     f"1.0 when every {'/'.join(kinds)} check passed (1.0 where the task has none)."))
+                                     f"1.0 when every {'/'.join(kinds)} check passed (0.0 where the task has none)."))
     funcs.append(_outcome_reward(lambda r: progress_value(r["check_details"]), "reward_progress",
-                                 "Share of expected effects realised, minus 0.5 on collateral changes (shaping, not success)."))
+                                 "Share of the asked checks passed (expected effects, else what the task asks to be said), "
+                                 "minus 0.5 on collateral changes (shaping, not success); 0 for an idle episode."))
     return vf.Rubric(funcs=funcs, weights=[1.0] + [0.0] * (len(funcs) - 1))
 
 
