@@ -70,7 +70,8 @@ def test_auto_keeps_a_template_that_carries_tools_and_gives_the_prompt_protocol_
     assert protocol.name == PROMPT and plain.chat_template == PROMPT_TOOLS_TEMPLATE
     assert "ignores the tool schemas" in protocol.statement and "<tool_call>" in protocol.statement
     # applied once, the choice is stated the same way again (a shared tokenizer, a checkpoint saved with it)
-    assert choose_tool_protocol(plain).name == PROMPT
+    again = choose_tool_protocol(plain)
+    assert again.name == PROMPT and "the checkpoint's chat template is the prompt protocol's" in again.statement
 
 
 def test_native_is_refused_for_a_template_without_tools_and_a_tokenizer_without_chatml_is_refused_outright():
