@@ -21,8 +21,9 @@ from typing import Any, Literal
 
 from .tools import arguments_text, parse_arguments, safe_repr
 
-__all__ = ["ParsedAction", "ParsedCall", "hermes_calls", "parse_action"]
+__all__ = ["MAX_MESSAGE_CHARS", "ParsedAction", "ParsedCall", "hermes_calls", "parse_action", "valid_text"]
 
+MAX_MESSAGE_CHARS = 20_000  # a customer-facing message; a reply of a real agent is a few hundred characters
 _HERMES_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
 _UNCLOSED_HERMES_CALL = re.compile(r"<tool_call>\s*(\{.*)\Z", re.S)  # a block cut by the token cap
 
@@ -101,8 +102,35 @@ def hermes_calls(text: str) -> tuple[str, list[tuple[Any, Any]]]:
     return rest.strip(), calls
 
 
+def valid_text(text: str) -> str:
+    """``text`` as valid Unicode: a surrogate pair written as two code points joined, a lone surrogate as U+FFFD.
+
+    A lone surrogate cannot be encoded (UTF-8 refuses it), so every reader downstream (the
+    lemma lookup, a run file, a judge request) would raise on it; the agent's text is made
+    valid once, here, and everything else reads valid text.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 def parse_action(action: Any) -> ParsedAction:
     """The canonical form of ``action``; never raises, whatever the agent sent."""
+    parsed = _parse(action)
+    if parsed.content is not None and len(parsed.content) > MAX_MESSAGE_CHARS:
+        # grading reads every word of every message: an unbounded one would hold the verdict for minutes
+        return ParsedAction("invalid", error=f"the message is too long ({len(parsed.content):,} characters; "
+                                             f"the limit is {MAX_MESSAGE_CHARS:,})")
+    if parsed.content is None or parsed.content.isascii():
+        return parsed
+    return ParsedAction(parsed.kind, valid_text(parsed.content), parsed.calls, parsed.error)
+
+
+def _parse(action: Any) -> ParsedAction:
     if isinstance(action, str):
         if "<tool_call>" in action:
             content, found = hermes_calls(action)
@@ -122,7 +150,7 @@ def _assistant_message(action: dict[str, Any]) -> ParsedAction:
     content = action.get("content")
     if not calls:
         if isinstance(content, str):
-            return parse_action(content)
+            return _parse(content)
         return ParsedAction("invalid", error="an assistant message needs text content or tool_calls")
     if not isinstance(calls, list):
         return ParsedAction("invalid", error="tool_calls must be a list")

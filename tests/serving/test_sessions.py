@@ -314,6 +314,7 @@ BAD_OPERATOR_REQUESTS = [
     ("POST", "verdict", {"transcript": {"a": 1}}, 400, "'transcript' must be a string"),
     ("POST", "verdict", {"finish_reason": "because"}, 400, "'finish_reason' must be one of"),
     ("POST", "verdict", {"verdict": 1}, 400, "unknown field(s)"),
+    ("POST", "verdict", '{"final_message": "' + "closing words " * 400_000 + '"}', 413, "too large"),
 ]
 
 
@@ -326,6 +327,17 @@ def test_bad_operator_input_is_a_4xx_naming_the_field(server, method, route, bod
         assert got == status, text
         assert expected in text["error"]
         assert _operator(server, "GET", f"/operator/sessions/{sid}/outcome")[0] == 200  # the session survived
+    finally:
+        _request(server, "DELETE", "/mcp", headers={"mcp-session-id": sid, "mcp-protocol-version": LEGACY_VERSION})
+
+
+def test_a_verdict_over_text_with_lone_surrogates_and_line_separators_is_graded(server):
+    sid = _open_raw_session(server)
+    try:
+        body = '{"final_message": "Done \\ud800 \\u2028 \\u0085 \\u202e \\u0000 end", "transcript": "AGENT: \\udfff"}'
+        status, text = _operator(server, "POST", f"/operator/sessions/{sid}/verdict", body)
+        assert status == 200, text
+        assert text["verdict"] == 0.0, text  # graded: nothing was done
     finally:
         _request(server, "DELETE", "/mcp", headers={"mcp-session-id": sid, "mcp-protocol-version": LEGACY_VERSION})
 

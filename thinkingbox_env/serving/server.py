@@ -49,6 +49,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..actions import valid_text
 from ..checks import grade, interleave, state_outcome
 from ..domain import Domain, load_domain
 from ..records import FinishReason
@@ -576,7 +577,7 @@ def _optional_str(body: dict[str, Any], name: str, default: str) -> str:
     value = body.get(name, default)
     if not isinstance(value, str):
         raise OperatorError(f"'{name}' must be a string, got {type(value).__name__}")
-    return value
+    return valid_text(value)
 
 
 def parse_reset_body(body: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None, int]:
@@ -607,7 +608,7 @@ def parse_dialogue(value: Any) -> list[dict[str, Any]] | None:
         calls = m.get("calls_before", 0)
         if isinstance(calls, bool) or not isinstance(calls, int) or calls < 0:
             raise OperatorError(f"'dialogue'[{i}].calls_before must be a non-negative integer, got {calls!r:.40}")
-        out.append({"role": m["role"], "content": m["content"], "calls_before": calls})
+        out.append({"role": m["role"], "content": valid_text(m["content"]), "calls_before": calls})
     return out
 
 
@@ -621,6 +622,27 @@ def parse_verdict_body(body: dict[str, Any]) -> tuple[str, str, str, list[dict[s
             parse_dialogue(body.get("dialogue")))
 
 
+MAX_OPERATOR_BODY_BYTES = 4 * 1024 * 1024  # a spec or a dialogue; grading an unbounded body held a worker for minutes
+
+
+class BodyTooLarge(OperatorError):
+    """A request body over :data:`MAX_OPERATOR_BODY_BYTES` (answered 413)."""
+
+
+async def _bounded_body(request: Request) -> bytes:
+    """The request body, refused as soon as it passes :data:`MAX_OPERATOR_BODY_BYTES` (read in chunks, never whole)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_OPERATOR_BODY_BYTES:
+        raise BodyTooLarge(f"the request body is too large ({int(declared):,} bytes; the limit is {MAX_OPERATOR_BODY_BYTES:,})")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_OPERATOR_BODY_BYTES:
+            raise BodyTooLarge(f"the request body is too large (over {MAX_OPERATOR_BODY_BYTES:,} bytes)")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def operator_routes(host: EpisodeHost, operator_token: str) -> list[Route]:
     """The operator API (sessions, reset, diff, outcome, verdict), behind a token the agent never sees, so it cannot grade itself."""
     def guarded(handler: Any) -> Any:
@@ -628,7 +650,7 @@ def operator_routes(host: EpisodeHost, operator_token: str) -> list[Route]:
             if not _bearer_ok(request, operator_token):
                 return JSONResponse({"error": "operator token required"}, status_code=401)
             try:
-                raw = await request.body() if request.method == "POST" else b""
+                raw = await _bounded_body(request) if request.method == "POST" else b""
                 try:
                     body = json.loads(raw) if raw.strip() else {}
                 except (ValueError, RecursionError) as exc:
@@ -640,6 +662,8 @@ def operator_routes(host: EpisodeHost, operator_token: str) -> list[Route]:
                 return JSONResponse(answer)
             except (SessionError, UnknownTaskError) as exc:
                 return JSONResponse({"error": str(exc)}, status_code=404)
+            except BodyTooLarge as exc:
+                return JSONResponse({"error": str(exc)}, status_code=413)
             except KeyError as exc:
                 return JSONResponse({"error": f"unknown session or task: {exc.args[0]}"}, status_code=404)
             except (OperatorError, ValueError) as exc:
