@@ -26,6 +26,8 @@ from pydantic import (
     model_validator,
 )
 
+from .bounded_yaml import BoundedYAMLError, read_bounded_yaml
+
 
 class SpecError(ValueError):
     """A spec file could not be loaded; the message names the file, task and field."""
@@ -453,18 +455,12 @@ def _format_validation_error(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is about 10x faster
-
-
 def load_yaml(path: Path) -> Any:
-    """Read YAML with the safe loader (the C one when available) and name the file when it is malformed."""
+    """Read a YAML file within bounds (size, depth, aliases expanded; :mod:`thinkingbox_env.bounded_yaml`), naming the file when it is refused."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return yaml.load(fh, Loader=_YAML_LOADER)  # noqa: S506 - a safe loader, the C one when present
-    except yaml.YAMLError as exc:
-        raise SpecError(f"{path}: not valid YAML: {exc}") from exc
-    except OSError as exc:
-        raise SpecError(f"{path}: cannot be read: {exc}") from exc
+        return read_bounded_yaml(path)
+    except BoundedYAMLError as exc:
+        raise SpecError(str(exc)) from exc
 
 
 def parse_task(data: Any, source: str, domain: str | None = None) -> TaskSpec:

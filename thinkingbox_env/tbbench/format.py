@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ..bounded_yaml import MAX_YAML_BYTES, BoundedYAMLError, load_bounded_yaml, read_bounded_yaml
 from ..spec import Fact, SpecError, ToolCall, UserSpec
 
 NAMESPACE = "tbbench"
@@ -64,9 +63,9 @@ def _yaml_file(path: Path, what: str) -> Any:
     if not path.is_file():
         raise TBBenchFormatError(f"{path}: {what} not found")
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise TBBenchFormatError(f"{path}: {what} is not valid YAML: {exc}") from exc
+        return read_bounded_yaml(path, what)
+    except BoundedYAMLError as exc:
+        raise TBBenchFormatError(str(exc)) from exc
 
 
 def merge_init(base: Any, override: Any) -> Any:
@@ -101,9 +100,9 @@ def _docstring_yaml(doc: str | None, where: str) -> Any:
     if not text.startswith("!"):
         return None
     try:
-        return yaml.safe_load(text[1:])
-    except yaml.YAMLError as exc:
-        raise TBBenchFormatError(f"{where}: the docstring YAML is not valid: {exc}") from exc
+        return load_bounded_yaml(text[1:], f"{where}: the docstring")
+    except BoundedYAMLError as exc:
+        raise TBBenchFormatError(str(exc)) from exc
 
 
 @dataclass
@@ -125,8 +124,8 @@ def _scenario_name(doc: str | None, path: Path) -> tuple[str, str | None]:
     text = inspect.cleandoc(doc).lstrip("!")
     data: Any = None
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
+        data = load_bounded_yaml(text, str(path))
+    except BoundedYAMLError:
         data = None
     if isinstance(data, dict) and data.get("scenario"):
         scenario, agent = str(data["scenario"]), data.get("agent")
@@ -163,12 +162,20 @@ def _module_blocks(tree: ast.Module, path: Path) -> dict[str, Any]:
 def parse_task_module(path: Path) -> ParsedModule:
     """Every ``\"\"\"!`` test of a task file, read with ``ast`` only."""
     try:
-        source = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise TBBenchFormatError(f"{path}: task file cannot be read: {exc}") from exc
+    if len(raw) > MAX_YAML_BYTES:
+        raise TBBenchFormatError(f"{path}: task file is too large ({len(raw):,} bytes; the limit is {MAX_YAML_BYTES:,})")
+    try:
+        source = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TBBenchFormatError(f"{path}: task file is not UTF-8 text (byte {exc.start} is 0x{raw[exc.start]:02x})") from exc
     try:
         tree = ast.parse(source, filename=str(path))
-    except SyntaxError as exc:
+    except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
+        if not isinstance(exc, SyntaxError):
+            raise TBBenchFormatError(f"{path}: task file cannot be parsed: {type(exc).__name__}") from exc
         raise TBBenchFormatError(f"{path}: task file is not valid Python (line {exc.lineno}): {exc.msg}") from exc
     config = _module_blocks(tree, path)
     if config.get("scenario"):
