@@ -48,6 +48,8 @@ def test_a_folder_counts_as_converted_only_from_the_very_same_file(model_file, t
     stamp = {"file": model_file.name, "bytes": model_file.stat().st_size, "sha256": file_digest(model_file)}
     (folder / "thinkingbox_gguf_source.json").write_text(json.dumps(stamp))
     assert is_converted(model_file, folder)
+    (folder / "thinkingbox_gguf_source.json").write_text(json.dumps({**stamp, "dtype": "float32"}))
+    assert is_converted(model_file, folder, "float32") and not is_converted(model_file, folder, "bfloat16")
     with open(model_file, "r+b") as fh:  # same size, other content
         fh.write(b"\0" * 8)
     assert not is_converted(model_file, folder)

@@ -50,8 +50,8 @@ def _source_stamp(gguf: Path) -> dict[str, Any]:
     return {"file": gguf.name, "bytes": gguf.stat().st_size, "sha256": file_digest(gguf)}
 
 
-def is_converted(gguf: str | Path, folder: str | Path) -> bool:
-    """True when ``folder`` holds a finished conversion of this very file (name, size and checksum)."""
+def is_converted(gguf: str | Path, folder: str | Path, dtype: str | None = None) -> bool:
+    """True when ``folder`` holds a finished conversion of this very file (name, size and checksum), in ``dtype`` if given."""
     stamp = Path(folder) / STAMP
     if not stamp.is_file():
         return False
@@ -60,15 +60,15 @@ def is_converted(gguf: str | Path, folder: str | Path) -> bool:
     except json.JSONDecodeError:
         return False
     source = Path(gguf)
-    if recorded.get("bytes") != source.stat().st_size:  # cheap check before hashing
-        return False
-    return bool(recorded == _source_stamp(source))
+    if recorded.get("bytes") != source.stat().st_size or (dtype is not None and recorded.get("dtype") != dtype):
+        return False  # cheap checks before hashing
+    return all(recorded.get(k) == v for k, v in _source_stamp(source).items())
 
 
 def convert_gguf(gguf: str | Path, folder: str | Path, dtype: str = "float32", force: bool = False) -> Path:
     """Convert ``gguf`` into a checkpoint folder (model weights, config, tokenizer) and return the folder.
 
-    A folder already converted from the same file is returned as it is (unless ``force``). The
+    A folder already converted from the same file into the same dtype is returned as it is (unless ``force``). The
     weights are de-quantized into ``dtype`` (float32 on CPU; bfloat16 halves the folder for a
     GPU run) and the model is rebuilt from its plain config, so the folder carries no GGUF
     quantization and loads with ``from_pretrained(folder)`` anywhere. The folder is written
@@ -81,7 +81,7 @@ def convert_gguf(gguf: str | Path, folder: str | Path, dtype: str = "float32", f
         raise FileNotFoundError(f"no GGUF file at {source}")
     out.parent.mkdir(parents=True, exist_ok=True)
     with _exclusive(out.parent / f".{out.name}.lock"):  # test workers sharing one cache convert once
-        if not force and is_converted(source, out):
+        if not force and is_converted(source, out, dtype):
             log.info("reusing %s (converted from %s)", out, source.name)
             return out
         _convert(source, out, dtype)
@@ -133,7 +133,7 @@ def _convert(source: Path, out: Path, dtype: str) -> None:
     try:
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
-        (staging / STAMP).write_text(json.dumps(_source_stamp(source), indent=1) + "\n", encoding="utf-8")
+        (staging / STAMP).write_text(json.dumps({**_source_stamp(source), "dtype": dtype}, indent=1) + "\n", encoding="utf-8")
         if out.exists():
             shutil.rmtree(out)
         os.replace(staging, out)
