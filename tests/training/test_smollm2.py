@@ -83,6 +83,18 @@ def test_smollm2_s_template_knows_no_tools_so_the_prompt_protocol_is_chosen_and_
     protocol = prepare_tokenizer(tokenizer)
     assert protocol.name == PROMPT and "ignores the tool schemas" in protocol.statement
     assert supports_tool_calling(tokenizer)
+    # what the model would write in this protocol is read back on its own tokenizer; an unreadable block becomes the
+    # model's malformed call (no name, its raw text), which the env records as the model's error
+    from thinkingbox_env.agents.transformers_local import TransformersChatAgent
+
+    reader = TransformersChatAgent(None, tokenizer)
+    prefix = tokenizer.apply_chat_template([{"role": "user", "content": "hi"}], add_generation_prompt=True, tokenize=True,
+                                           return_dict=True)["input_ids"]
+    good = reader._parse(tokenizer.encode('<tool_call>\n{"name": "get_shipment", "arguments": {"shipment_id": "SH-1"}}\n'
+                                          '</tool_call><|im_end|>'), prefix)
+    assert good["tool_calls"] == [{"name": "get_shipment", "arguments": {"shipment_id": "SH-1"}}]
+    bad = reader._parse(tokenizer.encode('<tool_call>\n{"name": "get_shipment", "arguments": {\n</tool_call><|im_end|>'), prefix)
+    assert [c["name"] for c in bad["tool_calls"]] == [None] and "get_shipment" in bad["tool_calls"][0]["arguments"]
 
 
 @pytest.mark.timeout(600)
