@@ -24,6 +24,7 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
+from .asked_checks import did_asked_work
 from .protocol import (
     DONE_MARKER,
     EMPTY_MESSAGE,
@@ -243,7 +244,10 @@ class CheckRewardWrapper(gym.RewardWrapper):
     then by kind (``"effect"``, ``"mentions"``), then ``default``. The shaped reward is
     ``sum(w_i * r_i) / sum(w_i)`` over the episode's checks (0 when every weight is 0),
     so it stays in [0, 1] and equals the verdict when every check passes or every check
-    fails. Non-terminal steps keep their reward of 0. The verdict itself stays in
+    fails. It is 0 when no check that asks for work passed
+    (:func:`~thinkingbox_env.asked_checks.asked_checks`): the guards an idle episode keeps
+    (no collateral change, process rules, withheld facts) pay nothing by themselves.
+    Non-terminal steps keep their reward of 0. The verdict itself stays in
     ``info["verdict"]``; the shaped value is also put in ``info["shaped_reward"]``.
     """
 
@@ -264,6 +268,8 @@ class CheckRewardWrapper(gym.RewardWrapper):
         return float(self.weights.get(kind, self.default))
 
     def shaped(self, info: dict[str, Any]) -> float:
+        if not did_asked_work(info["check_details"]):
+            return 0.0
         kinds = {d["name"]: d["kind"] for d in info["check_details"]}
         total = weighted = 0.0
         for name, value in zip(info["check_names"], info["reward_vector"]):

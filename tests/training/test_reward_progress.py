@@ -89,3 +89,26 @@ def test_verifiers_groups_pay_nothing_where_a_task_has_none_of_their_checks():
     values = {f.__name__: f(state=state) for f in rubric().funcs}
     assert values["reward_effects"] == 0.0 and values["reward_rubric"] == 0.0 and values["reward_progress"] == 0.0
     assert values["reward_no_collateral"] == 1.0  # a guard an idle episode keeps, documented as such
+
+
+def test_the_weighted_check_reward_pays_an_idle_episode_nothing_and_partial_work_something():
+    import thinkingbox_env as tb
+    from thinkingbox_env.integrations.trl import reward_checks
+    from thinkingbox_env.wrappers import CheckRewardWrapper
+
+    weighted = reward_checks({"effect": 2.0, "no_collateral": 1.0, "dialogue": 0.5})
+    cls = environment_class("retail")
+    for family in load_domain("retail").families:
+        env = cls()
+        env.reset(family=family, seed=3)
+        # the guards it keeps (no collateral change, process, withholds) used to pay it 0.35 to 0.8 with even weights
+        assert weighted([IDLE], [env]) == [0.0], family
+    wrapped = CheckRewardWrapper(tb.make("retail/ST030_001"))
+    wrapped.reset(seed=0)
+    *_, info = wrapped.step("I'm unable to help with this request. <DONE>")
+    assert info["shaped_reward"] == 0.0 and any(d["passed"] for d in info["check_details"])
+    # one of the two expected effects done: paid in part
+    wrapped.reset(seed=0)
+    wrapped.step({"name": "update_membership", "arguments": {"customer_id": "CUS-3000001", "action": "upgrade"}})
+    *_, info = wrapped.step(f"{tb.load_task('retail/ST030_001').golden_reply} <DONE>")
+    assert 0.0 < info["shaped_reward"] < 1.0 and info["verdict"] == 0.0

@@ -27,6 +27,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from ..asked_checks import ASKED_CHECKS, ASKED_KINDS, asked_checks
 from ..checks import Judge, reward_groups
 from ..domain import load_domain
 from ..env import ThinkingboxEnv
@@ -217,26 +218,6 @@ def group_value(check_details: list[dict[str, Any]], kinds: tuple[str, ...]) -> 
     """1.0 when every check of ``kinds`` passed, 0.0 when one did not, None when the task has none of them."""
     chosen = [d["passed"] for d in check_details if d["kind"] in kinds]
     return None if not chosen else float(all(v is True for v in chosen))
-
-
-# The checks that pass only when the agent did or said something the task asks: the expected state changes, the
-# facts the closing must mention or state (among the claims, only ``states_outcome`` asks for something; the others
-# and the guards below hold for an idle episode), and the judged questions. SQL checks, no_collateral, injection,
-# process, withholds, grounded_values and truthfulness are guards: an episode that did nothing passes them.
-ASKED_KINDS = ("effect", "mentions", "states", "rubric")
-ASKED_CHECKS = ("claims:states_outcome",)
-
-
-def asked_checks(check_details: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The checks of an episode that ask for work: the effects where the task has them, else what it asks to be said.
-
-    A task without effect checks (its right outcome is an answer or a refusal) asks for its
-    mentions, stated values and judged questions; checks not evaluated (no judge) are left out.
-    """
-    effects = [d for d in check_details if d["kind"] == "effect"]
-    if effects:
-        return effects
-    return [d for d in check_details if (d["kind"] in ASKED_KINDS or d["name"] in ASKED_CHECKS) and d["passed"] is not None]
 
 
 def progress_value(check_details: list[dict[str, Any]]) -> float:
