@@ -169,6 +169,36 @@ def test_identity_guard_backoff_is_exponential_capped_and_counts_checks_in_fligh
         IdentityGuard(backoff=10, backoff_max=5)
 
 
+def test_a_flood_of_made_up_records_never_evicts_a_locked_one(monkeypatch):
+    from thinkingbox_env.serving import limits
+
+    monkeypatch.setattr(limits, "MAX_TRACKED", 50)
+    now = [0.0]
+    guard = IdentityGuard(identity_failures=3, client_failures=0, backoff=10, backoff_max=50, clock=lambda: now[0])
+    for _ in range(3):
+        assert guard.begin("verify_identity", "CUS-1", "victim") is None
+        guard.finish("verify_identity", "CUS-1", "victim", failed=True)
+    for i in range(500):  # made-up ids, each checked once: the table stays bounded
+        assert guard.begin("verify_identity", f"CUS-FAKE-{i}", "flooder") is None
+        guard.finish("verify_identity", f"CUS-FAKE-{i}", "flooder", failed=False)
+    assert len(guard._records) <= 50
+    assert guard.state("verify_identity", "CUS-1")["failures"] == 3
+    assert "locked" in (guard.begin("verify_identity", "CUS-1", "victim") or "")
+
+
+def _request_from(server, source: str, method, path, body=None, headers=None, token=TOKEN_A):
+    """A raw request from another loopback address (the same machine, another peer)."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60, source_address=(source, 0))
+    try:
+        hdrs = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **(headers or {})}
+        hdrs["Authorization"] = f"Bearer {token}"
+        conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=hdrs)
+        response = conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read().decode()
+    finally:
+        conn.close()
+
+
 # --------------------------------------------------------------------------- fairness
 
 
@@ -202,6 +232,53 @@ def test_one_client_cannot_take_every_episode_slot():
     finally:
         for sid, token in held:
             _close(srv, sid, token)
+        srv.close()
+
+
+def test_a_client_is_its_token_not_its_peer_address():
+    """The same token from another loopback address is the same client: its share is not doubled."""
+    srv = HttpServer("retail/ST030_001", extra=["--max-episodes", "6", "--max-episodes-per-client", "2"])
+    held: list[str] = []
+    try:
+        for _ in range(2):
+            status, sid, text = _handshake(srv, TOKEN_A)
+            assert status == 200, text
+            held.append(sid)
+        status, headers, text = _request_from(srv, "127.0.0.2", "POST", "/mcp", _rpc("initialize", {
+            "protocolVersion": LEGACY_VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}))
+        assert status == 429 and "--max-episodes-per-client 2" in json.loads(text)["error"]["message"], text
+        assert {s["client"] for s in _operator(srv, "GET", "/operator/sessions")[1]["sessions"]} == {"token 1"}
+    finally:
+        for sid in held:
+            _close(srv, sid, TOKEN_A)
+        srv.close()
+
+
+def test_a_session_answers_only_its_owner():
+    """Another token naming a live session id gets the answer an unknown id gets, and can neither use nor close it."""
+    srv = HttpServer("retail/ST030_001", extra=["--max-episodes", "4", "--token", TOKEN_B])
+    try:
+        status, sid, text = _handshake(srv, TOKEN_A)
+        assert status == 200, text
+        _request(srv, "POST", "/mcp", _rpc("notifications/initialized", id_=None),
+                 {"mcp-session-id": sid, "mcp-protocol-version": LEGACY_VERSION}, token=TOKEN_A)
+        call = _rpc("tools/call", {"name": "update_membership", "arguments": {"customer_id": "CUS-3000001", "action": "upgrade"}})
+        headers = {"mcp-session-id": sid, "mcp-protocol-version": LEGACY_VERSION}
+        made_up = {"mcp-session-id": "x" * len(sid), "mcp-protocol-version": LEGACY_VERSION}
+        before = _operator(srv, "GET", f"/operator/sessions/{sid}/diff")[1]
+        for method, body in (("POST", call), ("GET", None), ("DELETE", None)):
+            theirs = _request(srv, method, "/mcp", body, headers, token=TOKEN_B)
+            unknown = _request(srv, method, "/mcp", body, made_up, token=TOKEN_B)
+            assert theirs[0] == unknown[0] == 404, (method, theirs)
+            assert json.loads(theirs[2])["error"]["message"].replace(sid[:40], "ID") == \
+                json.loads(unknown[2])["error"]["message"].replace(("x" * len(sid))[:40], "ID")
+        sessions = _operator(srv, "GET", "/operator/sessions")[1]["sessions"]
+        assert [s["session"] for s in sessions] == [sid]  # still open, nothing written
+        assert _operator(srv, "GET", f"/operator/sessions/{sid}/diff")[1] == before  # the other token's call wrote nothing
+        status, _, text = _request(srv, "POST", "/mcp", call, headers, token=TOKEN_A)
+        assert status == 200, text  # the owner still works
+        _close(srv, sid, TOKEN_A)
+    finally:
         srv.close()
 
 

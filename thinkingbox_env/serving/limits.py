@@ -31,7 +31,7 @@ DEFAULT_CLIENT_FAILURES = 10  # per client across all records: spraying guesses 
 DEFAULT_BACKOFF_S = 30.0
 DEFAULT_BACKOFF_MAX_S = 3600.0
 DEFAULT_FORGET_S = 86400.0  # a counter whose last failure is this old starts again from zero
-MAX_TRACKED = 100_000  # records and clients remembered at once; the oldest are forgotten beyond it
+MAX_TRACKED = 100_000  # records and clients remembered at once; beyond it the oldest that hold no failure are forgotten
 
 
 def check_failed(content: Any) -> bool:
@@ -93,10 +93,27 @@ class IdentityGuard:
             count = None  # long quiet: start again
         if count is None:
             count = table[key] = _Count()
-            while len(table) > MAX_TRACKED:
-                table.popitem(last=False)
+            while len(table) > MAX_TRACKED and self._evict_one(table, key, now):
+                pass
         table.move_to_end(key)
         return count
+
+    @staticmethod
+    def _evict_one(table: OrderedDict, keep: Any, now: float) -> bool:
+        """Forget the oldest counter that holds nothing: no failure first, else no lock; never a lock or a check in flight.
+
+        A flood of made-up records (each a counter with no failure) thus evicts only its own
+        kind, and a locked record stays locked. Only locked counters and checks in flight can
+        take the table past its bound, and each of those cost a failed check the client's own
+        counter also holds.
+        """
+        victim = next((k for k, c in table.items() if k != keep and not c.failures and not c.in_flight), None)
+        if victim is None:
+            victim = next((k for k, c in table.items() if k != keep and not c.in_flight and c.until <= now), None)
+        if victim is None:
+            return False
+        del table[victim]
+        return True
 
     def _refusal(self, count: _Count, free: int, now: float) -> float | None:
         """Seconds to wait before a check is allowed, or None if it may run now."""

@@ -6,7 +6,9 @@ through the same ``Toolbox.call`` error contract. Over stdio there is one episod
 per process; over streamable HTTP every MCP session gets its own isolated episode,
 bound to the session id the server issued at the handshake and dropped after a
 configurable idle time (sooner if it has made no tool call yet, so bare handshakes
-cannot hold the slots). Each client (agent token, or connection peer) may hold at
+cannot hold the slots). A session belongs to the client that opened it (its agent token;
+the connection peer only on a token-less loopback server): another client naming its id is
+answered as if the id were unknown. Each client may hold at
 most a share of the slots, tool calls of different sessions run concurrently on
 worker threads while one session's calls run one at a time in arrival order, and
 failed identity checks are counted across sessions (:mod:`.limits`). A request that names an id the server did not issue, or
@@ -276,12 +278,19 @@ class EpisodeHost:
             return SessionError(f"session {key[:12]}... has {why}; its episode and its writes are gone: open a new session")
         return SessionError(f"unknown session {key[:40]!r}: this server did not issue it (or it ended long ago)")
 
-    def episode(self, session: str | None) -> HostedEpisode:
-        """The live episode of a request, touched; :class:`SessionError` naming why if there is none."""
+    def episode(self, session: str | None, client: str | None = None) -> HostedEpisode:
+        """The live episode of a request, touched; :class:`SessionError` naming why if there is none.
+
+        With ``client``, a session another client opened is answered exactly as an unknown one
+        (and not touched): an id that leaked is worth nothing to anyone but its owner, who
+        cannot even learn from the answer that it exists.
+        """
         key = self.key(session)
         self.expire()
         with self._lock:
             ep = self._episodes.get(key)
+            if ep is not None and client is not None and not self.single_episode and ep.client != client:
+                raise SessionError(f"unknown session {key[:40]!r}: this server did not issue it (or it ended long ago)")
             if ep is None:
                 raise self._refusal(key)
             ep.last_used = self.clock()
@@ -560,8 +569,12 @@ def _bearer_index(request: Request, tokens: list[str]) -> int | None:
 
 
 def client_of(scope: Any, token_index: int | None, tokens: int) -> str:
-    """The client a request counts against: its token when the server hands out several, else its connection peer."""
-    if tokens > 1 and token_index is not None:
+    """The client a request counts against and its sessions belong to: the agent token it authenticated with.
+
+    Only a server without tokens (which listens on loopback alone) falls back to the connection
+    peer's address; there every local process is one client, which is all an address can tell.
+    """
+    if tokens and token_index is not None:
         return f"token {token_index + 1}"
     peer = scope.get("client") or ("unknown", 0)
     return f"peer {peer[0]}"
@@ -745,7 +758,7 @@ class SessionGate:
         session = request.headers.get("mcp-session-id")
         if session is not None:
             try:
-                self.host.episode(session)
+                self.host.episode(session, client)
             except SessionError as exc:
                 self._close_ended()
                 await _rpc_refusal(str(exc), 404)(scope, receive, send)
