@@ -11,7 +11,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("script", ["training/grpo.py", "training/gpu_smoke.py", "training/experiments/shaping.py"])
+@pytest.mark.parametrize("script", ["training/grpo.py", "training/gpu_smoke.py", "training/experiments/shaping.py",
+                                    "training/pretrained.py"])
 def test_a_training_script_without_trl_names_the_extra_to_install(script):
     # sys.modules[name] = None makes every import of it fail, as on an install without the extra
     code = ("import runpy, sys; sys.modules['trl'] = None; "
