@@ -44,6 +44,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")  # lone UTF-16 halves: JSON can spell
 END_TOOL_NAME = "end_conversation"
 
 
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 EARLIEST_DATE = date(1900, 1, 1)  # no record of these systems holds a day outside this range
 LATEST_DATE = date(2100, 12, 31)
 
@@ -52,7 +53,7 @@ def _iso_date(value: Any) -> date:
     day: date | None = None
     if isinstance(value, date) and not isinstance(value, datetime):
         day = value
-    elif isinstance(value, str):
+    elif isinstance(value, str) and _ISO_DAY.fullmatch(value.strip()):  # fromisoformat alone also takes 20260302 and 2026-W10-1
         try:
             day = date.fromisoformat(value.strip())
         except ValueError:
@@ -83,6 +84,30 @@ FREE_TEXT = _FreeTextMarker()
 FreeText = Annotated[str, FREE_TEXT]
 """A free-text tool argument: no policy rule decides its value, so golden writes need no source for it
 and state checks compare it only where a task says so."""
+
+
+MAX_TEXT_ARGUMENT_CHARS = 500  # an id, a name, a status, a query: the longest in any golden call is 61
+MAX_FREE_TEXT_CHARS = 4_000   # a note or a reason in the agent's own words: the longest in any golden call is 217
+
+
+def _default_text_limit(annotation: Any) -> int | None:
+    """The length bound a text argument gets when its declaration states none; None for other types or a declared bound."""
+    args = typing.get_args(annotation) if typing.get_origin(annotation) is Annotated else ()
+    base, metadata = (args[0], list(args[1:])) if args else (annotation, [])
+    if any(getattr(m, "max_length", None) is not None for m in metadata):
+        return None
+    members = [a for a in typing.get_args(base) if a is not type(None)] if typing.get_origin(base) in (typing.Union, types.UnionType) else [base]
+    if len(members) != 1:
+        return None
+    member = members[0]
+    if typing.get_origin(member) is Annotated:
+        inner = typing.get_args(member)
+        if any(getattr(m, "max_length", None) is not None for m in inner[1:]):
+            return None
+        member = inner[0]
+    if member is not str:
+        return None
+    return MAX_FREE_TEXT_CHARS if _has_marker(annotation, metadata) else MAX_TEXT_ARGUMENT_CHARS
 
 
 def _has_marker(annotation: Any, metadata: list[Any]) -> bool:
@@ -224,8 +249,10 @@ def tool(fn: Callable[..., Any] | None = None, *, writes: bool = False, name: st
             if p.name not in hints:
                 raise TypeError(f"tool '{func.__name__}': parameter '{p.name}' has no type annotation")
             default = ... if p.default is inspect.Parameter.empty else p.default
-            # the docstring's description joins any Field(...) limits of an Annotated hint rather than replacing them
-            fields[p.name] = (Annotated[hints[p.name], Field(description=docs.get(p.name))], default)
+            # the docstring's description joins any Field(...) limits of an Annotated hint rather than replacing them;
+            # text without a declared bound gets the contract's (a 30,000-character "id" is refused by name, not stored)
+            limit = _default_text_limit(hints[p.name])
+            fields[p.name] = (Annotated[hints[p.name], Field(description=docs.get(p.name), max_length=limit)], default)
         model = create_model(
             f"{func.__name__}_arguments",
             __config__=ConfigDict(extra="forbid"),
@@ -392,7 +419,11 @@ def _json_problem(value: Any, path: str, depth: int) -> str | None:
             return f"{where}: contains a lone surrogate (\\ud800-\\udfff), which is not a character text can store"
         return None
     if isinstance(value, int):
-        return None if INT64[0] <= value <= INT64[1] else f"{where}: integer out of the 64-bit range"
+        if not INT64[0] <= value <= INT64[1]:
+            return f"{where}: integer out of the 64-bit range"
+        if abs(value) > MAX_FLOAT_MAGNITUDE:
+            return f"{where}: {value} is beyond ±2^53, larger than any amount or count the backend stores"
+        return None
     if isinstance(value, float):
         if not math.isfinite(value):
             return f"{where}: {value} is not a finite number"

@@ -1,0 +1,75 @@
+"""One argument contract for every domain: text bounded, dates only as YYYY-MM-DD, integers within ±2^53, each refusal
+naming the argument. Walked over every tool of every shipped domain, so a new tool cannot opt out by omission."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import state_hash
+
+import thinkingbox_env as tb
+from thinkingbox_env.domain import load_domain
+from thinkingbox_env.tools import MAX_FREE_TEXT_CHARS, MAX_TEXT_ARGUMENT_CHARS
+
+DOMAINS = ["retail", "insurance", "travel", "neobank", "consulting"]
+FIRST_TASK = {"retail": "retail/ST030_001", "insurance": "insurance/IN001_001", "travel": "travel/TR001_001",
+              "neobank": "neobank/NB001_001", "consulting": "consulting/HV001_001"}
+
+
+def _text_limits(schema: dict) -> list[int | None]:
+    """The maxLength of each string form a property accepts (None where one is unbounded)."""
+    forms = schema.get("anyOf", [schema])
+    return [f.get("maxLength") for f in forms if f.get("type") == "string" and f.get("format") != "date" and "enum" not in f]
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_every_text_argument_of_every_tool_is_bounded(domain):
+    unbounded = []
+    for tool in load_domain(domain).toolbox.tools.values():
+        for name, prop in tool.openai_schema()["function"]["parameters"]["properties"].items():
+            if any(limit is None for limit in _text_limits(prop)):
+                unbounded.append(f"{tool.name}.{name}")
+    assert not unbounded
+
+
+def _call(env, name, arguments):
+    obs = env.step({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]})[0]
+    return json.loads(obs["messages"][-1]["content"])
+
+
+def _text_arguments(tool):
+    for name, prop in tool.openai_schema()["function"]["parameters"]["properties"].items():
+        limits = _text_limits(prop)
+        if limits:
+            yield name, limits[0]
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_overlong_text_compact_dates_and_huge_integers_are_refused_naming_the_argument(domain):
+    env = tb.make(FIRST_TASK[domain])
+    env.reset(seed=0, options={"max_actions": 10_000})
+    before = state_hash(env)
+    box = env.unwrapped.toolbox
+    refused = 0
+    for tool in box.tools.values():
+        if not tool.writes:
+            continue
+        for name, limit in _text_arguments(tool):
+            assert limit in (MAX_TEXT_ARGUMENT_CHARS, MAX_FREE_TEXT_CHARS) or limit < MAX_TEXT_ARGUMENT_CHARS
+            error = _call(env, tool.name, {name: "x" * 30_000})["error"]
+            assert f"argument '{name}'" in error and "at most" in error, error
+            refused += 1
+        for name, prop in tool.openai_schema()["function"]["parameters"]["properties"].items():
+            if any(f.get("format") == "date" for f in prop.get("anyOf", [prop])):
+                for compact in ("20260302", "2026-W10-1", "2026-061"):
+                    error = _call(env, tool.name, {name: compact})["error"]
+                    assert f"argument '{name}'" in error and "YYYY-MM-DD" in error, error
+                    refused += 1
+    name = next(iter(box.tools))
+    first = next(iter(box[name].openai_schema()["function"]["parameters"]["properties"]), "x")
+    assert "beyond ±2^53" in _call(env, name, {first: 2**53 + 1})["error"]
+    assert refused > 0
+    assert state_hash(env) == before  # every refusal wrote nothing
+    env.close()
