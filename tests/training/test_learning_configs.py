@@ -96,7 +96,12 @@ def test_the_preregistered_claim_names_a_config_seeds_and_a_step_the_run_evaluat
     assert step == cfg.grpo.max_steps and step % every == 0
     assert reg["evaluation"]["heldout_tasks"] == json.loads(RESULTS.read_text())["heldout_tasks"]
     run = reg["commands"][0]
-    assert "--seeds " + " ".join(map(str, seeds)) in run and f"eval.every={every}" in run and "--arms verdict" in run
+    seeds_override = "seeds=[" + ",".join(map(str, seeds)) + "]"
+    assert seeds_override in reg["recipe"]["overrides"]
+    assert all(o in run for o in reg["recipe"]["overrides"]) and "--arms verdict" in run
+    raw = yaml.safe_load((ROOT / reg["recipe"]["config"]).read_text())
+    cfg_run = shaping.parse_config(shaping.apply_overrides(raw, reg["recipe"]["overrides"]))
+    assert cfg_run.seeds == seeds and cfg_run.eval.every == every
     result = ROOT / reg["result"]
     if result.exists():  # once run: the committed result is the registered claim's, over the registered seeds
         got = json.loads(result.read_text())
