@@ -95,8 +95,9 @@ class ContextOverflowError(RuntimeError):
 
 def overflow_from_status_error(exc: Any) -> ContextOverflowError | None:
     """The overflow an ``openai.APIStatusError`` reports, or None when it is another refusal."""
-    message = str(getattr(exc, "message", "") or exc)
     body = getattr(exc, "body", None)
+    said = body.get("message") if isinstance(body, dict) else None  # the server's words, without the client's prefix
+    message = str(said or getattr(exc, "message", "") or exc)
     if not is_context_overflow(message, code=getattr(exc, "code", None), kind=getattr(exc, "type", None), body=body):
         return None
     status = getattr(exc, "status_code", None)

@@ -46,7 +46,7 @@ class Opening:
     prompt_tokens: int | None
     fits: bool
     measured: bool = True
-    at_least: bool = False  # the figure is a lower bound (the server refused the prompt, or a shorter opening's size)
+    at_least: bool = False  # the figure is a lower bound: a shorter opening's size, which this one cannot be below
 
 
 @dataclass
@@ -58,6 +58,7 @@ class ContextFit:
     openings: list[Opening] = field(default_factory=list)
     # per domain, with compact tool schemas: (characters, tokens) of its longest opening, full and compact
     savings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    compact: bool = False  # the openings were measured with compact tool schemas already
 
     @property
     def overflowing(self) -> list[Opening]:
@@ -75,9 +76,10 @@ class ContextFit:
             lines.append(f"  {o.task_id}: {size} + {self.budget:,} (--max-tokens){total} > {self.context.tokens:,}")
         if len(bad) > limit:
             lines.append(f"  ... and {len(bad) - limit} more")
-        lines.append("Lower --max-tokens, show compact tool schemas (--compact-tools), serve a longer context (llama.cpp: -c N; "
-                     "vLLM: --max-model-len N), or pass --on-overflow skip (leave these tasks out) or --on-overflow run "
-                     "(run them: they end as context_overflow failures)")
+        compact = "" if self.compact else "show compact tool schemas (--compact-tools), "
+        lines.append(f"Lower --max-tokens, {compact}serve a longer context (llama.cpp: -c N; vLLM: --max-model-len N), or pass "
+                     "--on-overflow skip (leave these tasks out) or --on-overflow run (run them: they end as context_overflow "
+                     "failures)")
         return "\n".join(lines)
 
 
@@ -201,7 +203,14 @@ class _Measurer:
         if self.budget is None:
             self.budget = completion_budget(request)
         self.requests[task_id] = request
-        self.sizes[task_id] = prompt_tokens(self.client, request)
+        try:
+            self.sizes[task_id] = prompt_tokens(self.client, request)
+        except Exception as exc:  # noqa: BLE001 - whatever it is, the openings cannot be measured
+            from .runner import PreflightError, _endpoint_error, _where
+
+            raise PreflightError(f"the agent endpoint {_where(self.config.agent_endpoint)} failed the request that measures "
+                                 f"the opening of {task_id} against its context: {_endpoint_error(exc)}; allow it more time "
+                                 "(--timeout), or skip the checks before the run (--no-preflight)") from exc
         return True
 
     def fits(self, task_id: str) -> bool:
@@ -219,10 +228,10 @@ class _Measurer:
         if not self.fits(ordered[0]):  # the shortest does not fit: none does, each at least its size
             floor = self.sizes[ordered[0]][0]
             return [Opening(t, self.sizes[t][0] if t in self.sizes else floor, False, measured=t in self.sizes,
-                            at_least=t not in self.sizes or not self.sizes[t][1]) for t in ordered]
+                            at_least=t not in self.sizes) for t in ordered]
         for t in ordered:
             self.measure(t)
-        return [Opening(t, self.sizes[t][0], self.fits(t), at_least=not self.sizes[t][1]) for t in ordered]
+        return [Opening(t, self.sizes[t][0], self.fits(t)) for t in ordered]
 
 
 def check_context(config: Any, task_ids: list[str], context_length: int | None = None,
@@ -233,6 +242,8 @@ def check_context(config: Any, task_ids: list[str], context_length: int | None =
     server says). ``client`` is the agent endpoint's client (built from the config if not given).
     With ``config.compact_tools`` the result also says what the compact schemas save per domain.
     """
+    import openai
+
     from ..llm import openai_client
     from .runner import preflight_timeout
 
@@ -243,7 +254,9 @@ def check_context(config: Any, task_ids: list[str], context_length: int | None =
         context = served_context(ep.base_url, ep.model, ep.api_key, min(float(ep.timeout), SERVER_INFO_SECONDS))
     if context is None:
         return None
-    client = client or openai_client("agent", ep.base_url, ep.api_key, timeout=preflight_timeout(ep), max_retries=0)
+    # a measuring request reads the whole opening, as long as a trial's first turn: it gets the run's own read timeout
+    timeout = openai.Timeout(ep.timeout, connect=preflight_timeout(ep).connect)
+    client = client or openai_client("agent", ep.base_url, ep.api_key, timeout=timeout, max_retries=0)
     by_domain: dict[str, list[str]] = {}
     for t in task_ids:
         by_domain.setdefault(t.split("/", 1)[0], []).append(t)
@@ -259,7 +272,8 @@ def check_context(config: Any, task_ids: list[str], context_length: int | None =
         if config.compact_tools:
             savings[domain] = _savings(config, client, ordered[-1], measurer.requests[ordered[-1]], measurer.sizes[ordered[-1]])
     order = {t: i for i, t in enumerate(task_ids)}
-    return ContextFit(context, measurer.budget or 0, sorted(openings, key=lambda o: order[o.task_id]), savings)
+    return ContextFit(context, measurer.budget or 0, sorted(openings, key=lambda o: order[o.task_id]), savings,
+                      compact=bool(config.compact_tools))
 
 
 def _savings(config: Any, client: Any, task_id: str, compact: dict[str, Any], compact_size: tuple[int | None, bool]) -> dict[str, Any]:
