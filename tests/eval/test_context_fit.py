@@ -202,3 +202,17 @@ def test_what_compact_tools_save_is_printed_even_when_the_openings_cannot_fit(tm
     full, compact = size(RETAIL[0]), size(RETAIL[0], compact=True)
     assert f"tokens {full:,} -> {compact:,}" in flat and "cannot fit their opening" in flat
     assert "show compact tool schemas" not in flat  # it is on already
+
+
+def test_a_measuring_request_that_fails_is_a_message_naming_the_task_and_the_endpoints_error(tmp_path, capsys):
+    def respond(body: dict):
+        if body.get("max_tokens") == 1:
+            return {"status": 500, "error": {"message": "llama_decode failed", "type": "server_error"}}
+        return serving(10**6)(body)
+
+    with FakeOpenAI(respond, get=props(65536)) as server:
+        assert _eval(server, tmp_path / "run.jsonl", RETAIL[0]) == 2
+    flat = " ".join(capsys.readouterr().out.split())
+    assert f"failed the request that measures the opening of {RETAIL[0]}" in flat and "HTTP 500" in flat
+    assert "llama_decode failed" in flat and "--no-preflight" in flat and "Traceback" not in flat
+    assert not (tmp_path / "run.jsonl").exists()
