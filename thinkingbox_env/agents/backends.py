@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
 from ..llm import EndpointOptions
 from ..plugins import Backend, NoOptions, Options
 from .baselines import NoopAgent, OracleAgent
+from .heard_facts import HeardFactsOracle
 from .openai_chat import OpenAIChatAgent, SamplingConfig
 from .registry import AgentCapabilities
 
@@ -21,6 +22,16 @@ class OpenAIOptions(EndpointOptions):
     send_reasoning: bool = False
 
 
+class OracleOptions(Options):
+    """Where the oracle's customer-given facts come from.
+
+    ``golden``: the task's values (with the scripted user, what the customer says); ``heard``: what
+    the customer actually said, for a model-played customer (:mod:`.heard_facts`).
+    """
+
+    facts: Literal["golden", "heard"] = "golden"
+
+
 class TransformersOptions(Options):
     """A local checkpoint; of the sampling settings it uses the token limit, temperature and top-p."""
 
@@ -28,8 +39,8 @@ class TransformersOptions(Options):
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
 
 
-def _oracle(options: NoOptions, seed: int) -> OracleAgent:
-    return OracleAgent()
+def _oracle(options: OracleOptions, seed: int) -> OracleAgent:
+    return HeardFactsOracle() if options.facts == "heard" else OracleAgent()
 
 
 def _noop(options: NoOptions, seed: int) -> NoopAgent:
@@ -54,7 +65,7 @@ def _transformers(options: TransformersOptions, seed: int) -> Any:
     return agent
 
 
-ORACLE = Backend("oracle", NoOptions, _oracle, "replays the task's golden calls, an upper bound and a check of the task",
+ORACLE = Backend("oracle", OracleOptions, _oracle, "replays the task's golden calls, an upper bound and a check of the task",
                  AgentCapabilities())
 NOOP = Backend("noop", NoOptions, _noop, "closes the conversation at once without a tool call, a lower bound", AgentCapabilities())
 OPENAI = Backend("openai", OpenAIOptions, _openai, "a model behind an OpenAI-compatible endpoint, --base-url and --model",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 
 from ..llm import EndpointOptions
 from ..plugins import Backend, Options
@@ -29,10 +29,11 @@ class ScriptedOptions(Options):
 
 
 class LLMUserOptions(EndpointOptions):
-    """The customer's model, its endpoint and sampling temperature, and how it behaves."""
+    """The customer's model, its endpoint, sampling temperature and reply token cap, and how it behaves."""
 
     persona: str = "plain"
     temperature: float = 0.3
+    max_tokens: int = Field(default=512, ge=1)  # a small model on a CPU: a lower cap bounds each reply's time
 
     @field_validator("persona")
     @classmethod
@@ -46,7 +47,7 @@ def _scripted(options: ScriptedOptions) -> ScriptedUser:
 
 def _llm(options: LLMUserOptions) -> LLMUser:
     return LLMUser(model=options.model, base_url=options.base_url, api_key=options.api_key, temperature=options.temperature,
-                   persona=options.persona, timeout=options.timeout, max_retries=options.max_retries)
+                   max_tokens=options.max_tokens, persona=options.persona, timeout=options.timeout, max_retries=options.max_retries)
 
 
 SCRIPTED = Backend("scripted", ScriptedOptions, _scripted, "answers from the task's typed facts, offline and deterministic",
