@@ -9,7 +9,9 @@ then runs exactly the missing pairs: the file ends with one row per pair.
 A *system error* is an infrastructure failure (a model endpoint that stays
 down, a simulated user that cannot be reached, a judge that fails): the trial
 says nothing about the agent, so it is recorded as such and kept out of the
-pass rates (``thinkingbox agg`` shows them separately).
+pass rates (``thinkingbox agg`` shows them separately). A model that refuses a turn
+because the conversation outgrew its context is not one: that trial is the agent's
+failure (``context_overflow``, :mod:`.overflow`), counted like any other.
 
 A run can be stopped cleanly through a ``RunControl``: no new trial starts,
 trials in flight give up at their next model call (their half-done episodes are
