@@ -52,9 +52,13 @@ def nonce_for(*parts: str) -> str:
     return h.hexdigest()[:16]
 
 
+# line breaks JSON leaves as they are without ensure_ascii, though str.splitlines and many tokenizers break lines on them
+_UNESCAPED_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+
+
 def quoted_turn(speaker: str, text: str, nonce: str) -> str:
     """One turn as one line: the speaker label, then the text as a JSON string (escaped, never more than one line)."""
-    return f"{speaker}: {json.dumps(neutralise(text, nonce), ensure_ascii=False)}"
+    return f"{speaker}: {json.dumps(neutralise(text, nonce), ensure_ascii=False).translate(_UNESCAPED_BREAKS)}"
 
 
 def begin_marker(label: str, nonce: str) -> str:
