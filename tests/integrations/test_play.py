@@ -137,3 +137,37 @@ def test_a_person_as_the_customer_against_a_model_agent(tmp_path):
     assert row["config"]["agent"]["kind"] == "openai"
     said = [e["content"] for e in row["trace"] if e.get("type") == "message" and e.get("source") == "simulator"]
     assert said == [spec.user.facts[0].text]
+
+
+def test_deep_json_and_bytes_that_are_not_utf8_are_explained_and_the_prompt_comes_back(tmp_path):
+    term = Terminal(TASK, "-o", str(tmp_path / "p.jsonl"))
+    term.expect("you> ")
+    term.send("/call get_customer_profile " + "[" * 100_000 + "]" * 100_000)
+    assert "nested too deep" in term.expect("you> ")
+    os.write(term.fd, b"caf\xe9 \xff\xfe hello\n")  # read with surrogate escapes: text UTF-8 cannot encode
+    assert "customer>" in term.expect("you> ")
+    term.send("/done Bye.")
+    assert "verdict 0" in term.expect("Enter quits")
+    term.send("")
+    assert term.close() == 0
+    assert read_rows(tmp_path / "p.jsonl")[0]["status"] == "ok"  # the trial ended as the agent's, not as a harness error
+
+
+def test_ctrl_c_ends_play_with_a_message_and_no_traceback(tmp_path):
+    import signal
+
+    term = Terminal(TASK, "-o", str(tmp_path / "p.jsonl"))
+    term.expect("you> ")
+    term.proc.send_signal(signal.SIGINT)
+    assert term.proc.wait(30) == 130
+    output = term.seen
+    while select.select([term.fd], [], [], 1)[0]:
+        try:
+            chunk = os.read(term.fd, 65536).decode(errors="replace")
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+    term.close()
+    assert "interrupted" in output and "Traceback" not in output, output

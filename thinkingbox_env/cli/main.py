@@ -49,6 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: a command that handles it itself (eval) has already stopped cleanly
+        console.print("interrupted", highlight=False)
+        return 130
     except (UnknownTaskError, SpecError, KeyError) as exc:
         console.print(f"[red]error:[/] {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}")
         return 2

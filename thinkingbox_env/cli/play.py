@@ -33,10 +33,14 @@ HELP = f"""commands:
 
 
 def _ask(prompt: str) -> str:
-    try:
-        return input(prompt)
-    except EOFError as exc:
-        raise UserError("input ended before the conversation did") from exc
+    """A line typed at the terminal; a line that is not text in the terminal's encoding is asked for again."""
+    while True:
+        try:
+            return input(prompt)
+        except EOFError as exc:
+            raise UserError("input ended before the conversation did") from exc
+        except UnicodeDecodeError:
+            print("  that line is not text in the terminal's encoding (UTF-8 expected); type it again")
 
 
 def _field_value(text: str, schema: dict[str, Any]) -> Any:
@@ -45,7 +49,7 @@ def _field_value(text: str, schema: dict[str, Any]) -> Any:
     if kinds & {"integer", "number", "boolean", "object", "array"}:
         try:
             return json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError, ValueError):
             return text  # passed on as typed: the tool's error names what is wrong with it
     return text
 
@@ -107,6 +111,10 @@ class TerminalAgent:
                         arguments = json.loads(parts[2])
                     except json.JSONDecodeError as exc:
                         print(f"  the arguments are not JSON ({exc.msg}); write an object like {{\"email\": \"a@b.c\"}}")
+                        continue
+                    except (RecursionError, ValueError):  # nested past the parser's depth, or a number too long to read
+                        print("  the arguments are nested too deep or hold a number too long to read; "
+                              "write a flat object like {\"email\": \"a@b.c\"}")
                         continue
                 else:
                     arguments = self._call_by_fields(name)
