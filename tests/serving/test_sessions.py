@@ -363,3 +363,24 @@ def test_an_operator_reset_with_a_spec_that_reads_host_files_is_refused_without_
         assert status == 200 and "TOP-SECRET-4417" not in json.dumps(outcome)
     finally:
         _request(server, "DELETE", "/mcp", headers={"mcp-session-id": sid, "mcp-protocol-version": LEGACY_VERSION})
+
+
+def test_clients_that_leave_mid_request_leave_no_traceback_in_the_server_log():
+    srv = HttpServer("retail/ST030_001")
+    try:
+        for path, token in (("/mcp", AGENT), ("/operator/sessions/x/verdict", OPERATOR), ("/mcp", "wrong-token-wrong-token")):
+            for _ in range(3):
+                sock = socket.create_connection(("127.0.0.1", srv.port))
+                sock.sendall(f"POST {path} HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+                             "Accept: application/json, text/event-stream\r\nContent-Length: 5000\r\n\r\n".encode()
+                             + b'{"jsonrpc": "2.0", "method": "initialize"')
+                time.sleep(0.1)
+                sock.close()
+        time.sleep(0.5)
+        assert _request(srv, "GET", "/operator/sessions", token=OPERATOR)[0] == 200  # still serving
+    finally:
+        srv.proc.terminate()
+        srv.proc.wait(30)
+        log = srv.proc.stderr.read()
+        srv.proc.stderr.close()
+    assert "Traceback" not in log and "ClientDisconnect" not in log, log[-2000:]

@@ -47,7 +47,7 @@ from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
@@ -677,6 +677,8 @@ def operator_routes(host: EpisodeHost, operator_token: str) -> list[Route]:
                 return JSONResponse({"error": str(exc)}, status_code=404)
             except BodyTooLarge as exc:
                 return JSONResponse({"error": str(exc)}, status_code=413)
+            except ClientDisconnect:  # nobody is left to read an answer; the operator app over stdio has no gate to catch it
+                return Response(status_code=400)
             except KeyError as exc:
                 return JSONResponse({"error": f"unknown session or task: {exc.args[0]}"}, status_code=404)
             except (OperatorError, ValueError) as exc:
@@ -739,6 +741,12 @@ class SessionGate:
                 scope.cancel()  # its serve loop ends and the manager discards the transport
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await self._serve(scope, receive, send)
+        except ClientDisconnect:  # the client left mid-request: nothing to answer, and nothing went wrong here
+            log.debug("client disconnected during %s %s", scope.get("method"), scope.get("path"))
+
+    async def _serve(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["path"].startswith("/operator"):
             await self.app(scope, receive, send)
             return
