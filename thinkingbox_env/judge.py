@@ -76,6 +76,14 @@ def _verdict_object(text: str) -> tuple[bool, str] | None:
     return verdict.strip().lower() == "yes", reason.strip()
 
 
+_STATED_RE = re.compile(r"""(?:verdict|answer)["'*\s]*(?:is|:|=)?["'*\s]*\b(yes|no)\b|\A\W*(yes|no)\b""", re.IGNORECASE)
+
+
+def _stated_answers(text: str) -> set[bool]:
+    """The yes/no answers a reply states before its last line: a verdict or answer named, or a reply that opens with one."""
+    return {(m.group(1) or m.group(2)).lower() == "yes" for m in _STATED_RE.finditer(text)}
+
+
 def parse_verdict(text: str | None) -> tuple[bool | None, str, bool]:
     """(answer, reason, parsed) from a judge reply; ``answer`` is None when the reply does not parse.
 
@@ -83,14 +91,20 @@ def parse_verdict(text: str | None) -> tuple[bool | None, str, bool]:
     endpoint returns, perhaps in a code fence); the reply's last non-empty line as the
     object; a reply that is exactly a ``VERDICT: YES|NO`` line and an optional
     ``REASON:`` line. Nothing else is searched: a verdict quoted inside a longer reply
-    (an echo of the transcript, say) is not an answer.
+    (an echo of the transcript, say) is not an answer, and a last-line yes that the text
+    above it contradicts ("No. ... {\"verdict\": \"yes\"}", a planted object quoted
+    at the end) is no answer either: the reply is unparsed, so the trial is unjudged.
     """
     raw = (text or "").strip()
     fenced = _CODE_FENCE_RE.match(raw)
     body = fenced.group(1).strip() if fenced else raw
     found = _verdict_object(body)
     if found is None and body:
-        found = _verdict_object(body.splitlines()[-1].strip())
+        lines = body.splitlines()
+        found = _verdict_object(lines[-1].strip())
+        # a yes there must not follow a stated no: that is the shape of a planted object quoted at the end
+        if found is not None and found[0] and False in _stated_answers("\n".join(lines[:-1])):
+            return None, f"judge answer contradicts its last line: {raw[:300]!r}", False
     if found is None:
         plain = _PLAIN_RE.fullmatch(body)
         if plain:
