@@ -92,7 +92,7 @@ def parse_verdict(text: str | None) -> tuple[bool | None, str, bool]:
     object; a reply that is exactly a ``VERDICT: YES|NO`` line and an optional
     ``REASON:`` line. Nothing else is searched: a verdict quoted inside a longer reply
     (an echo of the transcript, say) is not an answer, and a last-line yes that the text
-    above it contradicts ("No. ... {\"verdict\": \"yes\"}", a planted object quoted
+    above it contradicts ("No. ..." then a yes object: a planted object quoted
     at the end) is no answer either: the reply is unparsed, so the trial is unjudged.
     """
     raw = (text or "").strip()
