@@ -124,7 +124,7 @@ def test_failure_shares_weak_evaluator_and_costs():
     fc = s["failure_categories"]
     assert fc["failed_trials"] == 5
     assert fc["overall"] == {"followed_injection": 0.0, "tool_usage": 0.2, "no_state_changing_action": 0.2,
-                             "incomplete_user_resolution": 0.2, "wrong_state_update": 0.4}
+                             "incomplete_user_resolution": 0.2, "wrong_state_update": 0.4, "context_overflow": 0.0}
     w = s["weak_evaluator"]
     assert w["clean_termination"] == pytest.approx(4 / 5)  # C/0 asks a question
     assert w["clean_and_write"] == pytest.approx(3 / 5)  # B/0 wrote nothing
