@@ -113,6 +113,9 @@ def test_the_row_says_which_user_replies_were_flagged_and_agg_and_the_report_cou
     assert "user replies quoting the prompt / cut" in html and "1 / 1 of 3" in html
     assert main(["agg", str(tmp_path / "run.jsonl"), "--json", "-"]) == 0
     assert json.loads(capsys.readouterr().out)["user_replies"]["quoted_prompt"] == 1
+    assert main(["show", str(tmp_path / "run.jsonl"), "--task", TASK, "--trial", "0"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "simulated user: of 3 replies, [0] quoted its prompt and [1] were cut at its token cap" in shown
 
 
 def test_a_scripted_user_row_has_no_user_reply_checks(tmp_path):

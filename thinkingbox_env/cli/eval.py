@@ -572,6 +572,12 @@ def render_transcript(row: dict[str, Any], width: int = 2000) -> list[str]:
             lines.append(f"[dim]  result[/] {text}")
     if row.get("system_error"):
         lines.append(f"[red]system error ({row['system_error'].get('where')}): {escape(row['system_error'].get('message', ''))}[/]")
+    if row.get("context_overflow"):
+        lines.append(f"[red]context overflow: {escape(str(row['context_overflow'].get('message', '')))}[/]")
+    replies = row.get("user_replies") or {}
+    if replies.get("quoted_prompt") or replies.get("cut"):
+        lines.append(f"[yellow]simulated user: of {replies.get('replies')} replies, {replies.get('quoted_prompt')} quoted its "
+                     f"prompt and {replies.get('cut')} were cut at its token cap (0-based)[/]")
     if row.get("diff") is not None:
         lines.append("[b]final diff:[/] " + (escape(json.dumps(row["diff"], indent=1, default=str)) if row["diff"] else "no changes"))
     for d in row.get("check_details") or []:
