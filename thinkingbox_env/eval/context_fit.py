@@ -255,7 +255,7 @@ def check_context(config: Any, task_ids: list[str], context_length: int | None =
     if context is None:
         return None
     # a measuring request reads the whole opening, as long as a trial's first turn: it gets the run's own read timeout
-    timeout = openai.Timeout(ep.timeout, connect=preflight_timeout(ep).connect)
+    timeout: Any = openai.Timeout(ep.timeout, connect=preflight_timeout(ep).connect)
     client = client or openai_client("agent", ep.base_url, ep.api_key, timeout=timeout, max_retries=0)
     by_domain: dict[str, list[str]] = {}
     for t in task_ids:
