@@ -53,6 +53,7 @@ class ReadCache:
         self.template_only = False
         self.fast_path = True
         self._rows: dict[tuple, Answer] = {}
+        self._by_schema: dict[str, dict[tuple, None]] = {}  # the keys naming each schema, so a dropped template's go with it
         self._tables: dict[str, tuple[str, ...] | None] = {}
         self._volatile: dict[str, bool] = {}
         self._tokens: dict[tuple, int] = {}
@@ -104,6 +105,21 @@ class ReadCache:
     def clear(self) -> None:
         with self._lock:
             self._rows.clear()
+            self._by_schema.clear()
+
+    def forget(self, schemas: set[str]) -> None:
+        """Drop every entry keyed by one of ``schemas`` (a dropped task template's): no statement can ask for it again.
+
+        Without this a stream of templates (training variants, a run that cycles more tasks than
+        the runtimes kept) leaves its entries to fill the memo until it is cleared whole.
+        """
+        with self._lock:
+            for schema in schemas:
+                for key in self._by_schema.pop(schema, {}):
+                    self._rows.pop(key, None)
+                    for other in _schemas_of(key):
+                        if other != schema:
+                            self._by_schema.get(other, {}).pop(key, None)
 
     def get(self, key: tuple) -> Answer | None:
         return self._rows.get(key) if self.enabled else None
@@ -114,7 +130,16 @@ class ReadCache:
         with self._lock:
             if len(self._rows) >= self.max_entries:
                 self._rows.clear()
+                self._by_schema.clear()
+            if key not in self._rows:
+                for schema in _schemas_of(key):
+                    self._by_schema.setdefault(schema, {})[key] = None
             self._rows[key] = value
+
+
+def _schemas_of(key: tuple) -> list[str]:
+    """The schemas a memo key names: its last part holds (schema, token) pairs, or schema names alone."""
+    return [part[0] if isinstance(part, tuple) else part for part in key[3]]
 
 
 def _params_key(params: Sequence[Any]) -> tuple:

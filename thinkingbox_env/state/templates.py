@@ -141,11 +141,15 @@ class TaskTemplate:
 
     def drop(self) -> None:
         with self._lock:
+            owned = {self.schema}
             if self._reader is not None:
+                owned.add(self._reader.schema)
                 self._reader.close()
                 self._reader = None
-            if not self.in_db:  # built in Python and never put into the database: no schema to drop
-                return
+            in_db = self.in_db
+        self.domain.read_cache.forget(owned)
+        if not in_db:  # built in Python and never put into the database: no schema to drop
+            return
         with _Process._lock:
             cur = _Process.connection().cursor()
             cur.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
