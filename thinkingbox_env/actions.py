@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .protocol import DONE_MARKER
 from .tools import arguments_text, parse_arguments, safe_repr
 
 __all__ = ["MAX_MESSAGE_CHARS", "ParsedAction", "ParsedCall", "hermes_calls", "parse_action", "valid_text"]
@@ -132,7 +133,7 @@ def parse_action(action: Any) -> ParsedAction:
 
 def _parse(action: Any) -> ParsedAction:
     if isinstance(action, str):
-        if "<tool_call>" in action:
+        if "<tool_call>" in action and DONE_MARKER not in action:  # a closing is a message, whatever it quotes
             content, found = hermes_calls(action)
             if found:
                 return ParsedAction("calls", content or None, tuple(parse_call(None, n, a) for n, a in found))

@@ -229,6 +229,8 @@ class CustomerToolWrapper(gym.Wrapper):
         """Close with ``text`` (default: the last message sent to the customer) unless already over; the final info."""
         if not self.episode_over:
             self.env.step(self.protocol.closing_action(text if text is not None else self._last_sent))
+        if not self.episode_over:  # the closing was refused (a message over the length limit): close without it
+            self.env.step(DONE_MARKER)
         info = self.final_info
         assert info is not None
         return info

@@ -207,3 +207,19 @@ def test_text_with_calls_and_words_keeps_both():
     parsed = parse_action('One moment.\n<tool_call>{"name": "get_customer_profile", "arguments": {"email": "x@example.org"}}</tool_call>')
     assert parsed.kind == "calls" and parsed.content == "One moment."
     assert parsed.calls[0].arguments == {"email": "x@example.org"}
+
+
+def test_a_closing_is_a_message_whatever_call_text_it_quotes():
+    parsed = parse_action('Done, see <tool_call>{"name": "x", "arguments": {}}</tool_call> <DONE>')
+    assert parsed.kind == "message"
+
+
+def test_the_customer_tool_protocol_always_closes_even_when_the_closing_is_refused():
+    from thinkingbox_env.wrappers import CustomerToolWrapper
+
+    env = CustomerToolWrapper(tb.make("retail/ST030_001"))
+    for closing in ("x" * 30_000, 'All set <tool_call>{"name": "get_customer_profile", "argu'):
+        env.reset(seed=0)
+        info = env.finish(closing)
+        assert info["finish_reason"] == "done_marker" and info["verdict"] == 0.0
+    env.close()
