@@ -125,19 +125,24 @@ def test_the_openai_agent_builds_against_an_endpoint_it_does_not_call():
     assert str(agent.client.base_url).startswith(FAKE_URL)
 
 
-def test_the_transformers_agent_builds_from_its_checkpoint_path(monkeypatch):
+def test_the_transformers_agent_builds_from_its_checkpoint_path(monkeypatch, tmp_path):
     transformers_local = pytest.importorskip("thinkingbox_env.agents.transformers_local")
     pytest.importorskip("torch", reason="the transformers agent needs the train extra")
+    from helpers import save_tiny_checkpoint
+
+    save_tiny_checkpoint(tmp_path / "ckpt", variants=1)
     loaded: list[str] = []
+    real_load = transformers_local.load_model
 
-    def fake_load(path: str) -> tuple[Any, Any]:  # the checkpoint itself is not the registry's business
+    def recording_load(path: str) -> tuple[Any, Any]:  # the registry must hand the agent exactly the configured path
         loaded.append(path)
-        return object(), object()
+        return real_load(path)
 
-    monkeypatch.setattr(transformers_local, "load_model", fake_load)
-    config = EvalConfig(agent="transformers", agent_endpoint=EndpointConfig(model="/ckpt"), sampling=SamplingConfig(max_tokens=77))
+    monkeypatch.setattr(transformers_local, "load_model", recording_load)
+    path = str(tmp_path / "ckpt")
+    config = EvalConfig(agent="transformers", agent_endpoint=EndpointConfig(model=path), sampling=SamplingConfig(max_tokens=77))
     agent = build_agent(config, seed=3)
-    assert loaded == ["/ckpt"] and agent.max_new_tokens == 77 and agent.seed == 3
+    assert loaded == [path] and agent.max_new_tokens == 77 and agent.seed == 3
 
 
 def test_built_in_users_and_the_judge_build():
