@@ -15,7 +15,7 @@ from thinkingbox_env.cli import main
 
 pytestmark = pytest.mark.realmodel
 
-LIMIT = 4
+LIMIT = 2
 
 
 def test_judge_check_judges_or_leaves_unjudged_every_closing(chat_server, tmp_path, capsys):
