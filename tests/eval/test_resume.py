@@ -94,4 +94,4 @@ def test_oracle_passes_and_noop_fails_one_task_of_every_retail_family(tmp_path):
     for r in read_rows(noop):
         if any(d["kind"] == "effect" for d in r["check_details"]):  # the task requires a change
             assert r["verdict"] == 0.0 and r["failure_category"] == "no_state_changing_action"
-    assert read_rows(oracle)[0]["config"]["agent"] == {"kind": "oracle"}
+    assert read_rows(oracle)[0]["config"]["agent"] == {"kind": "oracle", "facts": "golden"}  # the golden values, not the ones heard
