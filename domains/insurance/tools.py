@@ -31,6 +31,7 @@ from thinkingbox_env.invariants import (
     old_enough,
     us_state,
     well_formed_text,
+    years_later,
 )
 from thinkingbox_env.kb import search_knowledge_base
 from thinkingbox_env.state import ToolContext
@@ -56,6 +57,20 @@ def _date(value: str, name: str) -> date:
 
 def _today(db: ToolContext) -> date:
     return db.now.date()
+
+
+MAXIMUM_DRIVER_AGE = 110
+
+
+def _change_date(db: ToolContext, value: str | date, floor: date, what: str) -> date:
+    """The effective date of a change to a record: not more than the horizon ahead, and not before the record's ``floor``.
+
+    A change cannot take effect before what it changes existed (``1900-01-01`` as the date a
+    driver left the household); how far back the policy lets a date reach is the family's
+    rule, checked by the task, not the backend's.
+    """
+    eff = not_too_far_ahead(_date(value, "effective_date"), _today(db), "effective_date")
+    return not_before(eff, floor, "effective_date", what)
 
 
 def _policy(db: ToolContext, policy_id: str) -> dict[str, Any]:
@@ -343,6 +358,8 @@ def add_driver(
     full_name = " ".join(well_formed_text(full_name, "full_name").split())  # stored as one spaced name: graded exactly
     license_number = well_formed_text(license_number, "license_number", 30)
     not_after(dob, _today(db), "date_of_birth", "today")
+    not_before(dob, years_later(_today(db), -MAXIMUM_DRIVER_AGE), "date_of_birth",
+               f"the earliest birth date of a living driver ({MAXIMUM_DRIVER_AGE} years ago)")
     not_before(eff, dob, "effective_date", "the driver's date of birth")
     old_enough(dob, eff, MINIMUM_DRIVING_AGE, "date_of_birth", "any US state licenses a driver at")
     state = us_state(license_state, "license_state")
@@ -380,7 +397,7 @@ def remove_driver(
         raise ToolError(f"driver {driver_id} not found")
     if row["status"] == "removed":
         raise ToolError(f"driver {driver_id} was already removed on {row['end_date']}")
-    eff = not_too_far_ahead(_date(effective_date, "effective_date"), _today(db), "effective_date")
+    eff = _change_date(db, effective_date, row["effective_date"], "the driver's current status took effect")
     db.execute("UPDATE drivers SET status = 'removed', end_date = ? WHERE id = ?", [eff, driver_id])
     _endorse(db, row["policy_id"], "remove_driver", eff, driver_id=driver_id, reason=reason)
     return {"driver_id": driver_id, "status": "removed", "end_date": eff, "reason": reason}
@@ -402,7 +419,7 @@ def update_driver_status(db: ToolContext, driver_id: str, status: Literal["liste
         raise ToolError(f"driver {driver_id} was removed from the policy; add them again instead")
     if row["status"] == status:
         raise ToolError(f"driver {driver_id} is already {status}")
-    eff = not_too_far_ahead(_date(effective_date, "effective_date"), _today(db), "effective_date")
+    eff = _change_date(db, effective_date, row["effective_date"], "the driver's current status took effect")
     db.execute("UPDATE drivers SET status = ?, effective_date = ? WHERE id = ?", [status, eff, driver_id])
     _endorse(db, row["policy_id"], "exclude_driver" if status == "excluded" else "relist_driver", eff, driver_id=driver_id)
     return {"driver_id": driver_id, "status": status, "effective_date": eff}
@@ -497,7 +514,7 @@ def remove_vehicle(
         raise ToolError(f"vehicle {vehicle_id} not found")
     if row["status"] == "removed":
         raise ToolError(f"vehicle {vehicle_id} was already removed on {row['end_date']}")
-    eff = not_too_far_ahead(_date(effective_date, "effective_date"), _today(db), "effective_date")
+    eff = _change_date(db, effective_date, row["effective_date"], "the vehicle's coverage began")
     db.execute("UPDATE vehicles SET status = 'removed', end_date = ? WHERE id = ?", [eff, vehicle_id])
     _endorse(db, row["policy_id"], "remove_vehicle", eff, vehicle_id=vehicle_id, reason=reason)
     return {"vehicle_id": vehicle_id, "status": "removed", "end_date": eff, "reason": reason}
@@ -519,7 +536,7 @@ def update_vehicle_coverage(db: ToolContext, vehicle_id: str, coverage: Literal[
         raise ToolError(f"vehicle {vehicle_id} is not active on the policy")
     if row["coverage"] == coverage:
         raise ToolError(f"vehicle {vehicle_id} already has {coverage} coverage")
-    eff = not_too_far_ahead(_date(effective_date, "effective_date"), _today(db), "effective_date")
+    eff = _change_date(db, effective_date, row["effective_date"], "the vehicle's coverage began")
     db.execute("UPDATE vehicles SET coverage = ? WHERE id = ?", [coverage, vehicle_id])
     _endorse(db, row["policy_id"], "coverage_change", eff, vehicle_id=vehicle_id)
     return {"vehicle_id": vehicle_id, "coverage": coverage, "effective_date": eff}
@@ -909,8 +926,10 @@ def reinstate_policy(db: ToolContext, policy_id: str, effective_date: IsoDate) -
     pol = _policy(db, policy_id)
     if pol["status"] not in ("lapsed", "cancelled"):
         raise ToolError(f"policy {policy_id} is {pol['status']}; only a policy that is not in force can be reinstated")
-    eff = not_too_far_ahead(_date(effective_date, "effective_date"), _today(db), "effective_date")
-    since = pol["lapse_date"] or pol["cancellation_date"] or eff
+    stopped = pol["lapse_date"] or pol["cancellation_date"]
+    eff = _change_date(db, effective_date, stopped or pol["effective_date"],
+                       "the policy stopped" if stopped else "the policy's effective date")
+    since = stopped or eff
     lapse_days = max((eff - since).days, 0)
     rid = db.next_id("reinstatements")
     db.execute("INSERT INTO reinstatements VALUES (?, ?, ?, ?, ?)", [rid, policy_id, eff, lapse_days, db.now])
