@@ -176,10 +176,14 @@ def _arg_docs(doc: str) -> tuple[str, dict[str, str]]:
     return "\n".join(summary_lines).strip(), args
 
 
-def _clean_schema(node: Any) -> Any:
-    """Drop pydantic's titles so the schema reads like a hand-written function schema."""
+def _clean_schema(node: Any, names: bool = False) -> Any:
+    """Drop pydantic's titles so the schema reads like a hand-written function schema.
+
+    ``names``: ``node`` maps argument names to their schemas (a ``properties`` object), where a
+    key ``title`` is an argument called title, never pydantic's bookkeeping.
+    """
     if isinstance(node, dict):
-        return {k: _clean_schema(v) for k, v in node.items() if k != "title"}
+        return {k: _clean_schema(v, names=not names and k == "properties") for k, v in node.items() if names or k != "title"}
     if isinstance(node, list):
         return [_clean_schema(v) for v in node]
     return node

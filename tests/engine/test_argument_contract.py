@@ -102,3 +102,21 @@ def test_no_write_of_any_domain_takes_a_date_a_century_before_its_records(domain
                     accepted.append(f"{call.name}.{name}")
     assert not accepted
     assert seen or domain == "retail"  # every domain but retail has dated writes in its goldens
+
+
+def test_every_required_argument_is_in_the_schema_even_one_called_title(monkeypatch):
+    """Pydantic's bookkeeping titles are dropped from schemas; an argument named ``title`` must not go with them."""
+    from pathlib import Path
+
+    from thinkingbox_env.agents.compact_tools import compact_tool_schema
+
+    monkeypatch.setenv("THINKINGBOX_PATH", str(Path(__file__).resolve().parents[1] / "data"))
+    missing = []
+    for domain in [*DOMAINS, "library"]:
+        for tool in load_domain(domain).toolbox.tools.values():
+            for schema in (tool.openai_schema(), compact_tool_schema(tool.openai_schema())):
+                params = schema["function"]["parameters"]
+                missing += [f"{domain}.{tool.name}.{n}" for n in params.get("required", []) if n not in params["properties"]]
+    assert not missing
+    find_book = load_domain("library").toolbox["find_book"].openai_schema()["function"]["parameters"]["properties"]
+    assert "title" in find_book

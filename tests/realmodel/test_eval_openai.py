@@ -22,14 +22,14 @@ from thinkingbox_env.eval.runner import read_rows
 pytestmark = pytest.mark.realmodel
 
 TASKS = ["consulting/HV004_004", "consulting/HV007_002"]
-MAX_ACTIONS = 4
+MAX_ACTIONS = 2
 
 
 def test_eval_runs_every_trial_to_its_end_with_an_outcome(tools_server, tmp_path, capsys):
     run = tmp_path / "smollm2.jsonl"
     code = main(["eval", *TASKS, "--agent", "openai", "--base-url", tools_server.base_url, "--model", tools_server.model,
                  "--api-key", "none", "--extra-body", json.dumps({"tool_choice": "auto"}), "--compact-tools",
-                 "--context-length", str(TOOLS_N_CTX), "--max-tokens", "256", "--max-actions", str(MAX_ACTIONS), "--timeout", "1200",
+                 "--context-length", str(TOOLS_N_CTX), "--max-tokens", "128", "--max-actions", str(MAX_ACTIONS), "--timeout", "1200",
                  "--no-preflight",
                  "-n", "1", "-c", "1", "--no-judge", "-o", str(run)])
     out = capsys.readouterr().out

@@ -6,8 +6,9 @@ alone take about as much room as its policy, more than a small model's whole con
 once the completion budget is added. The compact form keeps what a call needs (names,
 types, enums, which arguments are required) and the first sentence of each
 description; it drops the rest of the prose, the schema bookkeeping (``additionalProperties``,
-defaults, ``null`` alternatives of optional arguments, titles) and an argument's
-description where its name already says it (``ticket_id``: "The ticket number.").
+defaults, ``null`` alternatives of optional arguments, titles), the length and pattern bounds
+the env checks itself, and an argument's description where its name already says it
+(``ticket_id``: "The ticket number.").
 
 It changes what the model reads, so a run with it is recorded as such and compared
 only with runs that used it too.
@@ -62,7 +63,9 @@ def _compact_property(name: str, schema: dict[str, Any]) -> dict[str, Any]:
         if len(kept) == 1 and isinstance(kept[0], dict):  # "X or null" of an optional argument: X
             del out["anyOf"]
             out = {**kept[0], **out}
-    for key in ("default", "title", "additionalProperties"):
+    # length and pattern bounds go too: the env enforces them and names them in its refusal, and a server that turns the
+    # schema into a generation grammar (llama.cpp's) fails to build some of them (a regex pattern, a 4,000-character bound)
+    for key in ("default", "title", "additionalProperties", "pattern", "maxLength", "minLength"):
         out.pop(key, None)
     description = out.pop("description", None)
     enum = out.get("enum")

@@ -220,10 +220,8 @@ class OpenAIChatAgent:
             tool_calls.append({"id": tc.id, "type": "function",
                                "function": {"name": getattr(fn, "name", None), "arguments": getattr(fn, "arguments", None)}})
         action: dict[str, Any] = {"role": "assistant", "content": message.content if message.content is not None else ""}
-        if tool_calls:
+        if tool_calls:  # content stays "" rather than None: llama.cpp's server refuses a null content sent back to it
             action["tool_calls"] = tool_calls
-            if message.content is None:
-                action["content"] = None
         if reasoning and self.send_reasoning:
             self._pending_reasoning = reasoning
         return action
