@@ -164,3 +164,19 @@ def test_agg_json_to_stdout_stays_pure_json_when_skipping(corrupted):
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)  # the warnings went to stderr
     assert "malformed" in out.stderr
+
+
+def test_a_line_longer_than_any_row_is_named_and_skipped_without_reading_it_whole(tmp_path, monkeypatch):
+    from thinkingbox_env.cli import main
+    from thinkingbox_env.eval import runner
+
+    out = tmp_path / "run.jsonl"
+    assert main(["eval", "retail/ST030_001", "retail/ST030_002", "--agent", "oracle", "-n", "1", "-o", str(out)]) == 0
+    lines = out.read_text().splitlines(keepends=True)
+    row_lines = [i for i, line in enumerate(lines) if '"task_id"' in line]
+    monkeypatch.setattr(runner, "MAX_ROW_CHARS", max(len(line) for line in lines) + 10)
+    lines.insert(row_lines[-1], "x" * (runner.MAX_ROW_CHARS * 3) + "\n")
+    out.write_text("".join(lines))
+    scan = runner.scan_rows(out)
+    assert sorted(r["task_id"] for r in scan.rows) == ["retail/ST030_001", "retail/ST030_002"]
+    assert [why for _, why in scan.malformed] == [f"longer than {runner.MAX_ROW_CHARS:,} characters (not a row this package writes); skipped"]

@@ -40,7 +40,7 @@ import socket
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -596,6 +596,24 @@ def _resolve_texts(row: dict[str, Any], texts: dict[str, str]) -> str | None:
     return None
 
 
+MAX_ROW_CHARS = 64 * 1024 * 1024  # a row holds one trial's trace; the longest a run of the package writes is far below
+
+
+def _bounded_lines(fh: Any) -> Iterator[str | None]:
+    """The file's lines, each read in at most :data:`MAX_ROW_CHARS` characters; ``None`` for a longer line, read past
+    in pieces, so a run file that is not ours (or a damaged one) cannot take memory without bound."""
+    while True:
+        line = fh.readline(MAX_ROW_CHARS + 1)
+        if not line:
+            return
+        if len(line) <= MAX_ROW_CHARS or line.endswith("\n"):
+            yield line
+            continue
+        while line and not line.endswith("\n"):
+            line = fh.readline(MAX_ROW_CHARS)
+        yield None
+
+
 def scan_rows(path: str | Path) -> RowScan:
     """Every line of a run file, sorted into rows and named problems; nothing is dropped without a record.
 
@@ -605,7 +623,10 @@ def scan_rows(path: str | Path) -> RowScan:
     texts: dict[str, str] = {}
     malformed: list[tuple[int, str]] = []
     with open(path, encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, start=1):
+        for number, line in enumerate(_bounded_lines(fh), start=1):
+            if line is None:
+                malformed.append((number, f"longer than {MAX_ROW_CHARS:,} characters (not a row this package writes); skipped"))
+                continue
             if not line.endswith("\n"):
                 malformed.append((number, "torn last line (its writer stopped mid-row; --resume repairs the file)"))
                 break
