@@ -600,8 +600,11 @@ MAX_ROW_CHARS = 64 * 1024 * 1024  # a row holds one trial's trace; the longest a
 
 
 def _bounded_lines(fh: Any) -> Iterator[str | None]:
-    """The file's lines, each read in at most :data:`MAX_ROW_CHARS` characters; ``None`` for a longer line, read past
-    in pieces, so a run file that is not ours (or a damaged one) cannot take memory without bound."""
+    """The file's lines, each read in at most :data:`MAX_ROW_CHARS` characters; ``None`` for a longer line.
+
+    A longer line is read past in pieces, so a run file that is not ours (or a damaged one)
+    cannot take memory without bound.
+    """
     while True:
         line = fh.readline(MAX_ROW_CHARS + 1)
         if not line:
