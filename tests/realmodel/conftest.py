@@ -1,7 +1,9 @@
-"""The realmodel tests' servers: llama.cpp serving SmolLM2, each started once per session (on first use) and stopped after it.
+"""The realmodel tests' servers: llama.cpp serving SmolLM2, each started for a test module that uses it and stopped after it.
 
 Why two (one for the agent's tool calls, one for the simulated user and the judge):
-tests/realmodel_server.py.
+tests/realmodel_server.py. Per module, not per session: llama-cpp-python's server goes on
+generating for a request whose client gave up, and a server kept for the session would hold a
+core for the rest of the run.
 """
 
 from __future__ import annotations
@@ -18,14 +20,14 @@ def _alive(server: LlamaServer) -> LlamaServer:
     return server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def _tools_server(tmp_path_factory: pytest.TempPathFactory):
     require_server()
     with serve(smollm2_gguf(), tmp_path_factory.mktemp("llama-tools") / "server.log", TOOLS_N_CTX, TOOLS_FORMAT) as server:
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def _chat_server(tmp_path_factory: pytest.TempPathFactory):
     require_server()
     with serve(smollm2_gguf(), tmp_path_factory.mktemp("llama-chat") / "server.log", CHAT_N_CTX, None) as server:
