@@ -6,6 +6,7 @@ import json
 import os
 import pty
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -26,8 +27,11 @@ class Terminal:
     def __init__(self, *args: str):
         master, slave = pty.openpty()
         env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""), "COLUMNS": "200"}
+        # Ctrl-C as a terminal delivers it: a runner that starts the tests as a background job of a non-interactive
+        # shell ignores SIGINT, and a child would inherit that and never see the signal
         self.proc = subprocess.Popen([sys.executable, "-m", "thinkingbox_env.cli", "play", *args], stdin=slave, stdout=slave,
-                                     stderr=slave, env=env, close_fds=True)
+                                     stderr=slave, env=env, close_fds=True,
+                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         os.close(slave)
         self.fd = master
         self.seen = ""
@@ -154,8 +158,6 @@ def test_deep_json_and_bytes_that_are_not_utf8_are_explained_and_the_prompt_come
 
 
 def test_ctrl_c_ends_play_with_a_message_and_no_traceback(tmp_path):
-    import signal
-
     term = Terminal(TASK, "-o", str(tmp_path / "p.jsonl"))
     term.expect("you> ")
     term.proc.send_signal(signal.SIGINT)
