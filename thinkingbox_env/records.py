@@ -68,19 +68,35 @@ FAILURE_CATEGORIES: tuple[str, ...] = tuple(c.value for c in FailureCategory)
 
 @dataclass
 class CheckResult:
-    """The outcome of one check. ``passed is None`` means not evaluated; it never counts as passed."""
+    """The outcome of one check. ``passed is None`` means not evaluated; it never counts as passed.
+
+    ``undetermined`` (with ``passed`` None) is a dialogue check whose reader could not decide:
+    the text holds no evidence either way that the reader can read (a wording it does not know).
+    Not recognising a phrasing is never evidence against the agent, so such a result does not
+    zero the verdict; it marks the trial "dialogue unverified" (a run may opt into counting it
+    as failed: ``strict_dialogue``).
+    """
 
     name: str
     kind: str
     passed: bool | None
     detail: str = ""
+    undetermined: bool = False
+
+    def __post_init__(self) -> None:
+        if self.undetermined and self.passed is not None:
+            raise ValueError(f"check {self.name}: an undetermined result has passed=None, got {self.passed!r}")
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "passed": self.passed, "detail": self.detail}
+        out = {"name": self.name, "kind": self.kind, "passed": self.passed, "detail": self.detail}
+        if self.undetermined:
+            out["undetermined"] = True
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CheckResult:
-        return cls(str(data["name"]), str(data["kind"]), data["passed"], str(data.get("detail", "")))
+        return cls(str(data["name"]), str(data["kind"]), data["passed"], str(data.get("detail", "")),
+                   bool(data.get("undetermined", False)))
 
 
 
