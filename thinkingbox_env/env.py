@@ -116,6 +116,8 @@ class ThinkingboxEnv(gym.Env):
         render_mode: str | None = None,
         tool_backend: ToolBackend | None = None,
         persona: str | None = None,
+        reader: Any = None,
+        strict_dialogue: bool = False,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
@@ -132,6 +134,9 @@ class ThinkingboxEnv(gym.Env):
         if hasattr(self.user, "bind_domain"):
             self.user.bind_domain(self.runtime.domain.spec)
         self.judge = judge
+        # what reads the sentences the rule reader cannot (a model reader); without one those checks stay undetermined
+        self.reader = reader
+        self.strict_dialogue = strict_dialogue
         self.max_actions = max_actions
         self.max_user_turns = max_user_turns
         self.render_mode = render_mode
@@ -321,6 +326,8 @@ class ThinkingboxEnv(gym.Env):
             finish_reason=finish_reason,
             judge=self.judge,
             runtime=self.runtime,
+            reader=self.reader,
+            strict_dialogue=self.strict_dialogue,
         )
 
     def evaluate(self) -> dict[str, Any]:

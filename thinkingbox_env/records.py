@@ -119,6 +119,8 @@ class Verdict(BaseModel):
         default_factory=list,
         description="Checks that exist only with a judge and had none (the automatic truthfulness rubric): "
                     "reported as not evaluated, outside the conjunction.")
+    strict_dialogue: bool = Field(
+        default=False, description="Whether an undetermined dialogue check counted as failed in ``reward``.")
 
     @property
     def checks(self) -> dict[str, bool | None]:
@@ -134,12 +136,28 @@ class Verdict(BaseModel):
 
     @property
     def reward_vector(self) -> np.ndarray:
-        """One entry per check, in ``check_names`` order: 1.0 passed, 0.0 failed or not evaluated."""
-        return np.array([1.0 if r.passed else 0.0 for r in self.results], dtype=np.float32)
+        """One entry per check, in ``check_names`` order: 1.0 passed, 0.0 failed or not evaluated.
+
+        An undetermined check counts as the verdict counts it (1.0, or 0.0 under ``strict_dialogue``);
+        ``reward_mask`` is 0 there, so a trainer can leave unread text out of a per-check reward.
+        """
+        return np.array([1.0 if r.passed or (r.undetermined and not self.strict_dialogue) else 0.0 for r in self.results],
+                        dtype=np.float32)
+
+    @property
+    def reward_mask(self) -> np.ndarray:
+        """One entry per check: 1.0 where the check was decided, 0.0 where it is undetermined or not evaluated."""
+        return np.array([0.0 if r.passed is None else 1.0 for r in self.results], dtype=np.float32)
 
     @property
     def unevaluated(self) -> list[str]:
-        return [r.name for r in self.results if r.passed is None]
+        """Checks nobody evaluated (a rubric without a judge); undetermined checks are listed apart, in ``unverified``."""
+        return [r.name for r in self.results if r.passed is None and not r.undetermined]
+
+    @property
+    def unverified(self) -> list[str]:
+        """The dialogue checks the reader could not decide: the verdict rests on text nobody read for them."""
+        return [r.name for r in self.results if r.undetermined]
 
     def info(self) -> dict[str, Any]:
         """The grading part of the final Gymnasium ``info``: plain values, keys as the rows have always had them."""
@@ -149,7 +167,10 @@ class Verdict(BaseModel):
             "check_names": self.check_names,
             "check_details": self.check_details,
             "reward_vector": self.reward_vector,
+            "reward_mask": self.reward_mask,
             "unevaluated": self.unevaluated,
+            "unverified": self.unverified,
+            "dialogue_verified": not self.unverified,
             "outcome": self.outcome,
             "skipped": [r.to_json() for r in self.skipped],
             "diff": self.diff,
@@ -162,6 +183,8 @@ class Verdict(BaseModel):
         """The verdict as a JSON object (the operator API's answer): ``info()`` with a list for the vector."""
         out = {"task_id": self.task_id, **self.info()}
         out["reward_vector"] = [float(x) for x in out["reward_vector"]]
+        out["reward_mask"] = [float(x) for x in out["reward_mask"]]
+        out["strict_dialogue"] = self.strict_dialogue
         return out
 
     @classmethod
@@ -177,6 +200,7 @@ class Verdict(BaseModel):
             state_hash=data["state_hash"],
             skipped=[CheckResult.from_json(d) for d in data.get("skipped", [])],
             outcome=data.get("outcome") or ("pass" if data["verdict"] == 1.0 else "fail"),
+            strict_dialogue=bool(data.get("strict_dialogue", False)),
         )
 
 
@@ -226,6 +250,8 @@ class EvalRow(BaseModel):
     unevaluated: list[str] | None
     # pass, fail or unjudged; absent in rows written before it (read them with trial_outcome)
     outcome: TrialOutcome | None = None
+    # the dialogue checks the reader could not decide (verdict.unverified); absent in rows written before it
+    unverified: list[str] | None = None
     diff: dict[str, Any] | None
     state_hash: str | None
     finish_reason: FinishReason | None

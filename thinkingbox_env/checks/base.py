@@ -63,6 +63,8 @@ class GradingContext:
     memo: dict[str, Any] = field(default_factory=dict)
     # the task's runtime (template, golden) where the caller holds it: found again by content otherwise
     runtime: TaskRuntime | None = None
+    # a model reader for the sentences the rule reader cannot read (None: those checks stay undetermined)
+    reader: Any = None
 
     def task_runtime(self) -> TaskRuntime:
         """The graded task's runtime: the caller's, or the shared one found by the task's content."""

@@ -52,14 +52,29 @@ def trial_outcome(verdict: float | None, check_details: list[dict[str, Any]] | N
     return "fail"
 
 
-def verdict(results: list[CheckResult]) -> float:
-    """The conjunctive verdict: every check evaluated and passed."""
-    return 1.0 if results and all(r.passed is True for r in results) else 0.0
+def verdict(results: list[CheckResult], strict_dialogue: bool = False) -> float:
+    """The conjunctive verdict: every check evaluated and passed.
+
+    An undetermined dialogue check (the reader found no evidence either way) does not fail the
+    conjunction: a wording the reader does not know says nothing against the agent. With
+    ``strict_dialogue`` it does, for a run that wants only fully verified passes.
+    """
+    return 1.0 if results and all(r.passed is True or (r.undetermined and not strict_dialogue) for r in results) else 0.0
 
 
-def reward_vector(results: list[CheckResult]) -> np.ndarray:
-    """One 0/1 entry per check in verdict order, for trainers that shape rewards per check instead of the all-or-nothing verdict."""
-    return np.array([1.0 if r.passed else 0.0 for r in results], dtype=np.float32)
+def reward_vector(results: list[CheckResult], strict_dialogue: bool = False) -> np.ndarray:
+    """One 0/1 entry per check in verdict order, for trainers that shape rewards per check instead of the all-or-nothing verdict.
+
+    An undetermined entry is what the verdict counts it as (1 unless ``strict_dialogue``);
+    :func:`reward_mask` tells a trainer which entries rest on text nobody read.
+    """
+    return np.array([1.0 if r.passed or (r.undetermined and not strict_dialogue) else 0.0 for r in results],
+                    dtype=np.float32)
+
+
+def reward_mask(results: list[CheckResult]) -> np.ndarray:
+    """1 for each check that was decided (passed or failed on evidence), 0 for an undetermined or unevaluated one."""
+    return np.array([0.0 if r.passed is None else 1.0 for r in results], dtype=np.float32)
 
 
 
@@ -159,13 +174,17 @@ def grade(
     finish_reason: FinishReason | str = FinishReason.DONE_MARKER,
     judge: Judge | None = None,
     runtime: TaskRuntime | None = None,
+    reader: Any = None,
+    strict_dialogue: bool = False,
 ) -> Verdict:
     """Grade an episode from its state outcome and what was said.
 
     ``golden`` defaults to the task's cached golden diff. ``trace`` feeds the failure
     category (and process checks); over MCP it is the server's record of tool calls.
     ``runtime`` is the task's runtime where the caller holds it (an env does), so that no
-    check looks it up again by the task's content.
+    check looks it up again by the task's content. ``reader`` is a model reader
+    (:class:`thinkingbox_env.reading.model_reader.ModelReader`) that reads what the rule reader
+    cannot; ``strict_dialogue`` counts an undetermined dialogue check as failed.
     """
     if golden is None:
         from ..task_cache import runtime_for
@@ -178,14 +197,15 @@ def grade(
         dialogue = [{"role": "assistant", "content": final_message}] if final_message else []
     context = GradingContext(task=task, golden=golden, outcome=outcome, final_message=final_message,
                              transcript=transcript, dialogue=dialogue, trace=trace, finish_reason=reason,
-                             judge=judge, runtime=runtime)
+                             judge=judge, runtime=runtime, reader=reader)
     optional = {k.name for k in kinds() if k.optional}
     results: list[CheckResult] = []
     skipped: list[CheckResult] = []
     for r in evaluate_checks(context):
         (skipped if r.passed is None and r.kind in optional else results).append(r)
     v = assemble_verdict(task.full_id, results, trace=trace, finish_reason=reason,
-                         golden_has_effects=not golden.empty, diff=outcome.diff, state_hash=outcome.state_hash)
+                         golden_has_effects=not golden.empty, diff=outcome.diff, state_hash=outcome.state_hash,
+                         strict_dialogue=strict_dialogue)
     v.skipped = skipped
     return v
 
@@ -199,6 +219,7 @@ def assemble_verdict(
     golden_has_effects: bool,
     diff: dict[str, Any],
     state_hash: str,
+    strict_dialogue: bool = False,
 ) -> Verdict:
     """The verdict record from check results: the conjunction and the failure category, computed one way.
 
@@ -206,7 +227,7 @@ def assemble_verdict(
     benchmark's reference hashes) ends here too, so its verdict has the same fields.
     """
     reason = finish_reason_of(finish_reason)
-    reward = verdict(results)
+    reward = verdict(results, strict_dialogue)
     return Verdict(
         task_id=task_id,
         reward=reward,
@@ -216,4 +237,5 @@ def assemble_verdict(
         diff=diff,
         state_hash=state_hash,
         outcome=trial_outcome(reward, [r.to_json() for r in results]),
+        strict_dialogue=strict_dialogue,
     )

@@ -146,6 +146,7 @@ def eval_config(args: argparse.Namespace) -> Any:
         agent_options=_backend_options("--agent-option", args.agent_option),
         user_options=_backend_options("--user-option", args.user_option),
         judge_options=_backend_options("--judge-option", args.judge_option),
+        strict_dialogue=getattr(args, "strict_dialogue", False),
     )
 
 
@@ -257,7 +258,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 1
     console.print(f"{summary.planned} trials run ({summary.kept} kept from before) -> {out}; "
                   f"pass@1 of this session {summary.pass_rate:.3f} over {summary.judged} judged trials; "
-                  f"unjudged {summary.unjudged}; system errors {summary.system_errors}", highlight=False)
+                  f"unjudged {summary.unjudged}; dialogue unverified {summary.unverified}; system errors {summary.system_errors}",
+                  highlight=False)
     if summary.unjudged:
         console.print(f"[yellow]{summary.unjudged} trial(s) unjudged: their only open checks are rubric questions left "
                       "unevaluated; they are neither passed nor failed (add a judge: --judge-model/--judge-base-url)[/]",
@@ -332,6 +334,8 @@ def _add_eval(sub: Any) -> None:
     p.add_argument("--judge-api-key", help="rubric judge API key")
     p.add_argument("--no-judge", action="store_true",
                    help="run tasks with rubric checks without a judge (they stay unevaluated; rows are marked)")
+    p.add_argument("--strict-dialogue", action="store_true",
+                   help="count a dialogue check the reader could not decide (dialogue unverified) as failed")
     p.add_argument("-n", "--trials", type=int, default=1, help="trials per task")
     p.add_argument("-c", "--concurrency", type=int, default=4, help="trials in flight")
     p.add_argument("--seed", type=int, default=0, help="trial i uses seed + i")
@@ -440,6 +444,13 @@ def print_summary(s: dict[str, Any], title: str) -> None:
         why = "the run was started with --no-judge" if uj.get("no_judge") else "their rubric questions went unevaluated"
         console.print(f"[yellow]unjudged: {uj['count']} trials of {len(uj['tasks'])} tasks, left out of every rate above "
                       f"({why}; neither passed nor failed)[/]", highlight=False)
+    uv = s.get("unverified") or {}
+    if uv.get("count"):
+        how = ("counted as failed (--strict-dialogue)" if uv.get("strict")
+               else f"{uv['passed']} of them passed: {_pct(uv['passes_share'])} of the passes rest on text no reader decided")
+        checks = ", ".join(f"{k} {v}" for k, v in list(uv["checks"].items())[:6])
+        console.print(f"[yellow]dialogue unverified: {uv['count']} trials ({_pct(uv['share'])}) have a dialogue check the "
+                      f"reader could not decide; {how}; checks: {checks}[/]", highlight=False)
     jd = s.get("judge") or {}
     if jd.get("calls"):
         who = "; ".join(f"{i.get('model')} at {i.get('host')} (prompt v{i.get('prompt_version')})" for i in jd.get("identities", []))
@@ -540,6 +551,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     uj = result.get("unjudged") or {}
     if uj.get("a") or uj.get("b"):
         console.print(f"[yellow]unjudged trials left out of both sides: A {uj.get('a', 0)}, B {uj.get('b', 0)}[/]", highlight=False)
+    uv = result.get("unverified") or {}
+    if uv.get("a") or uv.get("b"):
+        console.print(f"[yellow]dialogue unverified trials (counted, a reader decided none of their open dialogue checks): "
+                      f"A {uv.get('a', 0)}, B {uv.get('b', 0)}[/]", highlight=False)
     for side in ("only_in_a", "only_in_b"):
         if result[side]:
             console.print(f"[yellow]{len(result[side])} tasks {side.replace('_', ' ')}, not compared[/]")
@@ -557,8 +572,12 @@ def render_transcript(row: dict[str, Any], width: int = 2000) -> list[str]:
     from ..eval.transcript import render_trace
 
     status = {"pass": "PASS", "fail": "FAIL", "unjudged": "UNJUDGED", "system_error": "SYSTEM ERROR"}[row_outcome(row)]
+    from ..eval.metrics import row_unverified
+
+    unverified = row_unverified(row)
     lines = [f"[b]{row['task_id']}[/] trial {row['trial']} (seed {row['seed']}): [b]{status}[/]"
-             f"  finish {row.get('finish_reason')}  category {row.get('failure_category')}"]
+             + (" [yellow](dialogue unverified)[/]" if unverified else "")
+             + f"  finish {row.get('finish_reason')}  category {row.get('failure_category')}"]
     for t in render_trace(row.get("trace") or [], width):
         text = escape(t.text)
         if t.kind == "reasoning":
@@ -582,7 +601,8 @@ def render_transcript(row: dict[str, Any], width: int = 2000) -> list[str]:
         lines.append("[b]final diff:[/] " + (escape(json.dumps(row["diff"], indent=1, default=str)) if row["diff"] else "no changes"))
     for d in row.get("check_details") or []:
         if d["passed"] is not True:
-            what = "[red]failed check[/]" if d["passed"] is False else "[yellow]unevaluated check[/]"
+            what = ("[red]failed check[/]" if d["passed"] is False else "[yellow]undetermined check[/]" if d.get("undetermined")
+                    else "[yellow]unevaluated check[/]")
             lines.append(f"{what} {escape(d['name'])}: {escape(str(d.get('detail', '')))}")
     if row.get("judge_calls"):
         for j in row["judge_calls"]:
@@ -601,11 +621,13 @@ def cmd_show(args: argparse.Namespace) -> int:
         console.print(f"[red]error:[/] no trials of '{args.task}' in {args.run}")
         return 2
     if args.trial is None:
-        from ..eval.metrics import row_outcome
+        from ..eval.metrics import row_outcome, row_unverified
 
         for r in sorted(rows, key=lambda r: r["trial"]):
             outcome = row_outcome(r)
             status = f"fail ({r.get('failure_category')})" if outcome == "fail" else outcome.replace("_", " ")
+            if row_unverified(r):
+                status += ", dialogue unverified"
             console.print(f"trial {r['trial']}: {status}")
         return 0
     chosen = [r for r in rows if r["trial"] == args.trial]

@@ -114,6 +114,7 @@ class EvalSummary:
     system_errors: int = 0
     unjudged: int = 0  # valid trials whose only open checks are unevaluated rubric questions (outside pass_rate)
     judge_unparsed: int = 0  # judge answers that did not parse (each left its check unjudged)
+    unverified: int = 0  # valid trials with a dialogue check the reader could not decide (inside pass_rate)
     # the openings measured against the served context before the run (None: not measured; see context_note)
     context: ContextFit | None = None
     context_note: str | None = None  # why the openings were not measured, when they were not
@@ -281,6 +282,7 @@ def evaluate(
             summary.valid += 1
             summary.passed += row.verdict == 1.0
             summary.unjudged += row.outcome == "unjudged"
+            summary.unverified += bool(row.unverified)
             summary.judge_unparsed += sum(1 for c in row.judge_calls if c.get("ok") and c.get("parsed") is False)
         else:
             summary.system_errors += 1

@@ -271,6 +271,39 @@ def trial_cost(usage: dict[str, Any], prices: dict[str, float]) -> float:
 # --------------------------------------------------------------------------- the summary
 
 
+def row_unverified(row: dict[str, Any]) -> list[str]:
+    """The dialogue checks of a row the reader could not decide (from ``check_details`` where the field is absent)."""
+    if row.get("unverified") is not None:
+        return list(row["unverified"])
+    return [d["name"] for d in row.get("check_details") or [] if d.get("undetermined")]
+
+
+def unverified_summary(valid: list[dict[str, Any]]) -> dict[str, Any]:
+    """How much of the score rests on text no reader decided: trials with an undetermined dialogue check.
+
+    Counted apart like unjudged rubric tasks, but not left out of the rates: such a trial's
+    verdict is what the checks that were decided say (unless the run was strict). ``passed``
+    is the number of passes among them, the share of the pass rate a user should read as
+    "dialogue unverified".
+    """
+    marked = [r for r in valid if row_unverified(r)]
+    passed = [r for r in marked if row_outcome(r) == "pass"]
+    checks = Counter(check_family(n) for r in marked for n in row_unverified(r))
+    by_domain: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in valid:
+        by_domain[r["domain"]][1] += 1
+        by_domain[r["domain"]][0] += bool(row_unverified(r))
+    return {
+        "count": len(marked),
+        "share": len(marked) / len(valid) if valid else 0.0,
+        "passed": len(passed),
+        "passes_share": len(passed) / max(1, sum(1 for r in valid if row_outcome(r) == "pass")),
+        "checks": dict(checks.most_common()),
+        "by_domain": {d: {"count": c, "trials": n} for d, (c, n) in sorted(by_domain.items())},
+        "strict": any((r.get("config") or {}).get("strict_dialogue") for r in valid),
+    }
+
+
 def summarize(rows: list[dict[str, Any]], prices: dict[str, float] | None = None,
               system_errors_as_failures: bool = False) -> dict[str, Any]:
     """Every metric of ``thinkingbox agg`` as one JSON-ready dict."""
@@ -300,6 +333,7 @@ def summarize(rows: list[dict[str, Any]], prices: dict[str, float] | None = None
         },
         "judge": judge_summary(rows),
         "user_replies": user_reply_summary(rows),
+        "unverified": unverified_summary(valid),
         "pass@1": {"overall": pass_at_1(outcomes.values()),
                    "by_domain": {d: pass_at_1(os_) for d, os_ in sorted(by_domain.items())}},
     }
@@ -336,17 +370,19 @@ def summarize(rows: list[dict[str, Any]], prices: dict[str, float] | None = None
     check_pass: Counter = Counter()
     check_total: Counter = Counter()
     check_open: Counter = Counter()
+    check_undecided: Counter = Counter()
     for r in valid + unjudged:
         for d in r.get("check_details") or []:
             fam = check_family(d["name"])
-            if d["passed"] is None:  # not evaluated: neither passed nor failed, shown apart
-                check_open[fam] += 1
+            if d["passed"] is None:  # not evaluated or undetermined: neither passed nor failed, shown apart
+                (check_undecided if d.get("undetermined") else check_open)[fam] += 1
                 continue
             check_total[fam] += 1
             check_pass[fam] += d["passed"] is True
     summary["checks"] = {k: {"passed": check_pass[k], "total": check_total[k], "unevaluated": check_open[k],
-                             "rate": check_pass[k] / check_total[k] if check_total[k] else float("nan")}
-                         for k in sorted(set(check_total) | set(check_open))}
+                             "rate": check_pass[k] / check_total[k] if check_total[k] else float("nan"),
+                             **({"undetermined": check_undecided[k]} if check_undecided[k] else {})}
+                         for k in sorted(set(check_total) | set(check_open) | set(check_undecided))}
     # the names a reader acts on: tasks no trial solved, and the checks that fail most (with where they fail)
     summary["tasks_never_passed_ids"] = sorted(t for t, o in outcomes.items() if o.n and o.c == 0)
     check_failed: Counter = Counter()
@@ -428,6 +464,8 @@ def compare_runs(rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]]) -> 
         "only_in_a": sorted(set(a) - set(b)),
         "only_in_b": sorted(set(b) - set(a)),
         "unjudged": {"a": sum(1 for r in rows_a if is_unjudged(r)), "b": sum(1 for r in rows_b if is_unjudged(r))},
+        "unverified": {"a": sum(1 for r in rows_a if is_valid(r) and row_unverified(r)),
+                       "b": sum(1 for r in rows_b if is_valid(r) and row_unverified(r))},
         "a_pass_rate": float(np.mean([p["a"] for p in per_task])) if per_task else float("nan"),
         "b_pass_rate": float(np.mean([p["b"] for p in per_task])) if per_task else float("nan"),
         "lift": float(values.mean()) if len(values) else float("nan"),

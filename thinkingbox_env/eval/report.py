@@ -269,13 +269,16 @@ def build_report(runs: dict[str, list[dict[str, Any]]], title: str = "thinkingbo
     body = [f"<h1>{e(title)}</h1>",
             f"<p>{len(runs)} run(s). pass@1 is micro-averaged over trials; intervals are 95% task-cluster bootstrap "
             "intervals; system-error trials and unjudged trials (whose only open checks are rubric questions no judge "
-            "answered) are left out of every rate and counted separately.</p>"]
+            "answered) are left out of every rate and counted separately. Dialogue unverified: trials with a dialogue "
+            "check no reader could decide (its verdict rests on what was decided), counted in the rates and shown apart "
+            "with the passes among them.</p>"]
 
     # leaderboard
     head = "".join(f"<th>{e(d)}</th>" for d in domains)
     body.append('<h2>Leaderboard</h2><table id="leaderboard"><tr><th class="l">run</th><th class="l">agent</th><th>tasks</th>'
                 f"<th>trials</th><th>pass@1 %</th><th>95% CI</th>{head}<th>pass@n %</th><th>pass^n %</th>"
-                "<th>0/n</th><th>n/n</th><th>system errors</th><th>unjudged</th><th>judge answers unparsed</th>"
+                "<th>0/n</th><th>n/n</th><th>system errors</th><th>unjudged</th><th>dialogue unverified (passes)</th>"
+                "<th>judge answers unparsed</th>"
                 "<th>user replies quoting the prompt / cut</th></tr>")
     order = sorted(summaries, key=lambda n: -(summaries[n]["pass@1"]["overall"]["value"] or 0))
     for name in order:
@@ -291,7 +294,8 @@ def build_report(runs: dict[str, list[dict[str, Any]]], title: str = "thinkingbo
                     f"<td>{o['tasks']}</td><td>{o['trials']}</td><td><b>{_pct(o['value'])}</b></td>"
                     f"<td>{_pct(o['ci95'][0])}-{_pct(o['ci95'][1])}</td>{cells}<td>{at_n}</td><td>{hat_n}</td>"
                     f"<td>{s['tasks_never_passed']}</td><td>{s['tasks_always_passed']}</td><td>{s['system_errors']['count']}</td>"
-                    f"<td>{s['unjudged']['count']}</td><td>{s['judge']['unparsed']}</td><td>{_user_replies(s)}</td></tr>")
+                    f"<td>{s['unjudged']['count']}</td><td>{s['unverified']['count']} ({s['unverified']['passed']})</td>"
+                    f"<td>{s['judge']['unparsed']}</td><td>{_user_replies(s)}</td></tr>")
     body.append("</table>")
 
     body.append(robustness_table(runs, summaries))

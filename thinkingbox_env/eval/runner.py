@@ -122,6 +122,8 @@ class EvalConfig:
     agent_options: dict[str, Any] = field(default_factory=dict)
     user_options: dict[str, Any] = field(default_factory=dict)
     judge_options: dict[str, Any] = field(default_factory=dict)
+    # count an undetermined dialogue check (text the reader could not decide) as failed
+    strict_dialogue: bool = False
 
     def public(self) -> dict[str, Any]:
         """The configuration as recorded in every row: each backend's validated options, keys left out.
@@ -150,6 +152,8 @@ class EvalConfig:
             out["task_options"] = self.task_options
         if self.no_judge:
             out["no_judge"] = True
+        if self.strict_dialogue:  # recorded only when set: a strict run's rates do not compare with a default one's
+            out["strict_dialogue"] = True
         return out
 
 
@@ -349,6 +353,8 @@ def trial_env(config: EvalConfig, task_id: str, user: Any = None, judge: Any = N
     options = dict(config.task_options.get(task_id.split("/", 1)[0], {}))
     if user is not None:
         options["user"] = user
+    if config.strict_dialogue:
+        options["strict_dialogue"] = True
     base = make(task_id, **options, judge=judge, max_actions=config.max_actions)
     env: ThinkingboxEnv | CustomerToolWrapper = base
     if config.protocol == "customer-tool":  # the model plays the protocol it was trained in
@@ -471,6 +477,7 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
         reward_vector=[float(x) for x in info["reward_vector"]] if ok else None,
         unevaluated=info["unevaluated"] if ok else None,
         outcome=_outcome(info) if ok else None,
+        **({"unverified": list(info.get("unverified") or [])} if ok else {}),
         diff=info["diff"] if ok else None,
         state_hash=info["state_hash"] if ok else None,
         finish_reason=info["finish_reason"] if info else None,
