@@ -18,8 +18,20 @@ def _dependencies() -> dict[str, Requirement]:
     return {r.name: r for r in map(Requirement, re.findall(r'"([^"]+)"', block))}
 
 
+def _extra(name: str) -> dict[str, Requirement]:
+    text = (ROOT / "pyproject.toml").read_text()
+    line = re.search(rf"^{name} = \[(.*?)\]$", text, re.MULTILINE).group(1)
+    return {r.name: r for r in map(Requirement, re.findall(r'"([^"]+)"', line))}
+
+
+def test_mcp_is_an_extra_not_a_core_dependency():
+    # only serving/ and tbbench/ import it; verifiers 0.4 pins mcp==2.0.0 and OpenEnv 0.10 needs mcp<2
+    assert "mcp" not in _dependencies() and "mcp" in _extra("mcp")
+    assert _extra("dev")["thinkingbox-env"].extras == {"mcp"}  # the test suite serves over MCP
+
+
 def test_mcp_1_is_excluded_and_mcp_2_allowed():
-    mcp = _dependencies()["mcp"].specifier
+    mcp = _extra("mcp")["mcp"].specifier
     assert "1.27.0" not in mcp and "2.0.1" not in mcp  # serve fails with 1.x; the stdio client needs 2.1
     assert "2.3.0" in mcp and "3.0.0" not in mcp
 
@@ -27,7 +39,7 @@ def test_mcp_1_is_excluded_and_mcp_2_allowed():
 def test_every_direct_dependency_has_a_lower_bound_and_ci_installs_exactly_it():
     out = subprocess.run([sys.executable, str(ROOT / ".ci" / "lowest_requirements.py")], capture_output=True, text=True,
                          check=True).stdout.split()
-    deps = _dependencies()
+    deps = {**_dependencies(), **_extra("mcp")}  # the smoke subset serves over MCP: the mcp extra is lowered too
     pins = dict(line.split("==") for line in out)
     assert set(pins) == set(deps)
     for name, version in pins.items():

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from rich.markup import escape
 
+from ..extras import MissingExtraError
 from ..registry import UnknownTaskError
 from ..spec import SpecError
 from ..version import __version__
@@ -46,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         return int(args.func(args) or 0)
-    except UserError as exc:
+    except (UserError, MissingExtraError) as exc:  # a part whose extra is absent says which extra to install
         console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: a command that handles it itself (eval) has already stopped cleanly

@@ -37,6 +37,9 @@ def task_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """What every tbbench ``make()`` call of the run receives."""
     if not uses_tbbench(args):
         return {}
+    from ..extras import MCP_MODULES, require_extra
+
+    require_extra("mcp", MCP_MODULES, "the published benchmark (tbbench tasks run their domain's MCP servers)")
     from ..tbbench import register_source
     from ..tbbench.source import DATA_DIR_VARIABLE, PYTHON_VARIABLE
 

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..extras import MCP_MODULES, require_extra
 from .format import ServerCommand
 
 log = logging.getLogger(__name__)
@@ -88,6 +89,9 @@ class StdioServer:
     """One spawned server and its MCP session, usable from synchronous code."""
 
     def __init__(self, server: ServerCommand, timeout: float = 60.0, cwd: str | None = None):
+        # checked here, in the caller's thread: the MCP client is imported in the session's thread, where a missing
+        # package would only surface as a server that "could not be started"
+        require_extra("mcp", MCP_MODULES, "the published benchmark's MCP servers (tbbench)")
         self.server, self.cwd = server, cwd
         # the server's stderr, kept so that a failed start can say why (and never tied to our own stderr)
         self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115 - closed in close()
