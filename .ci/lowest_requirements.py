@@ -11,11 +11,11 @@ import re
 import sys
 from pathlib import Path
 
-
 EXTRAS = ("mcp",)  # the extras the smoke subset needs, lowered with the core
 
 
 def lowest(pyproject: str, extras: tuple[str, ...] = EXTRAS) -> list[str]:
+    """``name==lower bound`` of every core dependency and of the ``extras``' requirements."""
     block = re.search(r"^dependencies = \[(.*?)^\]", pyproject, re.DOTALL | re.MULTILINE)
     if block is None:
         raise SystemExit("pyproject.toml has no dependencies list")
