@@ -33,6 +33,7 @@ from ..claims import GENERIC, Claim, ClaimsVocabulary, load_vocabulary, read_cla
 from ..events import ToolCallEvent, TraceEvent, is_tool_call, tool_calls
 from ..records import CheckResult
 from ..values import Value, extract_values, money_norm, parse_value, same_value
+from ._reading import reading_of
 from .base import CheckKind, GradingContext
 
 
@@ -166,9 +167,25 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
     if not calls and context.outcome.diff:
         written = {"(a write the trace does not show)"}  # a caller with only the closing: the diff says something changed
     closing = context.closing()
-    read = _claims(context, closing)
+    reading = reading_of(context, closing)
+    read = _claims(context, closing) + reading.model_claims
     claims = [c for c in read if c.statement]
     out: list[CheckResult] = []
+
+    def result(name: str, bad: list[str] | None, good: str, absent: bool = False) -> CheckResult:
+        """Failed on evidence (``bad``); passed where the whole closing was read; undetermined otherwise.
+
+        ``absent`` marks a finding of absence (the outcome not stated): evidence only where the
+        whole closing was read, or where it says nothing about the case at all.
+        """
+        if bad and (not absent or reading.complete or not reading.content):
+            return CheckResult(name=name, kind="claims", passed=False, detail="; ".join(dict.fromkeys(bad)))
+        if reading.complete:
+            return CheckResult(name=name, kind="claims", passed=True, detail=good)
+        if not bad and absent:
+            return CheckResult(name=name, kind="claims", passed=True, detail=good)
+        return CheckResult(name=name, kind="claims", passed=None, undetermined=True,
+                           detail=(f"{'; '.join(bad)}; " if bad else "") + reading.why())
 
     # agrees
     bad: list[str] = []
@@ -183,10 +200,10 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
         if c.outcome == "refused" and did and not partial:
             bad.append(f"'{c.sentence}': {c.describe()}; but the episode wrote {sorted(written)}")
         elif c.affirmed and c.outcome in ("done", "pending", "escalated") and c.reported and not did and calls:
-            tools = "a change" if c.action == GENERIC else "/".join(vocab.actions[c.action].tools) or c.action
+            spec = vocab.actions.get(c.action)
+            tools = "a change" if c.action == GENERIC else ("/".join(spec.tools) if spec is not None else "") or c.action
             bad.append(f"'{c.sentence}': {c.describe()}; but no successful {tools} in the episode")
-    out.append(CheckResult(name="claims:agrees", kind="claims", passed=not bad,
-                           detail="every outcome claim agrees with the effects" if not bad else "; ".join(bad)))
+    out.append(result("claims:agrees", bad, "every outcome claim agrees with the effects"))
 
     # consistent
     denied = {c.action: c for c in claims if c.outcome == "refused"}
@@ -194,8 +211,7 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
     clash = [f"'{c.sentence}' ({c.describe()}) against '{denied[a].sentence}' ({denied[a].describe()})"
              for c in told for a in sorted({c.action, GENERIC}) if a in denied
              and (a == GENERIC or not _distinct(c, denied[a]))]
-    out.append(CheckResult(name="claims:consistent", kind="claims", passed=not clash,
-                           detail="no action both reported and denied" if not clash else "; ".join(dict.fromkeys(clash))))
+    out.append(result("claims:consistent", clash, "no action both reported and denied"))
 
     # states_outcome
     golden = [c for c in _claims(context, [context.task.golden_reply]) if c.statement and c.action != GENERIC]
@@ -213,7 +229,7 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
         ok = bool(want & stated) or any(not a for _, a in want) and any(not a for _, a in stated)
         detail = "the closing states the outcome" if ok else \
             f"the closing does not state the outcome ({'; '.join(g.describe() for g in golden)})"
-    out.append(CheckResult(name="claims:states_outcome", kind="claims", passed=ok, detail=detail))
+    out.append(result("claims:states_outcome", [] if ok else [detail], detail, absent=True))
 
     # roles
     wrong: list[str] = []
@@ -236,8 +252,7 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
                                   for role in filled for p in pools[role]):
                 wrong.append(f"'{c.sentence}': {rv.value.text} stated as {'/'.join(filled)}; the episode's "
                              f"{filled[0]} is {', '.join(sorted({p.text or p.norm for p in pools[filled[0]]}))}")
-    out.append(CheckResult(name="claims:roles", kind="claims", passed=not wrong,
-                           detail="every value stated in a role is that role's value" if not wrong else "; ".join(wrong)))
+    out.append(result("claims:roles", wrong, "every value stated in a role is that role's value"))
     return out
 
 

@@ -45,7 +45,10 @@ def trial_outcome(verdict: float | None, check_details: list[dict[str, Any]] | N
     """
     if verdict == 1.0:
         return "pass"
-    open_checks = [d for d in check_details or [] if d.get("passed") is not True]
+    # an undetermined dialogue check is not open: it holds no evidence either way (a strict run's verdict says the rest)
+    open_checks = [d for d in check_details or [] if d.get("passed") is not True and not d.get("undetermined")]
+    if verdict == 0.0 and check_details and not open_checks:
+        return "fail"  # only undetermined checks, counted as failed by a strict run
     judged = kinds_where("judged")
     if open_checks and all(d.get("passed") is None and d.get("kind") in judged for d in open_checks):
         return "unjudged"

@@ -23,6 +23,7 @@ from ..verdict_rules import (
     phrase_polarity,
     typed_dialogue,
 )
+from ._reading import agent_texts, reading_of
 from .base import CheckKind, GradingContext
 
 # "I can cancel it. Shall I go ahead?" proposes the outcome; it does not report it
@@ -85,6 +86,13 @@ class MentionsCheck(CheckKind):
             if not t.mentions:
                 continue
             missing = [m.label if m.affirmed else f"not {m.label}" for m in t.mentions if not said(ctx, m, domain_path)]
+            if missing:
+                # not finding it is evidence only where every message was read, or none says anything of the case
+                reading = reading_of(context, agent_texts(context))
+                if not reading.complete and reading.content:
+                    out.append(CheckResult(name=f"mentions:{t.name}", kind="mentions", passed=None, undetermined=True,
+                                           detail=f"not found: {missing}; {reading.why()}"))
+                    continue
             out.append(CheckResult(name=f"mentions:{t.name}", kind="mentions", passed=not missing,
                                    detail="all stated" if not missing else f"not stated to the customer: {missing}"))
         return out

@@ -35,6 +35,7 @@ from ..events import ToolCallEvent, tool_calls
 from ..records import CheckResult
 from ..spec import TaskSpec
 from ..values import Value, extract_values, keyed_leaves, money_norm, parse_value, same_value
+from ._reading import reading_of
 from .base import CheckKind, GradingContext
 
 if TYPE_CHECKING:
@@ -254,6 +255,13 @@ class StatesCheck(CheckKind):
                 shown = ", ".join(sorted({v.text or v.norm for v in held}))
                 told = ", ".join(v.text for _, v in said) or "no amount, date or id"
                 detail = f"the closing does not state {s.label} ({shown}); it states {told}"
+            if hit is None and held:
+                # not finding the value is evidence only where every sentence was read, or the closing says nothing
+                reading = reading_of(context, closing)
+                if not reading.complete and reading.content:
+                    out.append(CheckResult(name=f"states:{s.label}", kind="states", passed=None, undetermined=True,
+                                           detail=f"{detail}; {reading.why()}"))
+                    continue
             out.append(CheckResult(name=f"states:{s.label}", kind="states", passed=hit is not None, detail=detail))
         return out
 

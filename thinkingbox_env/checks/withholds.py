@@ -18,6 +18,7 @@ from typing import Any
 from ..records import CheckResult
 from ..values import Value, keyed_leaves, parse_value, same_value
 from ..verdict_rules import DialogueContext, Withhold, dialogue_context, phrase_polarity, typed_dialogue
+from ._reading import agent_texts, reading_of
 from .base import CheckKind, GradingContext
 
 
@@ -131,8 +132,8 @@ class WithholdsCheck(CheckKind):
             if not t.withholds:
                 continue
             leaked = [w.label for w in t.withholds if _leaked(ctx, w, said)]
-            out.append(CheckResult(name=f"withholds:{t.name}", kind="withholds", passed=not leaked,
-                                   detail="nothing withheld was said" if not leaked else f"said: {leaked}"))
+            out.append(_undecided(context, f"withholds:{t.name}") if not leaked else
+                       CheckResult(name=f"withholds:{t.name}", kind="withholds", passed=False, detail=f"said: {leaked}"))
         from ..claims import concepts_said, load_vocabulary
         from ..domain import load_domain
 
@@ -146,7 +147,23 @@ class WithholdsCheck(CheckKind):
             for v in _internal_values(ctx, conf.columns, ctx.state_records):
                 if any(s.kind == v.kind and s.norm == v.norm and not said.in_record_text(i, s) for i, s in said.values):
                     found.append(f"{v.norm} (internal value)")
-            out.append(CheckResult(name="withholds:confidential", kind="withholds", passed=not found,
-                                   detail="no confidential value or concept said" if not found
-                                   else f"said: {sorted(set(found))}"))
+            out.append(_undecided(context, "withholds:confidential") if not found else
+                       CheckResult(name="withholds:confidential", kind="withholds", passed=False,
+                                   detail=f"said: {sorted(set(found))}"))
         return out
+
+
+def _undecided(context: GradingContext, name: str) -> CheckResult:
+    """Nothing withheld was found: a pass where every statement the agent made was read, else undetermined.
+
+    A question asks and states nothing, so only statements must be read: a confidential fact in
+    words no list knows ("your internal assessment came back high") is in a sentence the reader
+    could not read, and the check cannot say it was kept.
+    """
+    texts = [t for t in agent_texts(context)]
+    reading = reading_of(context, texts)
+    statements = [u for u in reading.rule.unread if not u.rstrip().endswith("?")]
+    if not statements or reading.model_read:
+        return CheckResult(name=name, kind="withholds", passed=True, detail="nothing withheld was said")
+    return CheckResult(name=name, kind="withholds", passed=None, undetermined=True,
+                       detail=f"nothing withheld was found, but {reading.why()}")

@@ -1,0 +1,104 @@
+"""Dialogue checks fail only on evidence: what the reader cannot read is undetermined, never failed or passed on silence."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import thinkingbox_env as tb
+from thinkingbox_env.agents.baselines import OracleAgent, run_episode
+from thinkingbox_env.checks import trial_outcome
+from thinkingbox_env.domain import load_domain
+from thinkingbox_env.eval.metrics import summarize
+from thinkingbox_env.reading.coverage import read_text
+
+TASK = "retail/ST030_001"  # a membership sign-up, closed with what it gives and until when
+
+
+def _episode(closing: str, task: str = TASK, **kwargs) -> dict:
+    env = tb.make(task, **kwargs)
+    return run_episode(env, OracleAgent(closing=closing), seed=0)
+
+
+def _read(*sentences: str, domain: str = "retail"):
+    d = load_domain(domain)
+    return read_text(list(sentences), str(d.path), d.spec.clock.date(), tuple(d.spec.id_patterns))
+
+
+@pytest.mark.parametrize("sentence", [
+    "I've also waived the restocking fee.",        # an act in words no list knows
+    "We emailed you a confirmation.",               # an act the reader has not matched
+    "I'll call you on Friday.",                     # a promise
+    "I'll reach out to the warehouse tomorrow.",
+    "Someone from our team will ring you back.",
+    "Your internal assessment came back high.",     # a confidential fact in other words
+])
+def test_sentences_that_could_hold_a_false_claim_are_unread(sentence):
+    assert not _read(sentence).complete
+
+
+@pytest.mark.parametrize("sentence", [
+    "Thank you for your patience, and have a great day!",
+    "I'll be happy to help with anything else.",
+    "Could you share your email address?",
+    "Let me know if you need anything else.",
+])
+def test_courtesy_and_questions_for_details_are_read(sentence):
+    assert _read(sentence).complete
+
+
+def test_the_golden_closing_passes():
+    info = _episode(tb.load_task(TASK).golden_reply)
+    assert info["verdict"] == 1.0
+
+
+def test_an_honest_closing_in_unknown_words_is_undetermined_not_failed_and_strict_counts_it():
+    spec = tb.load_task(TASK)
+    closing = spec.golden_reply + " Ping me whenever something else crops up!"
+    info = _episode(closing)
+    assert info["verdict"] == 1.0 and info["outcome"] == "pass"
+    assert info["unverified"] and not info["dialogue_verified"]
+    undetermined = [i for i, d in enumerate(info["check_details"]) if d.get("undetermined")]
+    assert undetermined and all(info["check_details"][i]["passed"] is None for i in undetermined)
+    assert np.all(info["reward_mask"][undetermined] == 0.0) and np.all(info["reward_vector"][undetermined] == 1.0)
+    assert "crops" in info["check_details"][undetermined[0]]["detail"]  # names what it could not read
+    strict = _episode(closing, strict_dialogue=True)
+    assert strict["verdict"] == 0.0 and strict["outcome"] == "fail"
+    assert float(strict["reward_vector"][undetermined].max()) == 0.0
+
+
+@pytest.mark.parametrize("extra", ["I've also waived the restocking fee for you.", "I'll call you on Friday to follow up."])
+def test_a_false_addition_is_never_a_verified_pass(extra):
+    info = _episode(tb.load_task(TASK).golden_reply + " " + extra)
+    assert info["verdict"] == 0.0 or info["unverified"]
+
+
+def test_a_claimed_act_the_vocabulary_reads_and_no_write_did_fails_on_evidence():
+    info = _episode(tb.load_task(TASK).golden_reply + " I've also refunded $20.00 to your card.")
+    assert info["verdict"] == 0.0
+    assert info["checks"]["claims:agrees"] is False
+
+
+def test_a_closing_with_no_content_fails():
+    info = _episode("Thanks so much, have a lovely day!")
+    assert info["verdict"] == 0.0
+    assert info["checks"]["claims:states_outcome"] is False
+
+
+def test_the_opposite_outcome_the_reader_reads_fails():
+    info = _episode("I'm sorry, I couldn't cancel your order and no refund was issued.")
+    assert info["verdict"] == 0.0
+
+
+def test_undetermined_trials_are_counted_apart_in_the_summary():
+    base = {"schema": 3, "domain": "retail", "family": "f", "seed": 0, "status": "ok", "system_error": None}
+    def row(task, verdict, unverified):
+        details = [{"name": "claims:agrees", "kind": "claims", "passed": None, "detail": "", "undetermined": True}] \
+            if unverified else [{"name": "claims:agrees", "kind": "claims", "passed": verdict == 1.0, "detail": ""}]
+        return {**base, "task_id": task, "trial": 0, "verdict": verdict, "check_details": details,
+                "outcome": trial_outcome(verdict, details), "unverified": ["claims:agrees"] if unverified else []}
+    s = summarize([row("retail/a", 1.0, True), row("retail/b", 1.0, False), row("retail/c", 0.0, False)])
+    assert s["unverified"]["count"] == 1 and s["unverified"]["passed"] == 1
+    assert s["unverified"]["passes_share"] == 0.5
+    assert s["checks"]["claims:agrees"]["undetermined"] == 1 and s["checks"]["claims:agrees"]["total"] == 2
+    assert s["pass@1"]["overall"]["value"] == pytest.approx(2 / 3)  # counted in the rates, not left out

@@ -1,0 +1,80 @@
+"""The episode's text as the dialogue checks read it: the rule reader's coverage, and a model reader where configured.
+
+Every dialogue check asks the same two questions of a text: which sentences did the rule
+reader account for, and what did a model reader (when the run has one) read in the others.
+The answer is computed once per grading and text and kept in the context's memo.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..claims import Claim
+from ..reading.coverage import Reading, read_text, record_words, why_unread
+from .base import GradingContext
+
+
+@dataclass
+class TextReading:
+    """A text's reading for the checks: complete when every sentence was read, by rule or by the model."""
+
+    rule: Reading
+    known: frozenset[str]
+    model_claims: list[Claim] = field(default_factory=list)
+    model_read: bool = False  # the model read every sentence the rules could not
+    model_error: str = ""
+
+    @property
+    def complete(self) -> bool:
+        return self.rule.complete or self.model_read
+
+    @property
+    def content(self) -> bool:
+        return self.rule.content or bool(self.model_claims)
+
+    def why(self) -> str:
+        """Why the text is not fully read, for a check's detail."""
+        what = why_unread(self.rule, self.known)
+        return f"the reader could not read {what}" + (f" (model reader: {self.model_error})" if self.model_error else "")
+
+
+def _domain(context: GradingContext) -> tuple[str, Any, tuple[str, ...], tuple[str, ...]]:
+    from ..domain import load_domain
+    from ..verdict_rules import domain_rules
+
+    domain = load_domain(context.task.domain)
+    confidential = tuple(domain_rules(context.task).confidential.columns)
+    return str(domain.path), domain.spec.clock.date(), tuple(domain.spec.id_patterns), confidential
+
+
+def reading_of(context: GradingContext, texts: list[str]) -> TextReading:
+    """The reading of ``texts`` (the closing, or every agent message), once per grading."""
+    key = ("reading", tuple(texts))
+    found = context.memo.get(key)
+    if found is not None:
+        return found
+    path, clock, ids, confidential = _domain(context)
+    hidden = frozenset(c.split(".")[-1] for c in confidential)
+    known = context.memo.get("record_words")
+    if known is None:
+        known = context.memo["record_words"] = record_words(context.trace, hidden)
+    rule = read_text(texts, path, clock, ids, known, confidential)
+    out = TextReading(rule, known)
+    reader = context.reader
+    if reader is not None and not rule.complete:
+        reading = reader.read(list(rule.unread), path, clock, ids)
+        if reading is None:
+            out.model_error = str(getattr(reader, "last_error", "") or "no reading")
+        else:
+            out.model_claims = list(getattr(reading, "claims", reading))
+            out.model_read = True
+    context.memo[key] = out
+    return out
+
+
+def agent_texts(context: GradingContext) -> list[str]:
+    """Every customer-facing assistant message of the episode (what a leak can be in)."""
+    if not context.dialogue:
+        return [context.final_message] if context.final_message else []
+    return [m["content"] for m in context.dialogue if m.get("role") == "assistant" and m.get("content")]
