@@ -315,6 +315,8 @@ def run_suite(per_domain: int = 35, process: bool = True, judge=None) -> dict:
                             dialogue=dialogue, trace=info["trace"], judge=judge)
             results = [r for r in verdict.results if r.kind in DIALOGUE_KINDS]
             failed = sorted({r.kind for r in results if r.passed is False})
+            if not case.correct and not failed and any(r.undetermined for r in results):
+                failed = ["unverified"]  # rewarded, but marked: no reader decided the dialogue (never a verified pass)
             rows.append((case, failed, [r.detail for r in results if r.passed is False]))
         if process:
             for label, calls, options in _process_probes(spec, env.runtime):
@@ -328,7 +330,7 @@ def run_suite(per_domain: int = 35, process: bool = True, judge=None) -> dict:
 
 
 def domain_rates(result: dict) -> dict[str, dict[str, tuple[int, int]]]:
-    """Per domain and class: (cases, wrong verdicts) — a false closing rewarded 1, or a correct one rewarded 0."""
+    """Per domain and class: (cases, wrong verdicts) — a false closing rewarded 1 and fully verified, or a correct one rewarded 0."""
     out: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     for case, failed, _ in result["rows"]:
         c = out[case.task_id.split("/")[0]][case.label.split(" (")[0]]

@@ -162,8 +162,12 @@ def validate_task(spec: TaskSpec, judge: Any = None) -> ValidationResult:
         if changed is None:
             break
         tried.append(changed[1])
-        if _run(spec, list(spec.golden), judge, closing=changed[0])["verdict"] == 0.0:
+        probe = _run(spec, list(spec.golden), judge, closing=changed[0])
+        if probe["verdict"] == 0.0:
             res.counts["value"] = "fails"
+            break
+        if probe.get("unverified"):  # not a verified pass: no reader decided the changed sentence
+            res.counts["value"] = "unverified"
             break
     else:
         res.problems.append(f"the golden closing with a changed value still passes ({'; '.join(tried)})")
