@@ -126,6 +126,9 @@ def eval_config(args: argparse.Namespace) -> Any:
     judge = None
     if args.judge_base_url or args.judge_model:
         judge = _endpoint(args.judge_model, args.judge_base_url, args.judge_api_key, args.timeout, args.max_retries)
+    reader = None
+    if getattr(args, "reader_base_url", None) or getattr(args, "reader_model", None):
+        reader = _endpoint(args.reader_model, args.reader_base_url, args.reader_api_key, args.timeout, args.max_retries)
     return EvalConfig(
         agent=args.agent,
         agent_endpoint=_endpoint(args.model, args.base_url, args.api_key, args.timeout, args.max_retries),
@@ -147,6 +150,7 @@ def eval_config(args: argparse.Namespace) -> Any:
         user_options=_backend_options("--user-option", args.user_option),
         judge_options=_backend_options("--judge-option", args.judge_option),
         strict_dialogue=getattr(args, "strict_dialogue", False),
+        reader_endpoint=reader,
     )
 
 
@@ -332,6 +336,10 @@ def _add_eval(sub: Any) -> None:
     p.add_argument("--judge-model", help="rubric judge model (a judge runs when this or --judge-base-url is given)")
     p.add_argument("--judge-base-url", help="rubric judge endpoint")
     p.add_argument("--judge-api-key", help="rubric judge API key")
+    p.add_argument("--reader-model", help="a model that reads the sentences the rule reader cannot into claims, so the "
+                                          "dialogue checks decide on them (a reader runs when this or --reader-base-url is given)")
+    p.add_argument("--reader-base-url", help="the reader's OpenAI-compatible endpoint")
+    p.add_argument("--reader-api-key", help="the reader's API key")
     p.add_argument("--no-judge", action="store_true",
                    help="run tasks with rubric checks without a judge (they stay unevaluated; rows are marked)")
     p.add_argument("--strict-dialogue", action="store_true",

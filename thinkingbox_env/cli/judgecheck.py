@@ -15,24 +15,30 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{100 * v:.1f}"
 
 
-def _judge(args: argparse.Namespace) -> Any:
-    """The judge, after one short request: a dead or refusing endpoint is reported before any item is asked."""
+def _probe(args: argparse.Namespace, role: str) -> None:
+    """One short request to the endpoint: a dead or refusing one is reported (a user error) before any item is asked."""
     import openai
 
     from ..eval.runner import EndpointConfig, _endpoint_error, preflight_timeout
-    from ..judge import RubricJudge
     from ..llm import openai_client
 
     ep = EndpointConfig(model=args.judge_model, base_url=args.judge_base_url, api_key=args.judge_api_key,
                         timeout=args.timeout, max_retries=0)
-    probe = openai_client("judge", ep.base_url, ep.api_key, timeout=preflight_timeout(ep), max_retries=0)
+    probe = openai_client(role, ep.base_url, ep.api_key, timeout=preflight_timeout(ep), max_retries=0)
     where = args.judge_base_url or str(probe.base_url)
     try:
         probe.chat.completions.create(model=args.judge_model, messages=[{"role": "user", "content": "Reply with OK."}],
                                       max_tokens=16)
     except openai.OpenAIError as exc:
-        raise UserError(f"the judge endpoint {where} failed a test request for model '{args.judge_model}': "
+        raise UserError(f"the {role} endpoint {where} failed a test request for model '{args.judge_model}': "
                         f"{_endpoint_error(exc)}") from exc
+
+
+def _judge(args: argparse.Namespace) -> Any:
+    """The judge, after one short request: a dead or refusing endpoint is reported before any item is asked."""
+    from ..judge import RubricJudge
+
+    _probe(args, "judge")
     return RubricJudge(model=args.judge_model, base_url=args.judge_base_url, api_key=args.judge_api_key,
                        timeout=args.timeout, max_retries=args.max_retries)
 
@@ -67,6 +73,8 @@ def cmd_judge_check(args: argparse.Namespace) -> int:
         raise UserError(f"--limit must be at least 1, not {args.limit}")
     if args.workers < 1:
         raise UserError(f"--workers must be at least 1, not {args.workers}")
+    if args.reader_set is not None:
+        return _reader_check(args)
     items = select(load_items(), domain=args.domain, limit=args.limit)
     judge = _judge(args)
     with new_progress() as progress:
@@ -96,19 +104,99 @@ def cmd_judge_check(args: argparse.Namespace) -> int:
     return 0
 
 
+_READER_FIELDS = ("action", "polarity", "modality", "values", "roles", "concepts")
+
+
+def _reader_table(title: str, first: str, rows: dict[str, dict[str, Any]], overall: dict[str, Any] | None = None) -> Any:
+    from rich.table import Table
+
+    t = Table(first, "items", "read", *(f"{f} %" for f in _READER_FIELDS), "false-pass %", "false-fail %", "unread", title=title)
+
+    def add(name: str, f: dict[str, Any]) -> None:
+        t.add_row(name, str(f["items"]), str(f["read"]), *(_pct(f["accuracy"][k]) for k in _READER_FIELDS),
+                  _pct(f["false_pass"]), _pct(f["false_fail"]), str(f["unread"]))
+    for name, f in rows.items():
+        add(name, f)
+    if overall is not None:
+        add("[b]overall[/]", overall)
+    return t
+
+
+def _reader_check(args: argparse.Namespace) -> int:
+    """Read the labelled closings of ``--reader-set`` with the model reader and print its per-field accuracy and verdict errors.
+
+    Exit codes as for the judge: 2 when the endpoint fails the test request (or the file is
+    malformed), 1 when it answered but read nothing.
+    """
+    from rich.markup import escape
+
+    from ..judge_check import select
+    from ..reading.model_reader import ModelReader
+    from ..reading.reader_check import DATA_FILE, ReaderCheckDataError, load_items, run_reader_check, summarise, why_unread
+
+    path = DATA_FILE if args.reader_set == _SHIPPED else args.reader_set
+    try:
+        items = load_items(path)
+    except (OSError, ReaderCheckDataError) as exc:
+        raise UserError(f"the reader set cannot be used: {exc}") from exc
+    items = select(items, domain=args.domain, limit=args.limit)  # spread over (domain, class) as the judge's set is
+    _probe(args, "reader")
+    reader = ModelReader(model=args.judge_model, base_url=args.judge_base_url, api_key=args.judge_api_key,
+                         timeout=args.timeout, retries=args.max_retries)
+    with new_progress() as progress:
+        bar = progress.add_task("reading closings", total=len(items))
+        answers = run_reader_check(reader, items, on_item=lambda _: progress.advance(bar), workers=args.workers)
+    s = summarise(answers)
+    o = s["overall"]
+    console.print(f"reader {reader.identity()} on {o['items']} labelled closings ({o['should_pass']} read items should pass, "
+                  f"{o['should_fail']} fail)", highlight=False)
+    console.print(_reader_table("by domain", "domain", s["by_domain"], o))
+    console.print(_reader_table("by class (correct, negation, proposal: should pass; the others: fail)", "class",
+                                s["by_class"], o))
+    if o["unread"]:
+        first = next((a.error for a in answers if a.reading is None), None)
+        console.print(f"[yellow]unread: {o['unread']} closings got no usable reading; they are left out of every rate above "
+                      f"(a check the reader cannot decide stays undetermined); the first: {escape(str(first))}[/]",
+                      highlight=False)
+    if args.json:
+        out = {"reader": reader.identity(), **s,
+               "items": [{"id": a.item["id"], "class": a.item["class"], "verdict": a.item["verdict"],
+                          "passed": a.passed, "error": a.error, "scores": {k: list(v) for k, v in a.scores.items()}}
+                         for a in answers]}
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(out, fh, indent=2)
+    reason = why_unread(answers)
+    if reason is not None:
+        console.print(f"[red]error:[/] nothing was read, so nothing was measured: {escape(reason)}", highlight=False)
+        return 1
+    return 0
+
+
+_SHIPPED = "<shipped>"
+
+
 def add_judge_check_command(sub: argparse._SubParsersAction) -> None:
     """Register ``judge-check`` on the ``thinkingbox`` parser."""
     p = add_command(sub, "judge-check", "measure a rubric judge on the package's labelled closings",
                     "Ask a judge model the package's labelled closings (correct, paraphrased, opposite outcome, invented, "
                     "leaking a confidential fact, carrying judge-steering text) through the rubric prompt, and print its "
                     "accuracy, false-yes and false-no rates overall, per domain and per class. Replies that do not parse "
-                    "and failed requests are counted apart as unjudged.",
+                    "and failed requests are counted apart as unjudged. With --reader-set, measure a model reader "
+                    "instead: the accuracy of each field of its claims and the false-pass and false-fail rates of the "
+                    "verdicts they lead to.",
                     ["thinkingbox judge-check --judge-model qwen3 --judge-base-url http://localhost:8000/v1",
-                     "thinkingbox judge-check --judge-model gpt-4.1-mini --domain retail --limit 60"])
-    p.add_argument("--judge-model", required=True, help="the judge model's name at the endpoint")
-    p.add_argument("--judge-base-url", help="OpenAI-compatible endpoint (default: $THINKINGBOX_JUDGE_BASE_URL, "
-                                            "then $OPENAI_BASE_URL, then the OpenAI API)")
-    p.add_argument("--judge-api-key", help="API key (default: $THINKINGBOX_JUDGE_API_KEY, then $OPENAI_API_KEY)")
+                     "thinkingbox judge-check --judge-model gpt-4.1-mini --domain retail --limit 60",
+                     "thinkingbox judge-check --reader-set --model qwen3 --base-url http://localhost:8000/v1"])
+    p.add_argument("--judge-model", "--model", dest="judge_model", required=True,
+                   help="the model's name at the endpoint (the judge's; with --reader-set, the reader's)")
+    p.add_argument("--judge-base-url", "--base-url", dest="judge_base_url",
+                   help="OpenAI-compatible endpoint (default: $THINKINGBOX_JUDGE_BASE_URL, or $THINKINGBOX_READER_BASE_URL "
+                        "with --reader-set, then $OPENAI_BASE_URL, then the OpenAI API)")
+    p.add_argument("--judge-api-key", "--api-key", dest="judge_api_key",
+                   help="API key (default: $THINKINGBOX_JUDGE_API_KEY or $THINKINGBOX_READER_API_KEY, then $OPENAI_API_KEY)")
+    p.add_argument("--reader-set", nargs="?", const=_SHIPPED, metavar="FILE",
+                   help="measure a model reader instead of a judge, on labelled closings with their expected claims "
+                        "(the package's own set when FILE is left out): per-field accuracy and false-pass/false-fail per class")
     p.add_argument("--domain", choices=DOMAINS, help="only this domain's closings")
     p.add_argument("--limit", type=int, help="ask at most N closings, spread evenly over the set")
     p.add_argument("--workers", type=int, default=4, help="judge requests in flight at once")

@@ -124,6 +124,8 @@ class EvalConfig:
     judge_options: dict[str, Any] = field(default_factory=dict)
     # count an undetermined dialogue check (text the reader could not decide) as failed
     strict_dialogue: bool = False
+    # a model that reads the sentences the rule reader cannot (reading/model_reader.py); None leaves them undetermined
+    reader_endpoint: EndpointConfig | None = None
 
     def public(self) -> dict[str, Any]:
         """The configuration as recorded in every row: each backend's validated options, keys left out.
@@ -154,6 +156,8 @@ class EvalConfig:
             out["no_judge"] = True
         if self.strict_dialogue:  # recorded only when set: a strict run's rates do not compare with a default one's
             out["strict_dialogue"] = True
+        if self.reader_endpoint is not None:  # recorded only when set, so runs without a reader still compare
+            out["reader"] = self.reader_endpoint.public()
         return out
 
 
@@ -348,11 +352,14 @@ def present_tools(config: EvalConfig, agent: Any) -> Any:
     return CompactToolsAgent(agent) if config.compact_tools else agent
 
 
-def trial_env(config: EvalConfig, task_id: str, user: Any = None, judge: Any = None) -> tuple[ThinkingboxEnv, Any]:
+def trial_env(config: EvalConfig, task_id: str, user: Any = None, judge: Any = None,
+              reader: Any = None) -> tuple[ThinkingboxEnv, Any]:
     """The environment of a trial (the unwrapped one, and the one the agent steps: wrapped in its protocol)."""
     options = dict(config.task_options.get(task_id.split("/", 1)[0], {}))
     if user is not None:
         options["user"] = user
+    if reader is not None:  # passed only when configured: a task source of another package may not take it
+        options["reader"] = reader
     if config.strict_dialogue:
         options["strict_dialogue"] = True
     base = make(task_id, **options, judge=judge, max_actions=config.max_actions)
@@ -365,6 +372,16 @@ def trial_env(config: EvalConfig, task_id: str, user: Any = None, judge: Any = N
 def build_user(config: EvalConfig) -> Any:
     """The simulated customer of a trial; the scripted one needs no endpoint, the LLM one is the realistic setting."""
     return USERS.get(config.user).build(user_options(config))
+
+
+def build_reader(config: EvalConfig) -> Any:
+    """The model reader of a trial (it records its own calls), or None: sentences the rules cannot read stay undetermined."""
+    ep = config.reader_endpoint
+    if ep is None:
+        return None
+    from ..reading.model_reader import ModelReader
+
+    return ModelReader(model=ep.model, base_url=ep.base_url, api_key=ep.api_key, timeout=ep.timeout, retries=ep.max_retries)
 
 
 def build_judge(config: EvalConfig) -> RecordingJudge | None:
@@ -426,11 +443,12 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
     if stop is not None:
         agent = _StoppableAgent(agent, stop)
     judge = build_judge(config)
+    reader = build_reader(config)
     if user is None:
         user = build_user(config)
         user_capabilities = USERS.get(config.user).capabilities
     user_caps: UserCapabilities = user_capabilities or _declared(USERS, config.user, UserCapabilities())
-    base, env = trial_env(config, task_id, _GuardedUser(user, user_caps, stop), judge)
+    base, env = trial_env(config, task_id, _GuardedUser(user, user_caps, stop), judge, reader)
     spec = base.task  # the engine's TaskSpec, or the task of an external source (same domain/family/content_key)
     info: dict[str, Any] = {}  # stays empty when the episode did not finish
     system_error: dict[str, Any] | None = None
@@ -459,7 +477,11 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
             system_error = {"where": "judge", "type": "JudgeError", "message": failed[0]["error"]}
     usage = {**sum_usage(model_calls), "model_calls": len(model_calls)}
     # the evaluator's tokens, kept apart from the agent's
-    judge_usage = {**sum_usage(judge_calls), "judge_calls": len(judge_calls)}
+    judge_usage: dict[str, Any] = {**sum_usage(judge_calls), "judge_calls": len(judge_calls)}
+    if reader is not None:  # the model reader's requests (cached readings cost none), counted apart from the judge's
+        reader_calls = list(reader.calls)
+        judge_usage.update(reader_calls=len(reader_calls), reader_failed=sum(1 for c in reader_calls if not c.get("ok")),
+                           reader_tokens=sum_usage(reader_calls))
     seconds = time.perf_counter() - t0
     ok = system_error is None and bool(info)
     return EvalRow(
@@ -492,6 +514,7 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
         model_calls=model_calls,
         judge_calls=judge_calls,
         judge=judge.identity() if judge is not None else None,
+        **({"reader": reader.identity()} if reader is not None else {}),
         worker={"host": socket.gethostname(), "pid": os.getpid()},
         package_version=__version__,
         task_set_version=task_set_version(spec),
@@ -690,6 +713,8 @@ OPTION_OF = {
     "judge.kind": "--judge", "judge.timeout": "--timeout", "judge.max_retries": "--max-retries",
     "user.timeout": "--timeout", "user.max_retries": "--max-retries",
     "judge.model": "--judge-model", "judge.base_url": "--judge-base-url",
+    "reader": "--reader-model/--reader-base-url", "reader.model": "--reader-model", "reader.base_url": "--reader-base-url",
+    "reader.timeout": "--timeout", "reader.max_retries": "--max-retries",
     "max_actions": "--max-actions", "seed": "--seed",
 }
 
@@ -700,7 +725,7 @@ def config_changes(stored: dict[str, Any], now: dict[str, Any], prefix: str = ""
     for key in sorted(set(stored) | set(now), key=str):
         path = f"{prefix}{key}"
         a, b = stored.get(key), now.get(key)
-        if isinstance(a, dict) and isinstance(b, dict) and path in ("agent", "user", "agent.sampling", "judge"):
+        if isinstance(a, dict) and isinstance(b, dict) and path in ("agent", "user", "agent.sampling", "judge", "reader"):
             out += config_changes(a, b, path + ".")
         elif a != b:
             name = OPTION_OF.get(path, path)

@@ -131,6 +131,7 @@ class ModelReading:
     details: tuple[ClaimDetail, ...]
     model: str
     cached: bool = False
+    unparsed: tuple[str, ...] = ()  # value words the model named that are no value (kept out of every claim)
 
 
 # --------------------------------------------------------------------------- the schema, from the vocabulary
@@ -347,13 +348,16 @@ def _compatible(want_kind: str, got_kind: str) -> bool:
 
 
 def to_value(quote: str, kind: str, normalized: str, sentence: str, clock: date | None,
-             id_patterns: tuple[str, ...]) -> Value:
-    """The value the model points at, parsed from the words written in the sentence (ReadingError if not written or unreadable).
+             id_patterns: tuple[str, ...]) -> Value | None:
+    """The value the model points at, parsed from the words written in the sentence; None where nothing parses.
 
     The words are parsed as the rule reader parses them; where they do not parse as one
     value of the kind the model names, its normalised form is taken instead (words the
-    value parser does not know, like "the fifth of March"). The value's ``start``/``end``
-    are offsets in the sentence.
+    value parser does not know, like "the fifth of March"). Words that are no value in
+    either form ("April", "Friday") are None: the rule reader finds no value there either,
+    so nothing compares. Words not written in the sentence at all are a ReadingError: a
+    reading that points at text that is not there is not a reading. The value's
+    ``start``/``end`` are offsets in the sentence.
     """
     span = locate(quote, sentence)
     _need(span is not None, f"the value {quote!r} is not written in the sentence {sentence!r}")
@@ -371,7 +375,7 @@ def to_value(quote: str, kind: str, normalized: str, sentence: str, clock: date 
         return Value(kind, norm, words, start, end)  # type: ignore[arg-type]
     if found is not None:
         return Value(found.kind, found.norm, words, start, end)
-    raise ReadingError(f"the value {quote!r} ({kind}, {normalized!r}) does not parse")
+    return None
 
 
 def _lemma_words(text: str) -> list[str]:
@@ -409,6 +413,7 @@ def to_reading(payload: dict[str, Any], sentences: Sequence[str], vocab: ClaimsV
     role_kind = {name: r.kind for name, r in vocab.roles.items()}
     objects = {name: [(o, _lemma_words(o)) for o in a.objects] for name, a in vocab.actions.items()}
     claims: list[tuple[int, Claim, ClaimDetail]] = []
+    unparsed: list[str] = []
     for c in payload["claims"]:
         i = c["sentence"] - 1
         sentence = sentences[i]
@@ -419,6 +424,9 @@ def to_reading(payload: dict[str, Any], sentences: Sequence[str], vocab: ClaimsV
         values: list[RoleValue] = []
         for v in c["values"]:
             value = to_value(v["text"], v["kind"], v["normalized"], sentence, clock, id_patterns)
+            if value is None:
+                unparsed.append(v["text"])
+                continue
             role = None if v["role"] == NO_ROLE else v["role"]
             # a role holds one kind of value; a bare number may stand for an amount or a count of days
             if role is not None and not (role_kind[role] == value.kind or value.kind == "number"):
@@ -427,7 +435,7 @@ def to_reading(payload: dict[str, Any], sentences: Sequence[str], vocab: ClaimsV
         object_id = c["object"]["id"].strip() or None
         if object_id is not None:
             value = to_value(object_id, "id", object_id, sentence, clock, id_patterns)
-            if not any(same_value(value, rv.value) or same_value(rv.value, value) for rv in values):
+            if value is not None and not any(same_value(value, rv.value) or same_value(rv.value, value) for rv in values):
                 values.append(RoleValue(value, None, ()))
         values.sort(key=lambda rv: rv.value.start)
         seen = _lemma_words(c["object"]["text"] + " " + clause)
@@ -441,7 +449,7 @@ def to_reading(payload: dict[str, Any], sentences: Sequence[str], vocab: ClaimsV
     claims.sort(key=lambda t: t[0])  # in the order of the sentences, as the rule reader reads them
     concepts = tuple(sorted({k["concept"] for k in payload["concepts"] if k["concept"] in vocab.concepts}))
     return ModelReading(tuple(sentences), tuple(c for _, c, _ in claims), concepts, tuple(d for _, _, d in claims), model,
-                        cached)
+                        cached, tuple(unparsed))
 
 
 # --------------------------------------------------------------------------- the reader
