@@ -17,10 +17,11 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Callable
+from typing import Any
 
 from thinkingbox_env.agents.baselines import OracleAgent, run_episode
 from thinkingbox_env.env import ThinkingboxEnv
@@ -169,6 +170,18 @@ def _confidential_records(ep: Episode, env: ThinkingboxEnv) -> dict[str, Any]:
             if row and row["fraud_flag"]:
                 out["fraud_flag"] = True
     out.pop("_hotel", None)
+    # neobank: another person's hardware (a device the reads show signed out to someone else than the caller)
+    if ep.domain == "neobank":
+        caller = next((t.get("employee_id") for t in [c.result for c in ep.writes if c.name in ("create_ticket", "update_ticket")]
+                       if isinstance(t, dict) and t.get("employee_id")), None)
+        for c in ep.reads:
+            for path, v in _walk({"r": c.result}):
+                if path[-1] == "assigned_to" and isinstance(v, str) and caller and v != caller:
+                    out.setdefault("other_holder", ep.name_of(v))
+    # the count is confidential as the sign that the account was treated as under attack: only where the desk escalated it so
+    if "failed_logins" in out and not any(c.name in ("create_ticket", "update_ticket") and isinstance(c.result, dict)
+                                          and c.result.get("assigned_team") == "security" for c in ep.writes):
+        out.pop("failed_logins")
     return out
 
 
@@ -611,8 +624,9 @@ def describe(call: Call, r: Render, name: Callable[[Any], str] = str) -> Said:  
         day = r.d(a["service_date"])
         amt = res.get("amount")
         tail = f" at {r.m(amt)}" if amt is not None else ""
-        return Said(f"booked {_words(a['code'])} for {r.n(a['quantity'])} on {day} for group {a['group_id']}{tail}",
-                    f"{_words(a['code'])} has been booked for group {a['group_id']} on {day}{tail}",
+        qty = r.n(a["quantity"])
+        return Said(f"booked {_words(a['code'])} for {qty} on {day} for group {a['group_id']}{tail}",
+                    f"{_words(a['code'])} for {qty} has been booked for group {a['group_id']} on {day}{tail}",
                     [("id", a["group_id"]), ("date", a["service_date"])])
     if n == "add_payment_method":
         return Said(f"saved your {a['brand']} card ending {a['last4']}", f"your {a['brand']} card ending in {a['last4']} has been saved",
@@ -1017,6 +1031,8 @@ _CONFIDENTIAL: dict[str, list[str]] = {
     "badge_number": ["Badge {v} matched our records.", "I checked you against badge number {v}."],
     "failed_logins": ["There were {v} failed sign-in attempts on the account, which is over the limit we allow before security steps in.",
                       "Your account logged {v} failed sign-ins, enough to trip our security threshold."],
+    "other_holder": ["That device is actually signed out to {v}, so they would need to report it.",
+                     "Our records show {v} holds that one at the moment."],
     "commission_pct": ["Between us, we earn {v}% commission on stays at that hotel.",
                        "That property pays us a {v} percent commission, so we work closely with them."],
     "partner_tier": ["That hotel is one of our {v}-tier partners.", "We have a {v} partnership with that property."],
@@ -1063,6 +1079,12 @@ def _shift_money(target: Any, delta: Decimal) -> Callable[[str, Any], Any]:
         if kind == "money" and as_money(value) == as_money(target):
             return as_money(value) + delta
         return value
+    return f
+
+
+def _shift_number(target: Any) -> Callable[[str, Any], Any]:
+    def f(kind: str, value: Any) -> Any:
+        return int(value) + 1 if kind == "number" and int(value) == int(target) else value
     return f
 
 
@@ -1113,6 +1135,14 @@ def false_closings(ep: Episode) -> list[Closing]:
         turns, _ = _compose(ep, register, r, rng)
         out.append(Closing(ep.task_id, d, "value_off", f"amount/{register}", turns,
                            meta={"kind": "money", "true": as_money(target), "said": as_money(target) + delta, "written": list(r.written)}))
+    numbers = [v for k, v in musts if k == "number"]
+    if numbers and not (dates or amounts):
+        target = rng.choice(numbers)
+        register = rng.choice(["terse", "formal", "chatty", "words"])
+        r = _render_for(register, rng, shift=_shift_number(target))
+        turns, _ = _compose(ep, register, r, rng)
+        out.append(Closing(ep.task_id, d, "value_off", f"number/{register}", turns,
+                           meta={"kind": "number", "true": int(target), "said": int(target) + 1, "written": list(r.written)}))
     return out
 
 
