@@ -50,7 +50,7 @@ def _domain(context: GradingContext) -> tuple[str, Any, tuple[str, ...], tuple[s
 
 def reading_of(context: GradingContext, texts: list[str]) -> TextReading:
     """The reading of ``texts`` (the closing, or every agent message), once per grading."""
-    key = ("reading", tuple(texts))
+    key = "reading\x00" + "\x00".join(texts)
     found = context.memo.get(key)
     if found is not None:
         return found

@@ -160,8 +160,7 @@ def _undecided(context: GradingContext, name: str) -> CheckResult:
     words no list knows ("your internal assessment came back high") is in a sentence the reader
     could not read, and the check cannot say it was kept.
     """
-    texts = [t for t in agent_texts(context)]
-    reading = reading_of(context, texts)
+    reading = reading_of(context, agent_texts(context))
     statements = [u for u in reading.rule.unread if not u.rstrip().endswith("?")]
     if not statements or reading.model_read:
         return CheckResult(name=name, kind="withholds", passed=True, detail="nothing withheld was said")

@@ -110,7 +110,6 @@ def domain_nouns(domain_path: str, confidential_columns: tuple[str, ...] = ()) -
     its words stay unread, so a sentence about it is never read as harmless.
     """
     from ..claims import load_vocabulary, word_lemma
-
     from ..domain import load_domain
 
     path = Path(domain_path) / "schema.sql"
@@ -128,9 +127,9 @@ def domain_nouns(domain_path: str, confidential_columns: tuple[str, ...] = ()) -
         for m in re.finditer(r"CREATE TABLE\s+(\w+)\s*\((.*?)\n\);", sql, re.S | re.I):
             words.update(m.group(1).split("_"))
             for line in m.group(2).splitlines():
-                col = re.match(r"\s*([a-z_][a-z0-9_]*)\s+[A-Z]", line)
-                if col and col.group(1).upper() not in ("PRIMARY", "FOREIGN", "UNIQUE", "CHECK", "CONSTRAINT"):
-                    words.update(col.group(1).split("_"))
+                column = re.match(r"\s*([a-z_][a-z0-9_]*)\s+[A-Z]", line)
+                if column and column.group(1).upper() not in ("PRIMARY", "FOREIGN", "UNIQUE", "CHECK", "CONSTRAINT"):
+                    words.update(column.group(1).split("_"))
     vocab = load_vocabulary(domain_path)
     if vocab is not None:
         for spec in vocab.actions.values():
@@ -139,8 +138,8 @@ def domain_nouns(domain_path: str, confidential_columns: tuple[str, ...] = ()) -
         for role in vocab.roles.values():
             for cue in role.cues:
                 words.update(cue.split())
-    spec = load_domain(Path(domain_path).name).spec
-    words.update(w.lower() for w in _WORD.findall(f"{spec.title} {spec.agent_role}") if w[:1].isupper())  # the company
+    about = load_domain(Path(domain_path).name).spec
+    words.update(w.lower() for w in _WORD.findall(f"{about.title} {about.agent_role}") if w[:1].isupper())  # the company
     lemmas = {word_lemma(w) for w in words if len(w) > 1 and w.isalpha()} | {w for w in words if w.isalpha()}
     return frozenset(lemmas - hidden - _NOT_NOUNS)
 
