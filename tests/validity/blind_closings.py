@@ -448,8 +448,9 @@ def describe(call: Call, r: Render, name: Callable[[Any], str] = str) -> Said:  
     if n == "request_approval" and "kind" in a:
         amount = a.get("amount")
         tail = f" for {r.m(amount)}" if amount else ""
-        return Said(f"sent approval request {res.get('id')} to {who}{tail}",
-                    f"approval request {res.get('id')} has been routed to {who}{tail}",
+        what = f" for the {_words(a['kind'])} request on {lab(a['subject'])}" if a.get("subject") else f" for the {_words(a['kind'])} request"
+        return Said(f"sent approval request {res.get('id')}{what} to {who}{tail}",
+                    f"approval request {res.get('id')}{what} has been routed to {who}{tail}",
                     [("id", res.get("id"))] + ([("money", amount)] if amount else []))
     if n == "provision_licence":
         return Said(f"assigned you a {a['sku']} licence seat ({res.get('id')})", f"a {a['sku']} licence seat has been assigned to you",
@@ -614,8 +615,9 @@ def describe(call: Call, r: Render, name: Callable[[Any], str] = str) -> Said:  
         amt = r.m(a["amount"])
         ref = a.get("booking_id") or a.get("group_id")
         what = _words(a.get("purpose", "payment"))
-        return Said(f"charged {amt} to your card for the {what}{' on ' + ref if ref else ''}",
-                    f"{amt} has been charged to your card for the {what}", [("money", a["amount"])])
+        tail = f", and booking {ref} is now {res['booking_status']}" if res.get("booking_status") and ref else ""
+        return Said(f"charged {amt} to your card for the {what}{' on ' + ref if ref else ''}{tail}",
+                    f"{amt} has been charged to your card for the {what}{tail}", [("money", a["amount"])])
     if n == "change_group_dates":
         ci, co = r.d(a["check_in"]), r.d(a["check_out"])
         return Said(f"moved group {a['group_id']} to {ci} - {co}", f"group {a['group_id']} has been moved to {ci} - {co}",
@@ -780,6 +782,28 @@ def no_change_kind(ep: Episode) -> str:
     return "refused"
 
 
+def _read(ep: Episode, tool: str) -> Any:
+    return next((c.result for c in ep.reads if c.name == tool), None)
+
+
+def _answer(ep: Episode, about: str) -> str | None:
+    """The answer itself, for the branches whose outcome is a fact the reads showed rather than a refusal."""
+    b = ep.branch
+    if b == "no_duplicate":
+        return f"I checked the payments{about}: there is a single charge, not two, so there is no duplicate to refund."
+    if b == "already_active":
+        active = (_read(ep, "get_membership") or {}).get("active") or {}
+        until = f", running until {date_forms(active['end_date'])[1]}" if active.get("end_date") else ""
+        return f"Your Brightwell Plus membership is already active{until}, so there is nothing to upgrade."
+    if b == "points_balance":
+        bal = (_read(ep, "get_reward_points") or {}).get("balance")
+        if bal is not None:
+            return f"Your reward points balance is {bal:,} points."
+    if b == "delivered_now":
+        return f"Tracking shows that the parcel{about} has now been delivered, so your delivery ticket is resolved."
+    return None
+
+
 def no_change_sentence(ep: Episode, rng: random.Random, formal: bool) -> str:
     kind = no_change_kind(ep)
     obj = subject_id(ep)
@@ -793,6 +817,9 @@ def no_change_sentence(ep: Episode, rng: random.Random, formal: bool) -> str:
     if kind == "declined":
         return rng.choice([f"As agreed, I've left everything{about} exactly as it was; nothing was charged or changed.",
                            f"No changes were made{about}, as you preferred, and no payment was taken."])
+    answer = _answer(ep, about)
+    if answer:
+        return answer
     if kind == "nothing_needed":
         return rng.choice([f"There's nothing to add{about}: what you asked for is already in place, so I haven't changed anything.",
                            f"No action was needed{about}, since it's already covered; nothing was changed."])
