@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import copy
+import importlib
+import os
 from typing import Any
+
+import pytest
 
 import thinkingbox_env as tb
 from thinkingbox_env.agents import OracleAgent
@@ -11,6 +15,21 @@ from thinkingbox_env.domain import load_domain
 from thinkingbox_env.integrations.episode import outcome
 
 TASK = "retail/ST030_001"
+
+# Set by .ci/run in an adapter's own environment (a comma-separated list of adapter names): there its library was
+# installed for the purpose, so a test that cannot import it fails instead of skipping.
+REQUIRE_ADAPTERS = "THINKINGBOX_REQUIRE_ADAPTERS"
+
+
+def require_adapter(adapter: str, module: str, install: str) -> Any:
+    """Import ``module`` for ``adapter``'s tests: skip when it cannot be imported, fail where CI installed it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        why = f"{module} cannot be imported ({exc}); {install}"
+        if adapter in os.environ.get(REQUIRE_ADAPTERS, "").split(","):
+            pytest.fail(f"the {adapter} adapter's tests must run here: {why}", pytrace=False)
+        pytest.skip(why, allow_module_level=True)
 
 
 def oracle_actions(task_id: str = TASK, seed: int = 0) -> list[Any]:

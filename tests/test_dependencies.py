@@ -46,3 +46,10 @@ def test_every_direct_dependency_has_a_lower_bound_and_ci_installs_exactly_it():
         assert version in deps[name].specifier, f"{name}=={version} is outside {deps[name].specifier}"
     ci = (ROOT / ".ci" / "run").read_text()
     assert "lowest_requirements.py" in ci and ".venv-lowest/bin/python -m pytest" in ci
+
+
+def test_the_written_openenv_package_installs_the_line_of_the_openenv_extra():
+    module = (ROOT / "thinkingbox_env" / "integrations" / "openenv.py").read_text()
+    written = Requirement(re.search(r'OPENENV_REQUIREMENT = "([^"]+)"', module).group(1))
+    assert written == _extra("openenv")["openenv"]
+    assert "0.10.0" in written.specifier and "0.3.0" in _extra("openenv-core")["openenv-core"].specifier

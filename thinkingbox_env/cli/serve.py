@@ -8,6 +8,8 @@ from typing import Any
 
 from .common import UserError, add_command
 
+MCP_HTTP_PORT = 8765  # `thinkingbox serve --transport http`; an OpenEnv server takes OpenEnv's 8000
+
 
 def _serve_openenv(args: argparse.Namespace) -> int:
     """``--protocol openenv``: the task or domain as an OpenEnv environment server (the ``openenv`` extra)."""
@@ -16,11 +18,13 @@ def _serve_openenv(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise UserError(f"--protocol openenv needs the openenv extra (pip install 'thinkingbox-env[openenv]'): {exc}") from exc
     families = [f for f in (args.families or "").split(",") if f] or None
+    port = openenv.DEFAULT_PORT if args.port is None else args.port
     try:
         if args.write_manifest:
             out = openenv.write_manifest(args.write_manifest, args.target, protocol=args.conversation, split=args.split,
-                                         port=args.port)
-            print(f"wrote {out / 'openenv.yaml'} and {out / 'server' / 'app.py'}")
+                                         port=port)
+            print(f"wrote {out / 'openenv.yaml'}, {out / 'pyproject.toml'} and {out / 'server'} (app.py, Dockerfile, "
+                  f"requirements.txt): openenv validate {out}; openenv push {out}")
             return 0
         app = openenv.create_app(args.target, protocol=args.conversation, split=args.split, families=families,
                                  max_sessions=args.max_episodes)
@@ -28,8 +32,8 @@ def _serve_openenv(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from exc
     import uvicorn
 
-    print(f"OpenEnv server for {args.target} on http://{args.host}:{args.port} (WebSocket /ws)", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    print(f"OpenEnv server for {args.target} on http://{args.host}:{port} (WebSocket /ws)", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=port, log_level="warning")
     return 0
 
 
@@ -47,7 +51,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise OperatorError(str(exc)) from exc
         if args.transport == "http":
-            serve_http(args.target, args.host, args.port, args.token, args.operator_token, args.idle_timeout,
+            port = MCP_HTTP_PORT if args.port is None else args.port
+            serve_http(args.target, args.host, port, args.token, args.operator_token, args.idle_timeout,
                        max_episodes=args.max_episodes, single_episode=args.single_episode,
                        max_per_client=args.max_episodes_per_client, first_call_timeout=args.first_call_timeout,
                        workers=args.workers, guard=guard)
@@ -80,7 +85,8 @@ def add_serve_command(sub: Any) -> None:
                    help="openenv: write openenv.yaml and server/app.py for the target into DIR and exit")
     p.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     p.add_argument("--host", default="127.0.0.1", help="http: address to bind (anything but loopback needs --token)")
-    p.add_argument("--port", type=int, default=8765, help="http: port")
+    p.add_argument("--port", type=int, default=None,
+                   help=f"http: port (default {MCP_HTTP_PORT}); openenv: port (default 8000, OpenEnv's own, as in openenv.yaml)")
     p.add_argument("--token", action="append",
                    help="http: bearer token the agent side must send, 16+ characters (or THINKINGBOX_MCP_TOKEN); "
                         "repeat to give each client its own, which then counts as that client for the limits below")
