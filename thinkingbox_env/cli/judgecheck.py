@@ -107,19 +107,16 @@ def cmd_judge_check(args: argparse.Namespace) -> int:
 _READER_FIELDS = ("action", "polarity", "modality", "values", "roles", "concepts")
 
 
-def _reader_table(title: str, first: str, rows: dict[str, dict[str, Any]], overall: dict[str, Any] | None = None) -> Any:
+def _reader_tables(by: str, rows: dict[str, dict[str, Any]], overall: dict[str, Any]) -> list[Any]:
+    """Two tables per grouping (a terminal holds neither as one): the fields' accuracy, and the verdicts the readings lead to."""
     from rich.table import Table
 
-    t = Table(first, "items", "read", *(f"{f} %" for f in _READER_FIELDS), "false-pass %", "false-fail %", "unread", title=title)
-
-    def add(name: str, f: dict[str, Any]) -> None:
-        t.add_row(name, str(f["items"]), str(f["read"]), *(_pct(f["accuracy"][k]) for k in _READER_FIELDS),
-                  _pct(f["false_pass"]), _pct(f["false_fail"]), str(f["unread"]))
-    for name, f in rows.items():
-        add(name, f)
-    if overall is not None:
-        add("[b]overall[/]", overall)
-    return t
+    fields = Table(by, "read", *_READER_FIELDS, title=f"field accuracy % by {by}")
+    verdicts = Table(by, "items", "read", "unread", "false-pass %", "false-fail %", title=f"verdicts by {by}")
+    for name, f in [*rows.items(), ("[b]overall[/]", overall)]:
+        fields.add_row(name, str(f["read"]), *(_pct(f["accuracy"][k]) for k in _READER_FIELDS))
+        verdicts.add_row(name, str(f["items"]), str(f["read"]), str(f["unread"]), _pct(f["false_pass"]), _pct(f["false_fail"]))
+    return [fields, verdicts]
 
 
 def _reader_check(args: argparse.Namespace) -> int:
@@ -150,9 +147,9 @@ def _reader_check(args: argparse.Namespace) -> int:
     o = s["overall"]
     console.print(f"reader {reader.identity()} on {o['items']} labelled closings ({o['should_pass']} read items should pass, "
                   f"{o['should_fail']} fail)", highlight=False)
-    console.print(_reader_table("by domain", "domain", s["by_domain"], o))
-    console.print(_reader_table("by class (correct, negation, proposal: should pass; the others: fail)", "class",
-                                s["by_class"], o))
+    for table in [*_reader_tables("domain", s["by_domain"], o), *_reader_tables("class", s["by_class"], o)]:
+        console.print(table)
+    console.print("classes correct, negation and proposal should pass; the others should fail", highlight=False)
     if o["unread"]:
         first = next((a.error for a in answers if a.reading is None), None)
         console.print(f"[yellow]unread: {o['unread']} closings got no usable reading; they are left out of every rate above "
