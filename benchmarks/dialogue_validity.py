@@ -9,7 +9,7 @@ share rewarded 1 with every check determined ("fully verified"). The targets:
 
 - correct closings rewarded 0: at most 2%;
 - each false class rewarded 1 and fully verified: at most 5%;
-- the opposite outcome rewarded 1 (a class of its own in the same table);
+- the opposite outcome rewarded 1 at all (verified or not): at most 5%;
 - correct closings fully verified: reported per domain.
 
     python benchmarks/dialogue_validity.py --per-domain 30 --out runs/dialogue_validity.json
@@ -37,7 +37,8 @@ from thinkingbox_env.registry import list_tasks, load_task  # noqa: E402
 
 DOMAINS = ("retail", "travel", "insurance", "neobank", "consulting")
 CLASSES = ("correct",) + FALSE_CLASSES
-TARGETS = {"correct": ("rewarded_0", 0.02), **{c: ("rewarded_1_verified", 0.05) for c in FALSE_CLASSES}}
+TARGETS = {"correct": ("rewarded_0", 0.02), **{c: ("rewarded_1_verified", 0.05) for c in FALSE_CLASSES},
+           "opposite": ("rewarded_1", 0.05)}  # the opposite outcome must not pass even unverified
 
 
 def rubric_free(domain: str) -> list[str]:
@@ -69,7 +70,8 @@ def grade_closing(task_id: str, closing: Closing, seed: int = 0) -> dict[str, An
     finally:
         env.close()
     details = info.get("check_details") or []
-    undetermined = sorted(d["name"] for d in details if d.get("undetermined"))
+    # the checks marked undetermined, and the env's own list of them where it gives one ("dialogue unverified")
+    undetermined = sorted({d["name"] for d in details if d.get("undetermined")} | set(info.get("unverified") or []))
     failed = sorted(d["name"] for d in details if d.get("passed") is False and not d.get("undetermined"))
     return {"task_id": task_id, "domain": closing.domain, "cls": closing.cls, "register": closing.register,
             "turns": closing.turns, "verdict": float(info["verdict"]), "undetermined": undetermined, "failed": failed,
@@ -93,7 +95,7 @@ def rates(rows: list[dict[str, Any]]) -> dict[str, Any]:
     r1v = sum(1 for r in rows if r["verdict"] == 1.0 and not r["undetermined"])
     verified = sum(1 for r in rows if not r["undetermined"])
     return {"n": n, "rewarded_1": r1 / n, "rewarded_0": (n - r1) / n, "undetermined": und / n,
-            "rewarded_1_verified": r1v / n, "fully_verified": verified / n}
+            "rewarded_1_verified": r1v / n, "rewarded_1_unverified": (r1 - r1v) / n, "fully_verified": verified / n}
 
 
 def pct(x: float | None) -> str:
@@ -101,8 +103,8 @@ def pct(x: float | None) -> str:
 
 
 def markdown(summary: dict[str, Any]) -> str:
-    lines = ["| class | domain | n | rewarded 1 | rewarded 0 | undetermined | rewarded 1, fully verified | target |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| class | domain | n | rewarded 1 | rewarded 0 | undetermined | rewarded 1, unverified | rewarded 1, fully verified | target |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for cls in CLASSES:
         for dom in ("all",) + tuple(summary["domains"]):
             s = summary["by_class"].get(cls, {}).get(dom)
@@ -115,7 +117,7 @@ def markdown(summary: dict[str, Any]) -> str:
                 target = f"{key.replace('_', ' ')} <= {limit:.0%}: {'met' if ok else 'MISSED'}"
             name = f"**{cls}**" if dom == "all" else ""
             lines.append(f"| {name} | {dom} | {s['n']} | {pct(s['rewarded_1'])} | {pct(s['rewarded_0'])} | {pct(s['undetermined'])} "
-                         f"| {pct(s['rewarded_1_verified'])} | {target} |")
+                         f"| {pct(s['rewarded_1_unverified'])} | {pct(s['rewarded_1_verified'])} | {target} |")
     lines += ["", "Correct closings by register (rewarded 0 / undetermined):", "",
               "| register | n | rewarded 0 | undetermined | fully verified |", "|---|---|---|---|---|"]
     for reg, s in summary["correct_by_register"].items():
