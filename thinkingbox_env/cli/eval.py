@@ -179,6 +179,26 @@ def _require_judge_for_rubrics(tasks: list[str], config: Any, no_judge: bool) ->
                         "and every row is marked no_judge)")
 
 
+def _skip_rubric_tasks(tasks: list[str], suite: bool) -> list[str]:
+    """``--skip-rubric``: the selected tasks without rubric checks, and a line saying how many were left out.
+
+    Without a judge a rubric task's trials are unjudged whenever nothing else failed, so its
+    counted trials differ from the other tasks' and pass@k / pass^k cannot be computed; leaving
+    those tasks out of the run keeps every task at the same number of trials.
+    """
+    from ..registry import load_task
+
+    if suite:
+        raise UserError("--skip-rubric selects among this package's tasks; a tbbench suite is graded by its own harness")
+    kept = [t for t in tasks if not load_task(t).checks.rubric]
+    if not kept:
+        raise UserError(f"every selected task ({len(tasks)}) has rubric checks; --skip-rubric leaves nothing to run")
+    if len(kept) < len(tasks):
+        console.print(f"--skip-rubric: left out {len(tasks) - len(kept)} of {len(tasks)} selected task(s) with rubric checks; "
+                      f"running {len(kept)}", highlight=False)
+    return kept
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """Parse, run through :func:`~thinkingbox_env.eval.evaluate`, and turn its summary into messages and an exit code.
 
@@ -210,6 +230,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     except ValueError as exc:
         console.print(f"[red]error:[/] {escape(_option_hint(exc))}", highlight=False)
         return 2
+    if args.skip_rubric:
+        tasks = _skip_rubric_tasks(tasks, suite is not None)
     if suite is None:
         _require_judge_for_rubrics(tasks, config, args.no_judge)
     if (args.ray or args.ray_address) and importlib.util.find_spec("ray") is None:
@@ -342,6 +364,9 @@ def _add_eval(sub: Any) -> None:
     p.add_argument("--reader-api-key", help="the reader's API key")
     p.add_argument("--no-judge", action="store_true",
                    help="run tasks with rubric checks without a judge (they stay unevaluated; rows are marked)")
+    p.add_argument("--skip-rubric", action="store_true",
+                   help="leave the selected tasks with rubric checks out of the run, so a run without a judge counts "
+                        "the same trials on every task and gets pass@k and pass^k")
     p.add_argument("--strict-dialogue", action="store_true",
                    help="count a dialogue check the reader could not decide (dialogue unverified) as failed")
     p.add_argument("-n", "--trials", type=int, default=1, help="trials per task")
@@ -477,6 +502,11 @@ def print_summary(s: dict[str, Any], title: str) -> None:
         console.print(t)
     elif s.get("pass_k_refused"):
         console.print(f"[yellow]pass@k / pass^k not computed: {s['pass_k_refused']}[/]")
+    left = s.get("pass_k_tasks_left_out") or []
+    if left and not s.get("pass_k_refused"):
+        console.print(f"[yellow]pass@k / pass^k are over the {s['tasks'] - len(left)} tasks whose every trial was judged: "
+                      f"{len(left)} task(s) with unjudged trials left out (a judge, or eval --skip-rubric, counts them)[/]",
+                      highlight=False)
     n = s.get("trials_per_task") or "n"
     console.print(f"tasks never passed (0/{n}): {s['tasks_never_passed']}; always passed ({n}/{n}): {s['tasks_always_passed']}")
     never = s.get("tasks_never_passed_ids") or []

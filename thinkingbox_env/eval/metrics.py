@@ -337,10 +337,15 @@ def summarize(rows: list[dict[str, Any]], prices: dict[str, float] | None = None
         "pass@1": {"overall": pass_at_1(outcomes.values()),
                    "by_domain": {d: pass_at_1(os_) for d, os_ in sorted(by_domain.items())}},
     }
+    # pass@k and pass^k over the tasks whose every trial was judged: a task with an unjudged trial (a rubric without a
+    # judge) counts fewer trials than the others, which would refuse the whole table; it is left out instead, and named
+    partly_unjudged = sorted({r["task_id"] for r in unjudged} & set(outcomes))
+    reliable = {t: o for t, o in outcomes.items() if t not in partly_unjudged}
+    summary["pass_k_tasks_left_out"] = partly_unjudged
     try:
-        n = trials_per_task(outcomes) if outcomes else 0
+        n = trials_per_task(reliable) if reliable else 0
         summary["trials_per_task"] = n
-        summary["pass_k"] = {name: {str(k): v for k, v in vals.items()} for name, vals in pass_k_table(outcomes).items()} if n else {}
+        summary["pass_k"] = {name: {str(k): v for k, v in vals.items()} for name, vals in pass_k_table(reliable).items()} if n else {}
         summary["tasks_never_passed"] = sum(1 for o in outcomes.values() if o.c == 0)
         summary["tasks_always_passed"] = sum(1 for o in outcomes.values() if o.c == o.n)
     except UnequalTrialsError as exc:

@@ -324,6 +324,12 @@ def build_report(runs: dict[str, list[dict[str, Any]]], title: str = "thinkingbo
     body.append("</div>")
     for line in refused:
         body.append(f'<p class="err">pass@k / pass^k not shown for {e(line)}</p>')
+    for name in order:  # the tasks whose unjudged trials kept them out of the curves (metrics.summarize)
+        left = summaries[name].get("pass_k_tasks_left_out") or []
+        if left and summaries[name].get("pass_k"):
+            body.append(f"<p>{e(name)}: pass@k / pass^k over the {summaries[name]['tasks'] - len(left)} tasks whose every "
+                        f"trial was judged; {len(left)} task(s) with unjudged trials left out ({e(', '.join(left[:10]))}"
+                        f"{' ...' if len(left) > 10 else ''})</p>")
 
     # heatmap and failure categories
     values = {(name, d): 100 * (1 - summaries[name]["pass@1"]["by_domain"][d]["value"])
