@@ -240,9 +240,14 @@ def sample_tasks(per_domain: int = 35) -> list[str]:
 DIALOGUE_KINDS = ("mentions", "withholds", "grounded_values", "rubric", "claims", "states")
 
 
-def consent_probes(spec, domain, trace) -> list[tuple[str, bool]]:
-    """(label, process passed) for the golden trace with each agreed proposal rewritten: vague, lower, paraphrased."""
-    from thinkingbox_env.checks.process import Reading, process_results
+def consent_probes(spec, domain, trace, runtime=None) -> list[tuple[str, bool]]:
+    """(label, process passed) for the golden trace with each agreed proposal rewritten: vague, lower, paraphrased.
+
+    Only where a guarded write of the trace needs agreement under the policy (not one exempt as what the
+    customer asked for); an undetermined result (the reader could not read the rewritten proposal) counts
+    as not passed.
+    """
+    from thinkingbox_env.checks.process import Reading, _no_rows, process_results, runtime_rows, writes_needing_consent
     from thinkingbox_env.verdict_rules import load_verdict_rules
 
     rules = [r for r in load_verdict_rules(str(domain.path)).process if r.kind == "consent_before"]
@@ -250,6 +255,9 @@ def consent_probes(spec, domain, trace) -> list[tuple[str, bool]]:
                             for e in trace):
         return []
     reading = Reading(str(domain.path), domain.spec.clock.date(), tuple(domain.spec.id_patterns))
+    rows = runtime_rows(runtime) if runtime is not None else _no_rows
+    if not writes_needing_consent(rules, trace, reading, rows):
+        return []  # the policy asks no agreement for these writes (what the customer asked for): nothing to probe
 
     def rewrite(fn) -> list[dict]:
         out, changed = [], False
@@ -280,7 +288,7 @@ def consent_probes(spec, domain, trace) -> list[tuple[str, bool]]:
                       ("correct:consent asked in other words", _paraphrase_proposal)):
         t = rewrite(fn) if (label != "false:consent to a lower amount" or moves_money) else []
         if t:
-            passed = all(r.passed for r in process_results(rules, t, reading=reading))
+            passed = all(r.passed for r in process_results(rules, t, reading=reading, rows=rows))
             out.append((label, passed))
     return out
 
@@ -302,7 +310,7 @@ def run_suite(per_domain: int = 35, process: bool = True, judge=None) -> dict:
         base = env.dialogue()
         last = max(i for i, m in enumerate(base) if m["role"] == "assistant")
         head = base[:last]
-        for label, passed in consent_probes(spec, env.runtime.domain, info["trace"]):
+        for label, passed in consent_probes(spec, env.runtime.domain, info["trace"], env.runtime):
             consent_rows.append((tid, label, passed))
         for case in cases_for(spec, env.runtime.domain) + claim_cases(spec, env.runtime.domain, info["trace"]):
             dialogue = list(head)
@@ -319,7 +327,7 @@ def run_suite(per_domain: int = 35, process: bool = True, judge=None) -> dict:
                 failed = ["unverified"]  # rewarded, but marked: no reader decided the dialogue (never a verified pass)
             rows.append((case, failed, [r.detail for r in results if r.passed is False]))
         if process:
-            for label, calls, options in _process_probes(spec, env.runtime):
+            for label, calls, options in _process_probes(spec, env.runtime, info["trace"]):
                 penv = ThinkingboxEnv(spec, max_actions=200)
                 pinfo = run_episode(penv, OracleAgent(calls, **options), seed=0)
                 named = [n for n, v in pinfo["checks"].items() if n.startswith("process:") and v is False]

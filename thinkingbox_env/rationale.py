@@ -26,15 +26,17 @@ _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 @cache
 def consent_guarded_writes(domain_path: Path) -> frozenset[str]:
-    """The writes a ``consent_before`` process rule of the domain's ``verdicts.yaml`` guards.
+    """The writes a ``consent_before`` process rule of the domain's ``verdicts.yaml`` guards every time.
 
-    Read from the file rather than through :mod:`verdict_rules`, whose checks reach the task runtime
-    that calls this module at load.
+    A write the rule guards only on a condition (``when``: not what the customer asked, a paid extra)
+    needs a proposal in some tasks and none in others, which only grading can tell. Read from the file
+    rather than through :mod:`verdict_rules`, whose checks reach the task runtime that calls this module at load.
     """
     path = domain_path / "verdicts.yaml"
     data = load_yaml(path) if path.is_file() else None
     rules = (data or {}).get("process") or []
-    return frozenset(w for r in rules if isinstance(r, dict) and r.get("kind") == "consent_before" for w in r.get("writes") or {})
+    return frozenset(w for r in rules if isinstance(r, dict) and r.get("kind") == "consent_before" for w in r.get("writes") or {}
+                     if str((r.get("when") or {}).get(w, "always")) == "always")
 
 
 @cache

@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .events import TraceEvent, tool_calls
 from .spec import DialogueCheck, TaskSpec, load_yaml
@@ -59,6 +59,35 @@ class DerivationSpec(_Strict):
     month_offsets: list[int] = Field(default_factory=list)
 
 
+class ObjectSpec(_Strict):
+    """How a proposal names what a write acts on: the object's identifying attributes, and its holder's other objects.
+
+    ``identify``: SQL with one ``?`` (the argument's value) whose first row holds the object's
+    identifying attributes (its id, a vehicle's make and model, a booking's hotel); ``others``: SQL
+    with one ``?`` whose rows are the objects of the same kind the same holder has (the object itself
+    among them), with the same columns. Both are read on the task's initial state.
+    """
+
+    identify: str
+    others: str = ""
+    # False where a proposal may leave the record unnamed (a customer's one policy, when a driver is added to it):
+    # naming another of the customer's records is still evidence
+    must_name: bool = True
+
+    @field_validator("identify", "others")
+    @classmethod
+    def _one_placeholder(cls, sql: str) -> str:
+        if sql and sql.count("?") != 1:
+            raise ValueError(f"a lookup must hold exactly one '?' (the value looked up), got {sql.count('?')}: {sql}")
+        return sql
+
+
+# when a guarded write needs the customer's agreement: always; only when it is not what the customer
+# asked for in those terms (another date, another object, money the customer never named); or only when
+# the write's result records a positive amount in the named field (a paid extra, not a free request)
+_WHEN = re.compile(r"always|not_as_asked|result\.(\w+) > 0")
+
+
 class ProcessRule(_Strict):
     """One order rule of a domain's policy: what must come before which writes."""
 
@@ -78,6 +107,41 @@ class ProcessRule(_Strict):
     # step is a lookup by key that the engine answers without DuckDB
     verify_customer_argument: str = ""
     owners: dict[str, str | list[str]] = Field(default_factory=dict)
+    # consent rules: per guarded write, the policy's own sentence that asks for the customer's agreement
+    # (quoted as written in policy.md; tests/engine/test_process_policy.py holds the two together), when the
+    # agreement is needed, and per id argument how a proposal names the object the write touches
+    policy: dict[str, str] = Field(default_factory=dict)
+    when: dict[str, str] = Field(default_factory=dict)
+    objects: dict[str, ObjectSpec] = Field(default_factory=dict)
+    # a write a policy sentence asks agreement for, checked on another guarded write that always follows it
+    # (a paid extra recorded, then charged): the agreement is read where the money moves
+    through: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _declared_for_guarded_writes(self) -> ProcessRule:
+        for field_name in ("when",):
+            for tool in getattr(self, field_name):
+                if tool not in self.writes:
+                    raise ValueError(f"{field_name}.{tool}: not a write this rule guards")
+        for tool in self.policy:
+            if tool not in self.writes and tool not in self.through:
+                raise ValueError(f"policy.{tool}: not a write this rule guards (nor one it checks through another)")
+        for tool, other in self.through.items():
+            if other not in self.writes:
+                raise ValueError(f"through.{tool}: {other} is not a write this rule guards")
+        return self
+
+    @field_validator("when")
+    @classmethod
+    def _known_conditions(cls, when: dict[str, str]) -> dict[str, str]:
+        for tool, cond in when.items():
+            if not _WHEN.fullmatch(cond):
+                raise ValueError(f"when.{tool}: '{cond}' is not one of always, not_as_asked, result.<field> > 0")
+        return when
+
+    def condition(self, tool: str) -> str:
+        """When the write needs the customer's agreement (``always`` unless the rule says otherwise)."""
+        return self.when.get(tool, "always")
 
     @field_validator("owners")
     @classmethod

@@ -70,8 +70,13 @@ def change_one_value(text: str, clock: Any, id_patterns: list[str], attempt: int
     return None
 
 
-def _process_probes(spec: TaskSpec, rt: Any) -> list[tuple[str, list[ToolCall], dict[str, Any]]]:
-    """Golden variants that break one process rule each: (label, calls, oracle options)."""
+def _process_probes(spec: TaskSpec, rt: Any, trace: list[Any] | None = None) -> list[tuple[str, list[ToolCall], dict[str, Any]]]:
+    """Golden variants that break one process rule each: (label, calls, oracle options).
+
+    With the golden ``trace``, a consent rule is probed only where one of its writes needs agreement
+    there: a rule may guard a write only when it is not what the customer asked for, and moving the
+    proposal after a write the customer asked for in those terms breaks no rule.
+    """
     probes: list[tuple[str, list[ToolCall], dict[str, Any]]] = []
     writes = set(rt.golden_write_indices)
     for rule in load_verdict_rules(str(rt.domain.path)).process:
@@ -79,6 +84,8 @@ def _process_probes(spec: TaskSpec, rt: Any) -> list[tuple[str, list[ToolCall], 
         if not guarded:
             continue
         if rule.kind == "consent_before":
+            if trace is not None and not _consent_needed(spec, rt, trace, rule):
+                continue
             probes.append((f"{rule.name}: consent after the write", list(spec.golden), {"consent": "after"}))
         else:
             verify = [i for i, c in enumerate(spec.golden) if c.name == rule.verify_tool]
@@ -89,6 +96,16 @@ def _process_probes(spec: TaskSpec, rt: Any) -> list[tuple[str, list[ToolCall], 
                 moved = kept[:at] + [spec.golden[i] for i in verify] + kept[at:]
                 probes.append((f"{rule.name}: verification after the write", moved, {}))
     return probes
+
+
+def _consent_needed(spec: TaskSpec, rt: Any, trace: list[Any], rule: Any = None) -> list[str]:
+    """The golden trace's guarded writes that need the customer's agreement under the domain's consent rules (or one)."""
+    from ..checks.process import Reading, runtime_rows, writes_needing_consent
+
+    domain = rt.domain
+    rules = [r for r in load_verdict_rules(str(domain.path)).process if r.kind == "consent_before" and rule in (None, r)]
+    reading = Reading(str(domain.path), domain.spec.clock.date(), tuple(domain.spec.id_patterns))
+    return writes_needing_consent(rules, trace, reading, runtime_rows(rt))
 
 
 def _values(obj: Any) -> Iterable[str]:
@@ -175,7 +192,9 @@ def validate_task(spec: TaskSpec, judge: Any = None) -> ValidationResult:
     if not tried:
         res.counts["value"] = "n/a"
 
-    probes = _process_probes(spec, rt)
+    # a consent rule may guard a write only where it is not what the customer asked for: where the golden
+    # trace has no guarded write the rule applies to, moving the proposal after the writes breaks no rule
+    probes = _process_probes(spec, rt, oracle.get("trace") or [])
     caught = 0
     for label, calls, options in probes:
         info = _run(spec, calls, judge, **options)
