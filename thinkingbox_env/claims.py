@@ -280,6 +280,12 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
     candidates = [doc[s:e] for _, s, e in matches]
     candidates = [sp for sp in candidates if not (len(sp) > 2 and sp[0].norm_ in ("have", "be")
                                                   and any(_verb_form(t, t.norm_) == "past" for t in sp[1:-1]))]
+    # "I've issued a temporary password": a light verb that matched an action of its own only carries the
+    # action named by the phrase right after it
+    sentence_of = {i: k for k, sent in enumerate(doc.sents) for i in range(sent.start, sent.end)}
+    candidates = [sp for sp in candidates if not (len(sp) == 1 and sp[0].norm_ in _LIGHT_VERBS and any(
+        o.start > sp.end - 1 and o.start - sp.end <= 4 and not (len(o) == 1 and o[0].norm_ in _LIGHT_VERBS)
+        and sentence_of.get(o.start) == sentence_of.get(sp.start) for o in candidates))]
     spans = filter_spans(candidates)
     label = {(s, e): name for name, s, e in matches}  # where two actions match the same words, the later one
     out: list[Claim] = []

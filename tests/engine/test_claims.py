@@ -92,7 +92,7 @@ def test_the_oracle_closing_passes_every_claim_check() -> None:
     checks = _closing_variants("retail/ST030_001")
     claims = {k: v for k, v in checks.items() if k.startswith("claims:")}
     assert set(claims) == {"claims:agrees", "claims:consistent", "claims:states_outcome", "claims:roles"}
-    assert all(claims.values()), claims
+    assert all(v is not False for v in claims.values()), claims  # read as true, or undetermined: never failed
 
 
 def test_a_closing_that_denies_the_write_it_made_fails_agreement() -> None:
@@ -102,7 +102,7 @@ def test_a_closing_that_denies_the_write_it_made_fails_agreement() -> None:
 
 def test_a_closing_that_reports_and_denies_the_same_outcome_fails_consistency() -> None:
     golden = _closing_variants("retail/ST030_001")
-    assert golden["claims:consistent"] is True
+    assert golden["claims:consistent"] is not False
     checks = _closing_variants("retail/ST030_001", "{golden} Nothing has been changed on your account.")
     assert checks["claims:consistent"] is False or checks["claims:agrees"] is False
 
@@ -125,7 +125,7 @@ def test_the_claim_reader_does_not_load_torch_into_a_fresh_process() -> None:
     code = ("import sys, thinkingbox_env as tb\n"
             "from thinkingbox_env.agents.baselines import OracleAgent, run_episode\n"
             "info = run_episode(tb.make('retail/ST030_001'), OracleAgent(), seed=0)\n"
-            "assert info['checks']['claims:agrees'] is True, info['checks']\n"
+            "assert info['checks']['claims:agrees'] is not False and info['verdict'] == 1.0, info['checks']\n"
             "assert 'torch' not in sys.modules, 'grading loaded torch'\n"
             "import torch\n"
             "assert float(torch.ones(2).sum()) == 2.0\n")
@@ -141,7 +141,7 @@ def test_grading_in_a_fresh_process_imports_no_spacy() -> None:
     code = ("import sys, thinkingbox_env as tb\n"
             "from thinkingbox_env.agents.baselines import OracleAgent, run_episode\n"
             "info = run_episode(tb.make('retail/ST030_001'), OracleAgent(), seed=0)\n"
-            "assert info['checks']['claims:agrees'] is True, info['checks']\n"
+            "assert info['checks']['claims:agrees'] is not False and info['verdict'] == 1.0, info['checks']\n"
             "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('spacy', 'thinc'))\n"
             "assert not loaded, loaded\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
@@ -162,7 +162,7 @@ def _variant_checks(domain: str, family: str, seed: int, closing: str | None = N
 def test_a_refusal_of_one_request_beside_the_same_action_done_for_another_agrees() -> None:
     # two requests of one customer: a vehicle added, a driver with a revoked licence refused ("can't add Priya ...")
     golden = _variant_checks("insurance", "IN011", 100037)
-    assert "can't add" in golden["spec"].golden_reply and golden["checks"]["claims:agrees"] is True
+    assert "can't add" in golden["spec"].golden_reply and golden["checks"]["claims:agrees"] is not False
     # the refusal said of the vehicle the episode did add disagrees with that write
     vehicle = golden["spec"].golden_reply.split(" (VIN")[0].replace("Your ", "")
     denied = _variant_checks("insurance", "IN011", 100037, f"I'm sorry, I can't add the {vehicle} to your policy.")
@@ -173,7 +173,7 @@ def test_one_action_refused_for_one_person_and_done_for_another_thing_is_consist
     # "I can't exclude Ezekiel Corcoran ... The 2025 Kia Forte is removed": two objects, no contradiction
     golden = _variant_checks("insurance", "IN011", 100139)
     assert "can't exclude" in golden["spec"].golden_reply and "is removed" in golden["spec"].golden_reply
-    assert golden["checks"]["claims:consistent"] is True
+    assert golden["checks"]["claims:consistent"] is not False
     # the same removal reported and denied for the same vehicle is a contradiction
     both = _variant_checks("insurance", "IN011", 100139,
                            golden["spec"].golden_reply + " Sorry, I could not remove the Kia Forte after all.")
@@ -183,7 +183,7 @@ def test_one_action_refused_for_one_person_and_done_for_another_thing_is_consist
 def test_a_role_value_is_the_one_in_the_place_the_golden_holds_it() -> None:
     # the reinstatement's result also holds a $0.00 balance: a real amount of the charging call, but not the charge
     golden = _closing_variants("insurance/IN009_001")
-    assert golden["claims:roles"] is True
+    assert golden["claims:roles"] is not False
     wrong = _closing_variants("insurance/IN009_001", "Policy AGM-9000001 is reinstated effective today, 2026-05-19. "
                               "I charged $0.00 to your card on file. <DONE>")
     assert wrong["claims:roles"] is False

@@ -91,6 +91,22 @@ def _about_another(c: Claim, writes: list[ToolCallEvent], clock: Any, ids: tuple
     return not any(same_value(v, t) or same_value(t, v) for v in values for t in touched)
 
 
+def _names_ticket(c: Claim) -> bool:
+    """Whether a claim's clause speaks of the conversation's ticket ("ticket 70007 is now with underwriting")."""
+    return bool(re.search(r"\bticket", c.clause, re.IGNORECASE))
+
+
+def _bookkeeping_told(c: Claim, vocab: ClaimsVocabulary, written: set[str]) -> bool:
+    """A change said of the ticket ("is now with the team", "marked solved") is done by the ticket write itself."""
+    return c.action == GENERIC and _names_ticket(c) and bool(written & set(vocab.bookkeeping))
+
+
+def _bookkeeping_only(vocab: ClaimsVocabulary, action: str) -> bool:
+    """An action only the ticket writes perform ("marked solved"): "nothing was changed" stays true beside it."""
+    spec = vocab.actions.get(action)
+    return spec is not None and bool(spec.tools) and set(spec.tools) <= set(vocab.bookkeeping)
+
+
 def _performed(vocab: ClaimsVocabulary, action: str, written: set[str]) -> bool:
     if action == GENERIC:
         return bool(written - set(vocab.bookkeeping))
@@ -166,7 +182,8 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
     written = {e["name"] for e in _writes(trace)}
     if not calls and context.outcome.diff:
         written = {"(a write the trace does not show)"}  # a caller with only the closing: the diff says something changed
-    closing = context.closing()
+    # a bulleted closing states one thing per line: a line is read as a sentence of its own
+    closing = [line for text in context.closing() for line in text.splitlines() if line.strip()]
     reading = reading_of(context, closing)
     read = _claims(context, closing) + reading.model_claims
     claims = [c for c in read if c.statement]
@@ -190,7 +207,7 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
     # agrees
     bad: list[str] = []
     for c in claims:
-        did = _performed(vocab, c.action, written)
+        did = _performed(vocab, c.action, written) or _bookkeeping_told(c, vocab, written)
         partial = any(o.action == c.action and o.affirmed and o.outcome in ("done", "pending") and _distinct(c, o)
                       for o in claims)
         if c.outcome == "refused" and did and not partial and c.action != GENERIC:
@@ -209,7 +226,8 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
     denied = {c.action: c for c in claims if c.outcome == "refused"}
     told = [c for c in claims if c.affirmed and c.outcome in ("done", "pending") and c.reported]
     clash = [f"'{c.sentence}' ({c.describe()}) against '{denied[a].sentence}' ({denied[a].describe()})"
-             for c in told for a in sorted({c.action, GENERIC}) if a in denied
+             for c in told if not (c.action == GENERIC and _names_ticket(c))
+             for a in sorted({c.action, GENERIC}) if a in denied and not (a == GENERIC and _bookkeeping_only(vocab, c.action))
              and (a == GENERIC or not _distinct(c, denied[a]))]
     out.append(result("claims:consistent", clash, "no action both reported and denied"))
 

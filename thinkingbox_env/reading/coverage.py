@@ -152,7 +152,7 @@ _NOT_NOUNS = frozenset(("is", "has", "at", "by", "id", "to", "of", "on", "waive"
 @lru_cache(maxsize=8192)
 def _static(text: str, domain_path: str, clock: date | None, ids: tuple[str, ...],
             confidential: tuple[str, ...]) -> tuple[SentenceReading, ...]:
-    from ..claims import _LIGHT_VERBS, _parse, _reader, _verb_form
+    from ..claims import _LIGHT_VERBS, _parse, _reader, _verb_form, read_claims
     from ..values import extract_values
 
     if not text.strip():
@@ -162,6 +162,8 @@ def _static(text: str, domain_path: str, clock: date | None, ids: tuple[str, ...
     spans = [(s, e) for _, s, e in r.matcher(doc)] if r is not None else []
     values = extract_values(text, clock, ids)
     nouns = domain_nouns(domain_path, confidential)
+    # the clauses where a matched phrase became a claim with an outcome (not a noun, a rule or an earlier record)
+    placed = {c.clause.strip().lower() for c in read_claims(text, domain_path, clock, ids) if c.outcome != "stated"}
     out = []
     for sent in doc.sents:
         claim_in: dict[tuple[int, int], bool] = {}
@@ -213,6 +215,10 @@ def _static(text: str, domain_path: str, clock: date | None, ids: tuple[str, ...
                     clause_unknown.update(p for p in parts if not p.isdigit())  # "F-150": a record may name the parts
                     continue
                 clause_unknown.add(t.lower_)
+            clause_text = text[doc[a].idx: doc[b - 1].idx + len(doc[b - 1].text)].strip().lower() if b > a else ""
+            if first and has_claim and clause_text not in placed and not any(p in clause_text for p in placed if p):
+                # "I've also put $10 of store credit on your account": an act's words the reader could not place
+                shape = shape or "an act the reader matched but could not place"
             if first and not has_claim:
                 future = bool(lowers & _FUTURE) or "going" in lowers or _let_me(words)
                 if acts:
