@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import date
 
 import pytest
 from scripted_model import Say, ScriptedModel, Status
@@ -34,7 +35,7 @@ def _fresh_cache():
     clear_cache()
 
 
-def _terms(domain: str) -> tuple[str, object, tuple[str, ...]]:
+def _terms(domain: str) -> tuple[str, date, tuple[str, ...]]:
     d = load_domain(domain)
     return str(d.path), d.spec.clock.date(), tuple(d.spec.id_patterns)
 
