@@ -79,6 +79,8 @@ READABLE = [
      claim(action="cancel", obj_text="Your order", obj_id="ORD-100123", phrase="cancelled")),
     ("retail", "I'm sorry, but the order cannot be cancelled.",
      claim(action="cancel", polarity="negated", obj_text="the order", clause="the order cannot be cancelled")),
+    ("retail", "Sorry, your order can't be cancelled now.",  # a denied possibility is a refusal, as the rules read it
+     claim(action="cancel", polarity="negated", modality="possible", obj_text="your order")),
     ("retail", "Would you like me to cancel the order?",
      claim(action="cancel", modality="proposed", obj_text="the order", reported=False)),
     ("insurance", "Your payment due date has been extended to 2026-06-02.",

@@ -442,6 +442,8 @@ def to_reading(payload: dict[str, Any], sentences: Sequence[str], vocab: ClaimsV
         objs = tuple(sorted(o for o, words in objects.get(c["action"], []) if _has_seq(seen, words)))
         affirmed = c["polarity"] == "affirmed"
         modality: Modality = c["modality"]
+        if not affirmed and modality == "possible":
+            modality = "done"  # "it can't be cancelled" denies the act, as the rule reader reads it: a refusal
         outcome = outcome_of(c["action"], affirmed, modality, c["waits_for_customer"], vocab)
         claim = Claim(sentence=sentence.strip(), clause=clause.strip(), action=c["action"], phrase=phrase, affirmed=affirmed,
                       modality=modality, outcome=outcome, objects=objs, values=tuple(values), reported=c["reported"])
