@@ -90,8 +90,9 @@ For every statement about an action (done, refused, promised, proposed, possible
   "shall I ...?", "would you like me to ..."), "possible" (it could be done: "you can return it"), "stated" (a rule, a
   policy, or an event from before this conversation, not an act of the assistant)
 - waits_for_customer: true when it happens only once the customer does something first ("once you confirm")
-- reported: true when the assistant reports its own act or what now holds ("I've refunded", "your booking is now
-  cancelled", "will be refunded"); false for something the customer did, an earlier event or a rule
+- reported: true when the assistant reports or promises its own act, or what now holds or will follow from it ("I've
+  refunded", "I'll call you on Friday", "your booking is now cancelled", "will be refunded"); false for what the
+  customer did or must do, an event from before this conversation, a rule, or what someone else might do
 - values: every amount, date, duration, count or identifier the claim states: "text" copied exactly as written, "kind"
   (money, date, duration, number or id), "normalized" (money as 12.50, a date as YYYY-MM-DD, a duration as "7 day", an id
   as written) and "role": which of the roles below the value plays, "none" when it plays none of them
