@@ -169,7 +169,7 @@ def _role_values(item: dict[str, Any], terms: DomainTerms) -> dict[str, Value]:
 def claim_fails(c: Claim, item: dict[str, Any], terms: DomainTerms) -> str | None:
     """Why one claim contradicts the item's writes (None where it does not): the evidence rules the dialogue checks use.
 
-    An act reported done, on its way or escalated needs a write that performs it (an act off
+    An act the agent reports or promises (done, on its way or escalated) needs a write that performs it (an act off
     the system has none, unless it is an escalation and the case was escalated); an act
     refused needs none to have been made; "nothing was changed" needs no write but
     bookkeeping; a value in a role must be that role's value.
@@ -192,7 +192,7 @@ def claim_fails(c: Claim, item: dict[str, Any], terms: DomainTerms) -> str | Non
         done = any(set(a.tools) & written for a in vocab.actions.values() if a.escalation)
     else:
         done = False
-    if c.affirmed and not done:
+    if c.affirmed and not done and c.reported:  # what the agent did not say it did or promised (a rule, a past event)
         return f"{c.outcome} {c.action} with no write that does it"
     if not c.affirmed and done and c.outcome == "refused":
         return f"{c.action} denied, but it was done"
