@@ -164,3 +164,16 @@ def test_eval_with_a_reader_hands_it_to_the_env_and_counts_its_calls(tmp_path):
     assert "api_key" not in row["config"]["reader"]
     assert any(CLOSING in s for r in asked for s in _sentences(r))
     assert not row["unverified"] and row["verdict"] == 1.0  # the reader read what the rules could not
+
+
+def test_runs_read_by_another_reader_are_told_apart_when_resumed():
+    from thinkingbox_env.eval.runner import EndpointConfig, EvalConfig, config_changes
+
+    def public(model: str | None) -> dict:
+        ep = EndpointConfig(model=model, base_url="http://localhost:8000/v1", api_key="secret") if model else None
+        return EvalConfig(reader_endpoint=ep).public()
+
+    assert "reader" not in public(None)  # a run without a reader records what it recorded before readers existed
+    assert config_changes(public("r1"), public("r2")) == ['--reader-model was "r1" in the file, "r2" now']
+    (line,) = config_changes(public(None), public("r1"))
+    assert line.startswith("--reader-model/--reader-base-url was null in the file") and "secret" not in line
