@@ -28,13 +28,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import verifiers as vf
-from datasets import Dataset
 
 from ..domain import load_domain
 from ..domain_env import DomainEnv
 from ..registry import list_tasks, load_task
 from .episode import Episode
 from .trl import REWARD_GROUPS, group_value, progress_value
+
+if not hasattr(vf, "MultiTurnEnv"):  # verifiers 0.4 moved to a new API (verifiers.v1: tasksets, harnesses, MCP toolsets)
+    raise ImportError(f"the verifiers adapter runs on the verifiers 0.1 line (MultiTurnEnv, Rubric), but verifiers "
+                      f"{getattr(vf, '__version__', '?')} is installed, whose API has no MultiTurnEnv: "
+                      "pip install 'thinkingbox-env[verifiers]' (verifiers>=0.1.14,<0.2) in its own environment")
 
 __all__ = ["ThinkingboxVerifiersEnv", "load_environment", "rubric"]
 
@@ -150,6 +154,8 @@ def _row_split(info: dict[str, Any]) -> str:
 
 def _dataset(rows: list[dict[str, Any]], protocol: str, max_actions: int) -> Any:
     """Rows as verifiers reads them: the episode's first messages as ``prompt``, the task in ``info``."""
+    from datasets import Dataset  # the 0.1 line's dependency; imported after the line check above names a wrong one
+
     out = []
     for info in rows:
         episode = Episode(_row_target(info.get("domain", ""), info), protocol=protocol, split=_row_split(info),
@@ -190,5 +196,8 @@ def load_environment(domain: str = "retail", families: Sequence[str] | None = No
                 for _ in range(variants_per_family)]
         DomainEnv(domain, split="train", families=codes)  # unknown families fail here
     env_rows = {"eval_rows": rows} if split == "test" else {"rows": rows}
-    return ThinkingboxVerifiersEnv(domain, protocol=protocol, max_actions=max_actions, env_id=f"thinkingbox-{domain}",
-                                   **env_rows, **kwargs)
+    # env_id is how vf-eval's env-server workers load the environment again (verifiers imports the module it names, "-"
+    # read as "_"): it must be this module, never a name of our own ("thinkingbox-retail" sent every worker after a
+    # module thinkingbox_retail that does not exist, and vf-eval never finished)
+    kwargs.setdefault("env_id", __name__)
+    return ThinkingboxVerifiersEnv(domain, protocol=protocol, max_actions=max_actions, **env_rows, **kwargs)
