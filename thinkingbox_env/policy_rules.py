@@ -22,8 +22,12 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .claims import load_vocabulary, word_lemma
+
+if TYPE_CHECKING:
+    from .verdict_rules import ProcessRule
 
 # the words that ask for the customer's agreement before an act
 _CUES = re.compile(
@@ -105,7 +109,7 @@ class _Tool:
 def _write_tools(domain_path: str) -> list[_Tool]:
     from .domain import load_domain
 
-    domain = next(d for d in (load_domain(Path(domain_path).name),) if str(d.path) == str(Path(domain_path)))
+    domain = load_domain(Path(domain_path).name)
     tools = []
     for name, tool in sorted(domain.toolbox.tools.items()):
         if not tool.writes:
@@ -187,10 +191,14 @@ def consent_sentences(domain_path: str) -> tuple[ConsentSentence, ...]:
     return tuple(read_consent_sentences(policy, domain_path))
 
 
-def policy_guarded_writes(domain_path: str) -> dict[str, tuple[str, list[ConsentSentence]]]:
-    """tool -> (when it needs agreement: always, or only when not what the customer asked; the sentences behind it)."""
+def policy_guarded_writes(domain_path: str, policy: str | None = None) -> dict[str, tuple[str, list[ConsentSentence]]]:
+    """tool -> (when it needs agreement: always, or only when not what the customer asked; the sentences behind it).
+
+    ``policy``: another text of the domain's policy to read instead of its ``policy.md``.
+    """
     sentences: dict[str, list[ConsentSentence]] = {}
-    for s in consent_sentences(domain_path):
+    found = consent_sentences(domain_path) if policy is None else read_consent_sentences(policy, domain_path)
+    for s in found:
         for tool in s.tools:
             sentences.setdefault(tool, []).append(s)
     # one sentence that asks every time is enough for the write to need agreement every time
@@ -198,18 +206,20 @@ def policy_guarded_writes(domain_path: str) -> dict[str, tuple[str, list[Consent
             for tool, sents in sentences.items()}
 
 
-def conformance_problems(domain_path: str) -> list[str]:
+def conformance_problems(domain_path: str, rules: list[ProcessRule] | None = None, policy: str | None = None) -> list[str]:
     """Where the domain's ``verdicts.yaml`` consent rules and its policy's sentences disagree; empty when they agree.
 
     Each problem names the tool and the sentence: a write the policy asks agreement for that no rule
     guards; a guarded write no sentence asks for; a rule that guards always what the policy asks
     only when the write is not what the customer asked for, or the other way round; a quoted
-    sentence that is not the policy's.
+    sentence that is not the policy's. ``rules`` and ``policy`` stand in for the domain's files.
     """
     from .verdict_rules import load_verdict_rules
 
-    rules = [r for r in load_verdict_rules(domain_path).process if r.kind == "consent_before"]
-    derived = policy_guarded_writes(domain_path)
+    if rules is None:
+        rules = list(load_verdict_rules(domain_path).process)
+    rules = [r for r in rules if r.kind == "consent_before"]
+    derived = policy_guarded_writes(domain_path, policy)
     problems: list[str] = []
     guarded: dict[str, str] = {}
     for rule in rules:

@@ -355,16 +355,16 @@ def as_asked(event: ToolCallEvent, before: list[TraceEvent], reading: Reading, t
     asked_dates = [v for seg in _request_segments(requests, texts, reading, event, facts)
                    for v in extract_values(seg, reading.clock, reading.id_patterns) if v.kind == "date"]
     if not asked_dates and reading.clock is not None:
-        # no date in the request itself: the dates of the customer's affairs they gave ("I sold it on 12 April"),
-        # within a year of today (a date of birth is no date asked for)
+        # no date in the request itself: the calendar dates of the customer's affairs they gave ("I sold it on
+        # 12 April"), within a year of today (a date of birth is no date asked for)
         # , leaving out those asked for another change ("add my father today, and switch my car to liability")
         others = [c for t in texts for c in read_claims(t, reading.domain_path, reading.clock, reading.id_patterns)
                   if c.action not in actions and c.action != GENERIC]
         elsewhere = {v.norm for seg in _request_segments(others, texts, reading, {}, []) if others
                      for v in extract_values(seg, reading.clock, reading.id_patterns) if v.kind == "date"}
         asked_dates = [v for t in texts for v in extract_values(t, reading.clock, reading.id_patterns)
-                       if v.kind == "date" and abs((date.fromisoformat(v.norm) - reading.clock).days) <= 366
-                       and v.norm not in elsewhere]
+                       if v.kind == "date" and re.search(r"\d", v.text)  # a calendar date, not "tomorrow" said in passing
+                       and abs((date.fromisoformat(v.norm) - reading.clock).days) <= 366 and v.norm not in elsewhere]
     for d in dates:
         if asked_dates and not any(same_value(d, v) for v in asked_dates):
             return "other", (f"the customer named {', '.join(dict.fromkeys(v.norm for v in asked_dates))}; "
@@ -380,9 +380,9 @@ def _request_segments(requests: list[Any], texts: list[str], reading: Reading, e
                       facts: list[ObjectFacts]) -> list[str]:
     """The words of each request of the write's action: from its clause to the next request of the same sentence.
 
-    Where a segment names what this write is about (its record, or a word of a text argument: the
-    vehicle's model, the driver's name), only those segments are the request for this write, so that
-    a date asked for another change of the same sentence is not read as this one's.
+    Where the write has words of its own (its record, or a word of a text argument: the vehicle's
+    model, the driver's name), only the segments that name them are the request for this write, so
+    that a date asked for another change of the same sentence is not read as this one's.
     """
     all_claims = [c for t in texts for c in read_claims(t, reading.domain_path, reading.clock, reading.id_patterns)]
     segments: list[str] = []
@@ -397,7 +397,8 @@ def _request_segments(requests: list[Any], texts: list[str], reading: Reading, e
     words = {w.lower() for v in args.values() if isinstance(v, str) and not re.search(r"\d", v)
              for w in re.findall(r"[A-Za-z]{4,}", v) if "_" not in v} | {n for f in facts for n in f.names}
     about = [seg for seg in segments if any(_says(seg, w) for w in words)]
-    return about or segments
+    # requests that name none of what this write is about are requests for another record of the same action
+    return about if words else segments
 
 
 def _names_term(text: str, term: Any, reading: Reading) -> bool:
