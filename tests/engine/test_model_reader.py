@@ -294,3 +294,23 @@ def test_no_request_for_a_closing_of_no_sentences_or_a_domain_without_vocabulary
         none = reader.read([SENTENCE], str(tmp_path), clock, ids)
     assert empty is not None and empty.claims == () and server.requests == []
     assert none is None and "no claims vocabulary" in reader.last_error
+
+
+@pytest.mark.parametrize("shape", ["bare", "code fence", "last line", "printed over lines after thinking", "think block"])
+def test_a_reading_is_taken_from_where_a_reply_ends_with_it(shape):
+    path, clock, ids = _terms("retail")
+    obj = reply(GOOD)
+    text = {"bare": obj, "code fence": f"Here it is:\n```json\n{obj}\n```", "last line": f"One claim, a refund.\n{obj}",
+            "printed over lines after thinking": "The sentence reports a refund.\n" + json.dumps(json.loads(obj), indent=2),
+            "think block": '<think>maybe {"claims": []}</think>\n' + obj}[shape]
+    with ScriptedModel(lambda body: Say(text)) as server:
+        reading = _reader(server).read([SENTENCE], path, clock, ids)
+    assert reading is not None and [c.action for c in reading.claims] == ["refund"]
+
+
+def test_an_object_in_the_middle_of_a_reply_is_not_its_reading():
+    path, clock, ids = _terms("retail")
+    text = reply(GOOD) + "\nBut on reflection I am not sure about this reading."
+    with ScriptedModel(lambda body: Say(text)) as server:
+        reader = _reader(server)
+        assert reader.read([SENTENCE], path, clock, ids) is None and "not a JSON object" in reader.last_error

@@ -218,9 +218,31 @@ def _json_object(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _ending_object(text: str) -> dict[str, Any] | None:
+    """The JSON object that ends ``text`` and starts a line (an object printed over several lines after some thinking)."""
+    decoder = json.JSONDecoder()
+    starts = [m.start() for m in re.finditer(r"^[ \t]*\{", text, re.MULTILINE)]
+    for start in reversed(starts[-8:]):  # the last few candidates only: a long reply is not searched through
+        try:
+            value, end = decoder.raw_decode(text, text.index("{", start))
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict) and not text[end:].strip():
+            return value
+    return None
+
+
 def parse_reply(text: str | None) -> dict[str, Any]:
-    """The reading object of a reply: the whole reply, a closing code fence, or the last non-empty line; else ReadingError."""
+    """The reading object of a reply, else ReadingError.
+
+    Read, in order: the whole reply (what a schema-constrained endpoint returns); a code fence
+    that ends it; its last non-empty line; an object that starts a line and ends the reply. A
+    reasoning model's ``<think>`` block is dropped first. Nothing in the middle of a reply is
+    taken: the reading is what the reply ends with.
+    """
     raw = (text or "").strip()
+    if "</think>" in raw:
+        raw = raw.rsplit("</think>", 1)[1].strip()
     if not raw:
         raise ReadingError("the reply is empty")
     found = _json_object(raw)
@@ -228,6 +250,8 @@ def parse_reply(text: str | None) -> dict[str, Any]:
         found = _json_object(m.group(1).strip())
     if found is None:
         found = _json_object(raw.splitlines()[-1].strip())
+    if found is None:
+        found = _ending_object(raw)
     if found is None:
         raise ReadingError(f"the reply is not a JSON object: {raw[:200]!r}")
     return found
