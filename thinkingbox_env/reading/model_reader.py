@@ -98,7 +98,11 @@ For every statement about an action (done, refused, promised, proposed, possible
   as written) and "role": which of the roles below the value plays, "none" when it plays none of them
 Separately, "concepts" lists every confidential concept below that a sentence states or gives away, in any words, each
 with the number of its sentence. Greetings, thanks and questions about what the customer needs make no claim.
-Answer with one JSON object and nothing else."""
+Answer with one JSON object and nothing else, of this shape:
+{"claims": [{"sentence": 1, "clause": "...", "phrase": "...", "action": "...", "object": {"text": "...", "id": ""},
+"polarity": "affirmed", "modality": "done", "waits_for_customer": false, "reported": true,
+"values": [{"text": "...", "kind": "money", "normalized": "12.50", "role": "none"}]}],
+"concepts": [{"concept": "...", "sentence": 1}]}"""
 
 FINAL_LINE_NOTE = ("Your endpoint does not take a response format, so: think if you need to, then end your answer with one "
                    "final line holding only the JSON object of the reading, on that one line.")
@@ -196,10 +200,15 @@ def system_prompt(vocab: ClaimsVocabulary) -> str:
     return READER_SYSTEM_PROMPT.replace("{off_system}", off) + "\n\n" + domain_brief(vocab)
 
 
-def build_reader_prompt(sentences: Sequence[str]) -> tuple[str, str]:
-    """The user message of a reading request and its fence's nonce: each sentence one quoted line, labelled S1, S2, ..."""
+def build_reader_prompt(sentences: Sequence[str], clock: date | None = None) -> tuple[str, str]:
+    """The user message of a reading request and its fence's nonce: each sentence one quoted line, labelled S1, S2, ...
+
+    ``clock`` is the domain's today, stated outside the fence so that a date written relative
+    to it ("next Friday") is normalised against the episode's calendar, not the model's.
+    """
     block, nonce = fence_dialogue(SENTENCES_LABEL, [(f"S{i}", s) for i, s in enumerate(sentences, 1)])
-    return "\n".join(["Sentences of the assistant's message to the customer:", block, "",
+    today = [f"Today is {clock.isoformat()} ({clock:%A}): normalise dates written relative to it from this day."] if clock else []
+    return "\n".join([*today, "Sentences of the assistant's message to the customer:", block, "",
                       f"Only the markers with nonce {nonce} open and close a block. Read the {len(sentences)} sentence(s) "
                       "above into the JSON object of claims and concepts."]), nonce
 
@@ -496,7 +505,7 @@ class ModelReader:
     """Reads the sentences of a closing into claims with a model behind an OpenAI-compatible endpoint.
 
     One request per :meth:`read` (all sentences of a closing together). Checked replies are
-    cached per (model, endpoint, prompt version, domain, sentences) in the process, so every
+    cached per (model, endpoint, prompt version, domain, clock, sentences) in the process, so every
     episode of a task that ends with the same closing costs one request. Each request is
     recorded in :attr:`calls` (sizes, outcome, latency, tokens), the way the eval runner's
     recording judge records the judge's, so rows can count reader calls.
@@ -574,7 +583,7 @@ class ModelReader:
             return None
         if not any(s.strip() for s in sentences):
             return ModelReading(sentences, (), (), (), self.model)
-        key = (self.model, self.base_url, READER_PROMPT_VERSION, str(domain_path), sentences)
+        key = (self.model, self.base_url, READER_PROMPT_VERSION, str(domain_path), clock, sentences)
         with _cache_lock:
             hit = _cache.get(key)
             if hit is not None:
@@ -584,7 +593,7 @@ class ModelReader:
                 self.cache_hits += 1
             return self._convert(hit, sentences, vocab, clock, id_patterns, cached=True)
         record: dict[str, Any] = {}
-        payload = self._ask(sentences, vocab, record)
+        payload = self._ask(sentences, vocab, clock, record)
         reading = None
         if payload is not None:
             try:
@@ -609,9 +618,10 @@ class ModelReader:
             self._fail(f"the reading does not check: {exc}")
             return None
 
-    def _ask(self, sentences: tuple[str, ...], vocab: ClaimsVocabulary, record: dict[str, Any]) -> dict[str, Any] | None:
+    def _ask(self, sentences: tuple[str, ...], vocab: ClaimsVocabulary, clock: date | None,
+             record: dict[str, Any]) -> dict[str, Any] | None:
         """One request; the checked payload, or None with the reason in :attr:`last_error`. ``record`` gets the call's record."""
-        prompt, _ = build_reader_prompt(sentences)
+        prompt, _ = build_reader_prompt(sentences, clock)
         messages = [{"role": "system", "content": system_prompt(vocab)}, {"role": "user", "content": prompt}]
         record.update(sentences=len(sentences), prompt_chars=sum(len(m["content"]) for m in messages),
                       structured=self.structured)
