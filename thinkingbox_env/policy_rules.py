@@ -43,9 +43,10 @@ _AFTER = re.compile(r"([^,;:.]+?)\s*,?\s*(?:only )?(?:after|once|when|if) (?:the
                     r"the organi[sz]er|the guest) (?:clearly )?agrees?", re.IGNORECASE)
 _CONDITIONAL = re.compile(r"\boffer\b|\bdid not ask for\b|^if\b", re.IGNORECASE)
 _GENERIC = re.compile(r"^(?:a|any|every) (?:change|action|write)\b", re.IGNORECASE)
-_STOP = frozenset("a an the of to on in for with and or its it their they them this that these each be is are "
-                  "by from at as any every only after before once when if customer employee person you your "
-                  "tell ask describe give get".split())
+_STOP = frozenset(("a", "an", "the", "of", "to", "on", "in", "for", "with", "and", "or", "its", "it", "their", "they",
+                   "them", "this", "that", "these", "each", "be", "is", "are", "by", "from", "at", "as", "any", "every",
+                   "only", "after", "before", "once", "when", "if", "customer", "employee", "person", "you", "your",
+                   "tell", "ask", "describe", "give", "get"))
 _TOOL = re.compile(r"`?\b([a-z]+(?:_[a-z]+)+)\b`?")
 
 
@@ -192,7 +193,7 @@ def consent_sentences(domain_path: str) -> tuple[ConsentSentence, ...]:
 
 
 def policy_guarded_writes(domain_path: str, policy: str | None = None) -> dict[str, tuple[str, list[ConsentSentence]]]:
-    """tool -> (when it needs agreement: always, or only when not what the customer asked; the sentences behind it).
+    """Per write tool: when it needs agreement (always, or only when not what the customer asked) and the sentences behind it.
 
     ``policy``: another text of the domain's policy to read instead of its ``policy.md``.
     """
@@ -228,10 +229,10 @@ def conformance_problems(domain_path: str, rules: list[ProcessRule] | None = Non
         for tool, other in rule.through.items():
             guarded.setdefault(tool, f"through {other}")
         for tool, quoted in rule.policy.items():
-            sents = [s.sentence for s in derived.get(tool, ("", []))[1]]
-            if normalise(quoted) not in sents:
+            asking = [s.sentence for s in derived.get(tool, ("", []))[1]]
+            if normalise(quoted) not in asking:
                 problems.append(f"{rule.name}: policy.{tool} quotes '{quoted}', which is not a sentence of the policy "
-                                f"that asks agreement for {tool}" + (f" (those are: {sents})" if sents else ""))
+                                f"that asks agreement for {tool}" + (f" (those are: {asking})" if asking else ""))
         for tool in rule.writes:
             if tool not in rule.policy:
                 problems.append(f"{rule.name}: {tool} is guarded but quotes no policy sentence (policy.{tool})")

@@ -17,9 +17,9 @@ from functools import cache
 
 import pytest
 
+from thinkingbox_env.domain import domain_dirs
 from thinkingbox_env.eval.validate import _run
 from thinkingbox_env.registry import generate_variant, list_tasks, load_task
-from thinkingbox_env.domain import domain_dirs
 from thinkingbox_env.spec import TaskSpec
 from thinkingbox_env.verdict_rules import load_verdict_rules
 

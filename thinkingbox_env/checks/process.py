@@ -104,8 +104,10 @@ def _arg_values(arguments: Any, reading: Reading, money_keys: set[str],
 
 @dataclass(frozen=True)
 class ObjectFacts:
-    """What one id argument of a write touches, as a message can name it: its identifying attributes, and those
-    of the holder's other objects of the same kind (each with only what tells it apart from the object).
+    """What one id argument of a write touches, as a message can name it.
+
+    Its identifying attributes (those no other record of the holder shares), and those of the
+    holder's other records of the same kind, each with only what tells it apart from this one.
     """
 
     argument: str
@@ -122,7 +124,7 @@ def _attribute_names(row: Mapping[str, Any]) -> tuple[str, ...]:
     """The strings a message may name an object by: each attribute whole, and the words of a multi-word one."""
     out: list[str] = []
     for v in row.values():
-        if v is None or isinstance(v, bool) or isinstance(v, (float, Decimal)) or isinstance(v, date):
+        if v is None or isinstance(v, (bool, float, Decimal, date)):
             continue  # amounts and dates are the write's values, not what names the object
         text = str(v).strip()
         if not text:
@@ -140,7 +142,7 @@ def _says(text: str, name: str) -> bool:
         return True
     # an id by its last digits, as an agent reads a long number out ("the order ending in 0006")
     tail = re.fullmatch(r"[a-z]+-?\d*?(\d{4})", name)
-    return bool(tail) and re.search(rf"\bending (?:in |with )?{tail.group(1)}\b", text, re.IGNORECASE) is not None
+    return tail is not None and re.search(rf"\bending (?:in |with )?{tail.group(1)}\b", text, re.IGNORECASE) is not None
 
 
 Rows = Callable[[str, Any], "list[dict[str, Any]]"]  # (SQL with one '?', value) -> rows on the task's initial state
@@ -213,7 +215,8 @@ def _money_keys(template: str) -> set[str]:
 def _flags_set(event: Mapping[str, Any], template: str) -> list[str]:
     """The yes/no arguments the write turns on that the rule's description names ("autopay"), as words."""
     keys = _template_keys(template) or set()
-    args = event.get("arguments") if isinstance(event.get("arguments"), dict) else {}
+    raw = event.get("arguments")
+    args: dict[str, Any] = raw if isinstance(raw, dict) else {}
     return [k.replace("_", " ") for k, v in args.items() if v is True and k in keys]
 
 
@@ -415,7 +418,8 @@ def _request_segments(requests: list[Any], texts: list[str], reading: Reading, e
                  if o.sentence == c.sentence and o.clause and o.clause != c.clause]
         end = min([p for p in later if p > start], default=len(c.sentence))
         segments.append(c.sentence[start:end])
-    args = event.get("arguments") if isinstance(event.get("arguments"), dict) else {}
+    raw = event.get("arguments")
+    args: dict[str, Any] = raw if isinstance(raw, dict) else {}
     words = {w.lower() for v in args.values() if isinstance(v, str) and not re.search(r"\d", v)
              for w in re.findall(r"[A-Za-z]{4,}", v) if "_" not in v} | {n for f in facts for n in f.names}
     about = [seg for seg in segments if any(_says(seg, w) for w in words)]
@@ -428,7 +432,7 @@ def _other_writes_dates(events: list[TraceEvent], at: int, reading: Reading | No
     if reading is None:
         return frozenset()
     mine = events[at].get("arguments") if is_tool_call(events[at]) else None
-    out = set()
+    out: set[str] = set()
     for k, e in enumerate(events):
         if k == at or not is_tool_call(e) or not e.get("writes") or e.get("arguments") == mine:
             continue
@@ -497,12 +501,6 @@ def consent_result(rule: ProcessRule, event: ToolCallEvent, before: list[TraceEv
             return True, f"agreed to what differs from the request ({asked_why})"
         return (None if found == "unread" else False), f"{asked_why}, so the policy asks for agreement; {why}"
     return (False if found == "evidence" else None), f"{asked_why}; {why}"
-
-
-def _consented(rule: ProcessRule, event: ToolCallEvent, before: list[TraceEvent], reading: Reading) -> tuple[bool, str]:
-    """Kept for callers of the former reader: True only where a proposal of this write was agreed to."""
-    found, why = consent_finding(rule, event, before, reading)
-    return found == "agreed", why
 
 
 Owner = Callable[["str | list[str]", Any], "str | None"]  # (SQL or chain, value) -> the customer id, or None when not found
@@ -662,7 +660,7 @@ def writes_needing_consent(rules: list[ProcessRule], trace: Sequence[TraceEvent]
         if rule.kind != "consent_before":
             continue
         for i, e in enumerate(events):
-            if is_tool_call(e) and e.get("name") in rule.writes and e.get("writes"):
-                if consent_applies(rule, e, events[:i], reading, rows, _other_writes_dates(events, i, reading)):
-                    out.append(str(e["name"]))
+            if is_tool_call(e) and e.get("name") in rule.writes and e.get("writes") \
+                    and consent_applies(rule, e, events[:i], reading, rows, _other_writes_dates(events, i, reading)):
+                out.append(str(e["name"]))
     return out
