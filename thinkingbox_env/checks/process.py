@@ -137,7 +137,8 @@ def _attribute_names(row: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def _says(text: str, name: str) -> bool:
-    """Whether the text names this attribute as a whole word or id (not inside an amount, an id or a word)."""
+    """Whether the text names this attribute as a whole word or id (not inside an amount, an id, a word or an e-mail address)."""
+    text = re.sub(r"\S+@\S+", " ", text)
     if re.search(rf"(?<![\w$.-]){re.escape(name)}(?![\w-]|\.\d)", text, re.IGNORECASE):
         return True
     # an id by its last digits, as an agent reads a long number out ("the order ending in 0006")
@@ -367,15 +368,24 @@ def as_asked(event: ToolCallEvent, before: list[TraceEvent], reading: Reading, t
     for flag in _flags_set(event, template):
         if not _says(whole, flag):
             return "other", f"the write turns on {flag}, which the customer never asked for", flag
-    for f in facts:
-        if any(_says(whole, n) for n in f.names):
-            continue
-        other = next((o for o, apart in f.others if any(_says(whole, n) for n in apart)), None)
-        if other is not None:
-            return "other", f"the customer asked about {other}, not {f.value} that the write touches", None
     actions = actions_for_tool(reading.domain_path, name) if reading.domain_path else set()
     requests = [c for t in texts for c in read_claims(t, reading.domain_path, reading.clock, reading.id_patterns)
                 if c.action in actions and c.outcome != "refused" and c.affirmed] if actions else []
+    # another record asked for: in the sentences that request the action, or where none is recognised, in what
+    # the customer said beyond introducing themself (a customer giving their name, a driver on the policy, asks
+    # nothing about that driver)
+    said = "\n".join(sent for t in texts for sent in re.split(r"(?<=[.!?])\s+", t)
+                     if not re.match(r"\s*(?:my (?:full )?name is|i am|i'm|this is)\b", sent, re.IGNORECASE))
+    asked_text = "\n".join(dict.fromkeys(c.sentence for c in requests))
+    for f in facts:
+        if any(_says(whole, n) for n in f.names):
+            continue
+        # the request names no record of the kind ("I'd like to sign up for a course"): the record is in the answers
+        named_in_request = any(_says(asked_text, n) for _, apart in f.others for n in apart)
+        asked_text = asked_text if named_in_request else said
+        other = next((o for o, apart in f.others if any(_says(asked_text, n) for n in apart)), None)
+        if other is not None:
+            return "other", f"the customer asked about {other}, not {f.value} that the write touches", None
     asked_dates = [v for seg in _request_segments(requests, texts, reading, event, facts)
                    for v in extract_values(seg, reading.clock, reading.id_patterns) if v.kind == "date"]
     if not asked_dates and reading.clock is not None:

@@ -2,7 +2,8 @@
 
 The agent asks for the facts the lookups need (the account email, the order number) unless
 the opening gave them, asks each family's questions once the customer is identified,
-proposes every consent-guarded write of ``verdicts.yaml`` before it with its amount and id,
+proposes every consent-guarded write of ``verdicts.yaml`` (and the refunds it describes beside them) before it
+with its amount and id,
 and tells the customer when a lookup found nothing or a call has to be retried.
 """
 
@@ -19,15 +20,29 @@ from ._draft import RetailDraft
 from ._sources import TICKET_TOOLS, WRITE_TOOLS
 
 
+# writes the golden agent also describes when it proposes, though the policy asks no agreement for them (only a
+# cancellation needs the customer's confirmation): saying what will be refunded before doing it is good practice,
+# and the consent check of verdicts.yaml demands agreement only where the policy asks for it
+DESCRIBED = {
+    "issue_refund": "refund ${amount:.2f} to payment {payment_id}",
+    "refund_order_amount": "refund ${amount:.2f} on order {order_id}",
+    "refund_membership_fee": "refund ${amount:.2f} of the membership fee",
+    "cancel_installation": "cancel installation {installation_id}",
+}
+
+
 @cache
 def consent_templates() -> dict[str, str]:
-    """The consent-guarded writes of verdicts.yaml and how a proposal describes each."""
+    """The writes the golden agent proposes before making them, and how a proposal describes each.
+
+    The consent-guarded writes of verdicts.yaml, and the refunds the agent describes beside them.
+    """
     data = yaml.safe_load((Path(__file__).resolve().parent.parent / "verdicts.yaml").read_text(encoding="utf-8"))
     out: dict[str, str] = {}
     for rule in data.get("process", []):
         if rule.get("kind") == "consent_before":
             out.update(rule.get("writes", {}))
-    return out
+    return {**out, **{k: v for k, v in DESCRIBED.items() if k not in out}}
 
 
 def describe(call: dict[str, Any], two_orders: bool = False) -> str:
