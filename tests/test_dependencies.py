@@ -53,3 +53,17 @@ def test_the_written_openenv_package_installs_the_line_of_the_openenv_extra():
     written = Requirement(re.search(r'OPENENV_REQUIREMENT = "([^"]+)"', module).group(1))
     assert written == _extra("openenv")["openenv"]
     assert "0.10.0" in written.specifier and "0.3.0" in _extra("openenv-core")["openenv-core"].specifier
+
+
+def test_ci_runs_every_adapter_beside_its_library_with_the_library_required():
+    ci = (ROOT / ".ci" / "run").read_text()
+    line = re.search(r"^declare -A adapter_extras=\((.*)\)$", ci, re.MULTILINE).group(1)
+    extras = {e for part in re.findall(r"\]=([\w,-]+)", line) for e in part.split(",")}
+    assert {"openenv", "verifiers", "skyrl"} <= extras <= set(_extras())
+    assert "THINKINGBOX_REQUIRE_ADAPTERS=" in ci
+
+
+def _extras() -> set[str]:
+    text = (ROOT / "pyproject.toml").read_text()
+    block = text.split("[project.optional-dependencies]", 1)[1].split("\n[", 1)[0]
+    return set(re.findall(r"^([\w-]+) = \[", block, re.MULTILINE))

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from adapter_helpers import TASK, plain_outcome, require_adapter, single_steps, wrong_steps
 
-skyrl_gym = pytest.importorskip("skyrl_gym")
-
-from adapter_helpers import TASK, plain_outcome, single_steps, wrong_steps  # noqa: E402
+skyrl_gym = require_adapter("skyrl", "skyrl_gym", 'pip install -e ".[skyrl]"')
 
 import thinkingbox_env.integrations.skyrl  # noqa: E402,F401 - registers the env
 
