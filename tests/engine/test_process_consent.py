@@ -197,3 +197,14 @@ def test_consent_to_another_record_of_the_customer_never_passes() -> None:
     print(f"consent to another record: {len(cases)} cases, {len(passed)} not failed")
     assert len(cases) >= 10
     assert passed == []
+
+
+def test_an_unreadable_proposal_leaves_the_reward_and_marks_the_process_check_undetermined() -> None:
+    """End to end: the episode is graded 1 with the consent check undetermined, not 0 for a wording the reader lacks."""
+    spec = load_task("travel/TR006_001")
+    dialogue = [t.model_copy(update={"say": "Shall I go ahead and sort all of that out for you now?"}) if t.act == "propose" else t
+                for t in spec.dialogue]
+    info = _run(spec.model_copy(update={"dialogue": dialogue}), list(spec.golden))
+    detail = next(d for d in info["check_details"] if d["name"] == "process:consent_before_irreversible")
+    assert detail["passed"] is None and detail.get("undetermined") is True
+    assert info["verdict"] == 1.0
