@@ -36,8 +36,8 @@ def test_wheel_install_works_outside_the_source_tree(tmp_path):
         for t in tasks:
             env = tb.make(t)
             info = tb.run_episode(env, tb.OracleAgent())
-            # without a judge a rubric is unevaluated; every other check must pass
-            assert all(v is True for k, v in info["checks"].items() if not k.startswith("rubric:")), t
+            # without a judge a rubric is unevaluated; no other check may fail (a dialogue check may be undetermined)
+            assert all(v is not False for k, v in info["checks"].items() if not k.startswith("rubric:")), t
             assert info["verdict"] == 1.0 or tb.load_task(t).checks.rubric, t
             env.close()
         print("OK", len(tasks))

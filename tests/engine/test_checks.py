@@ -28,7 +28,7 @@ def test_rubric_without_a_judge_is_not_evaluated_and_never_passes():
     assert info["unevaluated"] == ["rubric:polite"]
     assert info["verdict"] == 0.0
     assert info["failure_category"] is None  # not an agent failure
-    assert all(v for k, v in info["checks"].items() if k != "rubric:polite")
+    assert all(v is not False for k, v in info["checks"].items() if k != "rubric:polite")
 
 
 def test_rubric_with_a_judge_decides():
@@ -76,7 +76,7 @@ def test_sql_and_dialogue_checks():
     env = tb.ThinkingboxEnv(spec)
     info = tb.run_episode(env, tb.OracleAgent())
     assert info["checks"]["sql:customer_is_plus"] is True
-    assert info["checks"]["withholds:no_score"] is True and info["checks"]["mentions:no_score"] is True
+    assert info["checks"]["withholds:no_score"] is not False and info["checks"]["mentions:no_score"] is True
     info = tb.run_episode(env, tb.OracleAgent(closing="Your score is 85, you are a member now."))
     assert info["checks"]["withholds:no_score"] is False
     info = tb.run_episode(env, tb.NoopAgent())

@@ -38,9 +38,11 @@ def test_env_info_is_the_verdict_record_with_plain_values():
     info = tb.run_episode(env, tb.NoopAgent(), seed=0)
     verdict = env.verdict(info["finish_reason"])
     assert isinstance(verdict, Verdict)
-    assert {k: v for k, v in verdict.info().items() if k != "reward_vector"} == {
-        k: info[k] for k in verdict.info() if k != "reward_vector"}
-    assert np.array_equal(verdict.info()["reward_vector"], info["reward_vector"])
+    arrays = ("reward_vector", "reward_mask")
+    assert {k: v for k, v in verdict.info().items() if k not in arrays} == {
+        k: info[k] for k in verdict.info() if k not in arrays}
+    for k in arrays:
+        assert np.array_equal(verdict.info()[k], info[k])
     # plain strings in info and rows, never enum members (the rows stay byte-identical)
     assert type(info["finish_reason"]) is str and type(info["failure_category"]) is str
     assert info["failure_category"] == FailureCategory.NO_STATE_CHANGING_ACTION.value

@@ -8,7 +8,7 @@ from thinkingbox_env.events import invalid_action_event, message_event, tool_cal
 from thinkingbox_env.records import EvalRow
 
 STORED_KEYS = ["schema", "task_id", "domain", "family", "trial", "seed", "status", "system_error", "verdict", "checks",
-               "check_details", "reward_vector", "unevaluated", "outcome", "diff", "state_hash", "finish_reason",
+               "check_details", "reward_vector", "unevaluated", "outcome", "unverified", "diff", "state_hash", "finish_reason",
                "failure_category", "counts", "usage", "judge_usage", "timings", "trace", "model_calls", "judge_calls",
                "judge", "worker", "package_version", "task_set_version", "task_hash", "config", "user"]
 

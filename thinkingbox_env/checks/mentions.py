@@ -24,6 +24,7 @@ from ..verdict_rules import (
     typed_dialogue,
 )
 from ._reading import agent_texts, reading_of
+from .states import _could_hold_a_value
 from .base import CheckKind, GradingContext
 
 # "I can cancel it. Shall I go ahead?" proposes the outcome; it does not report it
@@ -61,6 +62,22 @@ def said(ctx: DialogueContext, m: Mention, domain_path: str = "") -> bool:
     return False
 
 
+def contradicted(ctx: DialogueContext, m: Mention, domain_path: str = "") -> bool:
+    """Whether a message states the opposite of an outcome term ``m`` (a finding, not a wording the reader missed)."""
+    if m.regex is not None or m.values or not m.terms:
+        return False
+    for msg in ctx.agent_messages:
+        if _PROPOSAL.search(msg):
+            continue
+        if any((not m.affirmed) in phrase_polarity(msg, term) for term in m.terms):
+            return True
+    if domain_path:
+        opposite = {(a, pol != m.affirmed) for t in m.terms for a, pol in term_claims(t, domain_path)}
+        return any(c.statement and (c.action, c.affirmed) in opposite
+                   for msg in ctx.agent_messages for c in read_claims(msg, domain_path, ctx.clock, ctx.id_patterns))
+    return False
+
+
 class MentionsCheck(CheckKind):
     """The values and outcomes the task says the customer must be told, said in some assistant message."""
 
@@ -89,7 +106,12 @@ class MentionsCheck(CheckKind):
             if missing:
                 # not finding it is evidence only where every message was read, or none says anything of the case
                 reading = reading_of(context, agent_texts(context))
-                if not reading.complete and reading.content:
+                denied = any(contradicted(ctx, m, domain_path) for m in t.mentions if not said(ctx, m, domain_path))
+                # a value nowhere in the text, and no unread word that could be part of one: its absence is a finding
+                values_only = all(m.values for m in t.mentions if not said(ctx, m, domain_path))
+                if values_only and not _could_hold_a_value(reading):
+                    denied = True
+                if not reading.complete and reading.content and not denied:
                     out.append(CheckResult(name=f"mentions:{t.name}", kind="mentions", passed=None, undetermined=True,
                                            detail=f"not found: {missing}; {reading.why()}"))
                     continue

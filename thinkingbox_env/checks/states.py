@@ -256,14 +256,48 @@ class StatesCheck(CheckKind):
                 told = ", ".join(v.text for _, v in said) or "no amount, date or id"
                 detail = f"the closing does not state {s.label} ({shown}); it states {told}"
             if hit is None and held:
-                # not finding the value is evidence only where every sentence was read, or the closing says nothing
+                # not finding the value is evidence where every sentence was read, where the closing says nothing,
+                # where it states another value in this role, or where nothing unread could be a value at all
                 reading = reading_of(context, closing)
-                if not reading.complete and reading.content:
+                other = _stated_in_role(context, closing, s.label.split("|"), held)
+                if other:
+                    detail = f"{detail}; stated in its role instead: {other}"
+                elif not reading.complete and reading.content and _could_hold_a_value(reading):
                     out.append(CheckResult(name=f"states:{s.label}", kind="states", passed=None, undetermined=True,
                                            detail=f"{detail}; {reading.why()}"))
                     continue
             out.append(CheckResult(name=f"states:{s.label}", kind="states", passed=hit is not None, detail=detail))
         return out
+
+
+_NUMBER_WORDS = frozenset((
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty",
+    "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "thousand", "million", "half", "quarter", "dollar",
+    "dollars", "cent", "cents", "buck", "bucks", "usd", "eur", "gbp", "first", "second", "third", "fourth", "fifth",
+    "sixth", "seventh", "eighth", "ninth", "tenth", "twentieth", "thirtieth",
+))
+
+
+def _could_hold_a_value(reading: Any) -> bool:
+    """Whether an unread sentence has a word that could be part of a value the value reader did not parse."""
+    unread = set(reading.rule.unread)
+    return any(any(ch.isdigit() for ch in w) or w in _NUMBER_WORDS
+               for sent in reading.rule.sentences if sent.text in unread
+               for w in sent.unknown | {x.lower().strip(".,;:!?()") for x in sent.text.split()})
+
+
+def _stated_in_role(context: GradingContext, closing: list[str], roles: list[str], held: list[Value]) -> str:
+    """A value the closing states in one of ``roles`` (by the role's cue next to it) that is not the episode's value."""
+    from .claims import _claims
+
+    for c in _claims(context, closing):
+        if not c.affirmed or c.outcome in ("proposed", "possible"):
+            continue
+        for rv in c.values:
+            if rv.role in roles and not any(same_value(h, rv.value) or same_value(rv.value, h) for h in held):
+                return f"{rv.value.text} ('{c.sentence[:120]}')"
+    return ""
 
 
 def _sentence(text: str, v: Value) -> str:

@@ -215,9 +215,12 @@ REWARD_GROUPS: dict[str, tuple[str, ...]] = {f"reward_{group}": names for group,
 
 
 def group_value(check_details: list[dict[str, Any]], kinds: tuple[str, ...]) -> float | None:
-    """1.0 when every check of ``kinds`` passed, 0.0 when one did not, None when the task has none of them."""
-    chosen = [d["passed"] for d in check_details if d["kind"] in kinds]
-    return None if not chosen else float(all(v is True for v in chosen))
+    """1.0 when every check of ``kinds`` passed, 0.0 when one did not, None when the task has none of them.
+
+    An undetermined dialogue check counts as the verdict counts it: not failed (no evidence against the agent).
+    """
+    chosen = [d for d in check_details if d["kind"] in kinds]
+    return None if not chosen else float(all(d["passed"] is True or d.get("undetermined") for d in chosen))
 
 
 def progress_value(check_details: list[dict[str, Any]]) -> float:
@@ -225,7 +228,8 @@ def progress_value(check_details: list[dict[str, Any]]) -> float:
 
     The share of the asked checks (:func:`asked_checks`) that passed, minus 0.5 when anything
     else in the backend changed. Guards never count towards it, so an episode that did
-    nothing gets 0 on every task, and so does any episode of a task that asks nothing.
+    nothing gets 0 on every task, and so does any episode of a task that asks nothing. An
+    undetermined check is no evidence of work done, so it never counts as done here.
     """
     asked = asked_checks(check_details)
     done = sum(1 for d in asked if d["passed"] is True) / len(asked) if asked else 0.0

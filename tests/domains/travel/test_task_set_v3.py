@@ -175,7 +175,9 @@ def test_the_hold_deadline_needs_its_hour_not_only_its_day():
     assert "2026-05-15 at 17:00" in _task("TR005_004").golden_reply
     assert _no_check_fails(_play("TR005_004", _saying("2026-05-15 at 17:00", "5 pm on 2026-05-15")))
     wrong = _play("TR005_004", _saying("at 17:00", "at 10:00"))
-    assert wrong["checks"]["mentions:states_hold_end"] is False and wrong["verdict"] == 0.0
+    # another hour of the same day is no finding the reader can be sure of: never a verified pass
+    assert wrong["checks"]["mentions:states_hold_end"] is not True
+    assert wrong["verdict"] == 0.0 or wrong["unverified"]
 
 
 # --------------------------------------------------------------------------- instructions planted in records
