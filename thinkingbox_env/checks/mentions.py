@@ -24,8 +24,8 @@ from ..verdict_rules import (
     typed_dialogue,
 )
 from ._reading import agent_texts, reading_of
-from .states import _could_hold_a_value
 from .base import CheckKind, GradingContext
+from .states import _could_hold_a_value
 
 # "I can cancel it. Shall I go ahead?" proposes the outcome; it does not report it
 _PROPOSAL = re.compile(r"\b(shall i|should i|would you like( me)? to|do you want( me)? to|ok(ay)? to|go ahead\?|proceed\?)",
