@@ -499,7 +499,7 @@ def run_trial(config: EvalConfig, task_id: str, trial: int, stop: threading.Even
         reward_vector=[float(x) for x in info["reward_vector"]] if ok else None,
         unevaluated=info["unevaluated"] if ok else None,
         outcome=_outcome(info) if ok else None,
-        **({"unverified": list(info.get("unverified") or [])} if ok else {}),
+        **(cast("dict[str, Any]", {"unverified": list(info.get("unverified") or [])}) if ok else {}),
         diff=info["diff"] if ok else None,
         state_hash=info["state_hash"] if ok else None,
         finish_reason=info["finish_reason"] if info else None,
