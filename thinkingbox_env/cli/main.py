@@ -18,6 +18,7 @@ from .eval import add_eval_commands
 from .judgecheck import add_judge_check_command
 from .play import add_play_command
 from .serve import add_serve_command
+from .submit import add_submit_command
 from .tasks import add_task_commands
 
 
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_eval_commands(sub)
     add_play_command(sub)
     add_judge_check_command(sub)
+    add_submit_command(sub)
     return parser
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..checks import FAILURE_CATEGORIES
 from .metrics import row_outcome, summarize
+from .submission import run_task_set
 from .transcript import cut as cut_text
 from .transcript import render_trace
 
@@ -273,9 +274,17 @@ def build_report(runs: dict[str, list[dict[str, Any]]], title: str = "thinkingbo
             "check no reader could decide (its verdict rests on what was decided), counted in the rates and shown apart "
             "with the passes among them.</p>"]
 
-    # leaderboard
+    # leaderboard: rates of runs over different task sets are not comparable, so the leaderboard says so, by task set
+    task_sets = {name: run_task_set(rows) for name, rows in runs.items()}
+    if len(set(task_sets.values())) > 1:
+        groups: dict[str, list[str]] = {}
+        for name, digest in task_sets.items():
+            groups.setdefault(digest[:12] if digest else "unknown (rows without task hashes)", []).append(name)
+        shown = "; ".join(f"task set {digest}: {', '.join(names)}" for digest, names in groups.items())
+        body.append(f'<p class="err" id="task-sets">These runs are over different task sets, so their rates are not '
+                    f"comparable: {e(shown)}. Compare runs of one task set (thinkingbox submit prepare names it).</p>")
     head = "".join(f"<th>{e(d)}</th>" for d in domains)
-    body.append('<h2>Leaderboard</h2><table id="leaderboard"><tr><th class="l">run</th><th class="l">agent</th><th>tasks</th>'
+    body.append('<h2>Leaderboard</h2><table id="leaderboard"><tr><th class="l">run</th><th class="l">agent</th><th>task set</th><th>tasks</th>'
                 f"<th>trials</th><th>pass@1 %</th><th>95% CI</th>{head}<th>pass@n %</th><th>pass^n %</th>"
                 "<th>0/n</th><th>n/n</th><th>system errors</th><th>unjudged</th><th>dialogue unverified (passes)</th>"
                 "<th>judge answers unparsed</th>"
@@ -291,7 +300,7 @@ def build_report(runs: dict[str, list[dict[str, Any]]], title: str = "thinkingbo
         at_n = _pct(pk["pass@k"][n]) if pk and n in pk.get("pass@k", {}) else "-"
         hat_n = _pct(pk["pass^k_plugin"][n]) if pk and n in pk.get("pass^k_plugin", {}) else "-"
         body.append(f'<tr><td class="l"><a href="#run-{e(name)}">{e(name)}</a></td><td class="l">{e(_model_of(runs[name]))}</td>'
-                    f"<td>{o['tasks']}</td><td>{o['trials']}</td><td><b>{_pct(o['value'])}</b></td>"
+                    f"<td>{e((task_sets[name] or '-')[:12])}</td><td>{o['tasks']}</td><td>{o['trials']}</td><td><b>{_pct(o['value'])}</b></td>"
                     f"<td>{_pct(o['ci95'][0])}-{_pct(o['ci95'][1])}</td>{cells}<td>{at_n}</td><td>{hat_n}</td>"
                     f"<td>{s['tasks_never_passed']}</td><td>{s['tasks_always_passed']}</td><td>{s['system_errors']['count']}</td>"
                     f"<td>{s['unjudged']['count']}</td><td>{s['unverified']['count']} ({s['unverified']['passed']})</td>"
