@@ -22,6 +22,7 @@ class TextReading:
     rule: Reading
     known: frozenset[str]
     model_claims: list[Claim] = field(default_factory=list)
+    model_concepts: list[str] = field(default_factory=list)  # confidential concepts the model read in the unread sentences
     model_read: bool = False  # the model read every sentence the rules could not
     model_error: str = ""
 
@@ -68,6 +69,7 @@ def reading_of(context: GradingContext, texts: list[str]) -> TextReading:
             out.model_error = str(getattr(reader, "last_error", "") or "no reading")
         else:
             out.model_claims = list(getattr(reading, "claims", reading))
+            out.model_concepts = list(getattr(reading, "concepts", ()))
             out.model_read = True
     context.memo[key] = out
     return out

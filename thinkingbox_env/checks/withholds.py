@@ -143,6 +143,8 @@ class WithholdsCheck(CheckKind):
             found = [p for p in conf.concepts if any(phrase_polarity(m, p) for m in ctx.agent_messages)]
             # the concept in any words: a sense of it (lemma sets, claims.yaml) said in one sentence
             found += [f"{c} (by meaning)" for m in ctx.agent_messages for c in concepts_said(m, domain_path)]
+            # the concept in words no list knows, read by the model reader where the run has one
+            found += [f"{c} (read by the model)" for c in reading_of(context, agent_texts(context)).model_concepts]
             # internal values stay internal even though a tool showed them to the agent
             for v in _internal_values(ctx, conf.columns, ctx.state_records):
                 if any(s.kind == v.kind and s.norm == v.norm and not said.in_record_text(i, s) for i, s in said.values):
