@@ -96,7 +96,7 @@ RULES: list[tuple[str, str | None]] = [
     (r"^python -m thinkingbox_env\.integrations\.tiny_qwen ", None),
     (r"^(thinkingbox serve|curl )", NEEDS["server"]),
     (r"^thinkingbox play\b", "interactive; tests/integrations/test_play.py drives it through a pseudo-terminal"),
-    (r"^thinkingbox (list|run|validate|freeze|eval|agg|compare|report|show)\b", None),
+    (r"^thinkingbox (list|run|validate|freeze|eval|agg|compare|report|show|export-dataset)\b", None),
 ]
 # slow commands run on a tiny subset: (pattern, replacement) applied in order
 TINY = [

@@ -15,6 +15,7 @@ from ..spec import SpecError
 from ..version import __version__
 from .common import HelpFormatter, UserError, console
 from .eval import add_eval_commands
+from .export import add_export_command
 from .judgecheck import add_judge_check_command
 from .play import add_play_command
 from .serve import add_serve_command
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_play_command(sub)
     add_judge_check_command(sub)
     add_submit_command(sub)
+    add_export_command(sub)
     return parser
 
 
