@@ -314,9 +314,11 @@ def _add_eval(sub: Any) -> None:
                     "Run trials of an agent over tasks and append one JSON row per finished trial to the run file. "
                     "Before the run a test request with one tool goes to the agent endpoint (without --model, the only "
                     "model it serves is used); an endpoint that returns no tool call is refused. Ctrl-C stops cleanly: finished trials are kept and --resume completes the run.",
-                    ["thinkingbox eval retail --base-url http://localhost:8000/v1 -n 4 -o runs/qwen.jsonl",
+                    ["thinkingbox eval retail --base-url http://localhost:8000/v1 -n 4 --skip-rubric -o runs/qwen.jsonl",
+                     "thinkingbox eval retail --base-url http://localhost:8000/v1 -n 4 --judge-model gpt-4o-mini "
+                     "--judge-base-url https://api.openai.com/v1 -o runs/qwen-judged.jsonl",
                      "thinkingbox eval 'retail/ST030_*' --agent oracle -o runs/oracle.jsonl",
-                     "thinkingbox eval retail --base-url http://localhost:8000/v1 -n 4 -o runs/qwen.jsonl --resume"])
+                     "thinkingbox eval retail --base-url http://localhost:8000/v1 -n 4 --skip-rubric -o runs/qwen.jsonl --resume"])
     p.add_argument("tasks", nargs="*", help="task ids, domains or globs, with @v<N> for an earlier task set (retail@v2); default: all")
     p.add_argument("--tasks", dest="task_patterns", nargs="+", metavar="PATTERN", help="the same as the positional task arguments")
     p.add_argument("--task-file", help="file with one task id, domain or glob per line")

@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Stateful business-workflow tasks for LLM agents: list, run, validate and freeze tasks, serve them "
                     "over MCP, evaluate a model and read the results.",
         epilog="examples:\n  thinkingbox list --domains\n  thinkingbox run 'retail/ST030_*'\n"
-               "  thinkingbox eval retail --base-url http://localhost:8000/v1 -n 4 -o runs/qwen.jsonl\n"
+               "  thinkingbox eval retail --base-url http://localhost:8000/v1 -n 4 --skip-rubric -o runs/qwen.jsonl\n"
                "  thinkingbox agg runs/qwen.jsonl\n\n'thinkingbox COMMAND --help' shows a command's options and examples.")
     parser.add_argument("--version", action="version", version=f"thinkingbox-env {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
