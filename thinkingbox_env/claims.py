@@ -283,8 +283,9 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
     # "I've issued a temporary password": a light verb that matched an action of its own only carries the
     # action named by the phrase right after it
     sentence_of = {i: k for k, sent in enumerate(doc.sents) for i in range(sent.start, sent.end)}
+    # (or right before it: "a temporary password has been issued")
     candidates = [sp for sp in candidates if not (len(sp) == 1 and sp[0].norm_ in _LIGHT_VERBS and any(
-        o.start > sp.end - 1 and o.start - sp.end <= 4 and not (len(o) == 1 and o[0].norm_ in _LIGHT_VERBS)
+        (0 <= o.start - sp.end <= 4 or 0 <= sp.start - o.end <= 4) and not (len(o) == 1 and o[0].norm_ in _LIGHT_VERBS)
         and sentence_of.get(o.start) == sentence_of.get(sp.start) for o in candidates))]
     spans = filter_spans(candidates)
     label = {(s, e): name for name, s, e in matches}  # where two actions match the same words, the later one
@@ -295,7 +296,11 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
         sent_question = sent.text.rstrip().endswith("?")
         sent_rule = bool({"when", "whenever", "if", "unless"} & set(sent_norms))
         sent_proposal = sent_question or any(_has_seq(sent_norms, c) >= 0 for c in _PROPOSAL_CUES)
+        prev_words: set[str] = set()
         for a, b in _clauses(sent):
+            # "that's been approved and completed": a clause joined by "and" shares the subject and auxiliary before it
+            carried = prev_words if a > sent.start and "and" in (doc[a].lower_, doc[a - 1].lower_) else set()
+            prev_words = {doc[i].lower_ for i in range(a, b)}
             in_clause = [sp for sp in spans if a <= sp.start and sp.end <= b]
             if not in_clause:
                 continue
@@ -356,7 +361,7 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
                     modality = "stated"  # "was cancelled on 2026-04-25": an event before this conversation
                 if sp.start > 0 and doc[sp.start - 1].lower_ in ("a", "an", "the") and form == "past":
                     modality = "stated"  # "an excluded driver": an adjective, not an act
-                if "already" in sent_norms or "as" in [doc[i].lower_ for i in range(max(0, sp.start - 2), sp.start)]:
+                if "already" in norms or "as" in [doc[i].lower_ for i in range(max(0, sp.start - 2), sp.start)]:
                     modality = "stated"  # "you already have access", "shows it as cancelled": a state found, not an act
                 # "nothing has been granted yet", "I haven't added him yet": still to come, not refused
                 not_yet = negated and "yet" in norms[sp.end - a:] + before
@@ -384,7 +389,7 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
                 reported = (form == "past" or "will" not in near) and (
                     bool(words & _REPORTED) or (not (words & {"was", "were"}) and form == "past"))
                 if action == GENERIC and not negated:  # "you completed the course" is not a change made here
-                    reported = reported and bool(words & {"i", "we", "i've", "we've", "been", "now"})
+                    reported = reported and bool((words | carried) & {"i", "we", "i've", "we've", "been", "now"})
                 objs = tuple(sorted(o for o in r.objects.get(action, set()) if o and _has_seq(norms, tuple(o.split())) >= 0))
                 out.append(Claim(sentence=text[sent.start_char:sent.end_char].strip(), clause=clause_text.strip(), action=action,
                                  phrase=sp.text, affirmed=not negated, modality=modality, outcome=outcome,

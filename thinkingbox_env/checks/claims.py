@@ -247,7 +247,15 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
         ok = bool(want & stated) or any(not a for _, a in want) and any(not a for _, a in stated)
         detail = "the closing states the outcome" if ok else \
             f"the closing does not state the outcome ({'; '.join(g.describe() for g in golden)})"
-    out.append(result("claims:states_outcome", [] if ok else [detail], detail, absent=True))
+    # the closing reports another write the episode made, under another of the vocabulary's names: a wording, not an absence
+    other_label = not ok and any(c.affirmed and c.outcome in ("done", "pending", "escalated") and c.action != GENERIC
+                                 and _performed(vocab, c.action, written) for c in claims)
+    if other_label and reading.complete:
+        out.append(CheckResult(name="claims:states_outcome", kind="claims", passed=None, undetermined=True,
+                               detail=f"{detail}; it reports another write of the episode, which the reader cannot "
+                                      "match to the task's outcome"))
+    else:
+        out.append(result("claims:states_outcome", [] if ok else [detail], detail, absent=True))
 
     # roles
     wrong: list[str] = []
