@@ -15,8 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 
-import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from thinkingbox_env.extras import require_train_extra
+
+require_train_extra("examples/reinforce_minimal.py")  # one line naming the extra, not a ModuleNotFoundError from torch
+
+import torch  # noqa: E402
+from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
 import thinkingbox_env as tb
 from thinkingbox_env.agents.transformers_local import parse_hermes

@@ -173,6 +173,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Save a tiny checkpoint for the warm start of a training config (the model a CPU run starts from)."""
     import yaml
 
+    from ..extras import require_train_extra
+
+    require_train_extra("python -m thinkingbox_env.integrations.tiny_qwen")  # a line naming the extra, not torch's error
+
     parser = argparse.ArgumentParser(
         prog="python -m thinkingbox_env.integrations.tiny_qwen",
         description="Save a random-init Qwen3 of about a million parameters, with a tokenizer fitted to the "
