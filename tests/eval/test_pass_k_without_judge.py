@@ -81,3 +81,21 @@ def test_skip_rubric_over_rubric_tasks_only_is_refused(library, capsys):
     run = library / "none.jsonl"
     assert main(["eval", RUBRIC, "--agent", "oracle", "--skip-rubric", "-o", str(run)]) == 2
     assert "leaves nothing to run" in capsys.readouterr().out and not run.exists()
+
+
+def test_compare_names_a_task_all_unjudged_on_one_side_as_not_compared_not_as_only_in_one_run(library, capsys):
+    judged = library / "judged.jsonl"
+    unjudged = library / "unjudged.jsonl"
+    assert main(["eval", PLAIN, RUBRIC, "--agent", "oracle", "--no-judge", "-o", str(unjudged)]) == 0
+    rows = read_rows(unjudged)
+    for row in rows:  # the same trials as a judge would have passed them
+        row.update(outcome="pass", verdict=1.0)
+    judged.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    from thinkingbox_env.eval.metrics import compare_runs
+
+    result = compare_runs(read_rows(judged), read_rows(unjudged))
+    assert result["only_in_a"] == [] and result["only_in_b"] == [] and result["not_compared"] == [RUBRIC]
+    capsys.readouterr()
+    assert main(["compare", str(judged), str(unjudged)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "only in a" not in out and "1 tasks in both runs not compared" in out

@@ -598,6 +598,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for side in ("only_in_a", "only_in_b"):
         if result[side]:
             console.print(f"[yellow]{len(result[side])} tasks {side.replace('_', ' ')}, not compared[/]")
+    if result.get("not_compared"):
+        console.print(f"[yellow]{len(result['not_compared'])} tasks in both runs not compared: on one side no trial was "
+                      "judged (all unjudged or system errors)[/]", highlight=False)
     return 0
 
 

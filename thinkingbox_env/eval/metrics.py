@@ -464,10 +464,15 @@ def compare_runs(rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]]) -> 
         per_task.append({"task_id": t, "a": ra, "b": rb, "diff": rb - ra})
     values = np.array(diffs)
     lo, hi = bootstrap_mean_interval(values)
+    # "only in" is about which tasks a run has rows of; a task both runs have whose trials on one side were all unjudged
+    # (or all system errors) is in both, just not comparable, and is named as such
+    present_a = {r["task_id"] for r in rows_a if "task_id" in r}
+    present_b = {r["task_id"] for r in rows_b if "task_id" in r}
     return {
         "tasks": len(common),
-        "only_in_a": sorted(set(a) - set(b)),
-        "only_in_b": sorted(set(b) - set(a)),
+        "only_in_a": sorted(present_a - present_b),
+        "only_in_b": sorted(present_b - present_a),
+        "not_compared": sorted((present_a & present_b) - set(common)),
         "unjudged": {"a": sum(1 for r in rows_a if is_unjudged(r)), "b": sum(1 for r in rows_b if is_unjudged(r))},
         "unverified": {"a": sum(1 for r in rows_a if is_valid(r) and row_unverified(r)),
                        "b": sum(1 for r in rows_b if is_valid(r) and row_unverified(r))},
