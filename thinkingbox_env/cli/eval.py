@@ -43,7 +43,7 @@ def _select(args: argparse.Namespace) -> list[str]:
 
 
 def _endpoint(model: str | None, base_url: str | None, api_key: str | None, timeout: float, retries: int) -> Any:
-    from ..eval.runner import EndpointConfig
+    from ..eval.config import EndpointConfig
 
     return EndpointConfig(model=model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=retries)
 
@@ -103,7 +103,7 @@ def _backend_options(flag: str, items: list[str] | None) -> dict[str, Any]:
 
 def _option_hint(exc: ValueError) -> str:
     """The message of a refused backend option, with the command-line flag that sets each bad field."""
-    from ..eval.runner import OPTION_OF
+    from ..eval.config import OPTION_OF
     from ..plugins import BackendOptionError
 
     if not isinstance(exc, BackendOptionError):
@@ -115,7 +115,7 @@ def _option_hint(exc: ValueError) -> str:
 def eval_config(args: argparse.Namespace) -> Any:
     """Translate the command line into the library's ``EvalConfig``, so training and the CLI run evaluations from the same record."""
     from ..agents.openai_chat import SamplingConfig
-    from ..eval.runner import EvalConfig
+    from ..eval.config import EvalConfig
 
     extra = _extra_body(args.extra_body)
     if args.max_completion_tokens is not None:
@@ -161,7 +161,7 @@ def _require_judge_for_rubrics(tasks: list[str], config: Any, no_judge: bool) ->
     measures nothing about the agent on those tasks; ``--no-judge`` says it is meant and
     marks every row. (The automatic truthfulness rubric is only reported as skipped.)
     """
-    from ..eval.runner import judge_runs
+    from ..eval.config import judge_runs
     from ..registry import load_task
 
     if no_judge:
@@ -210,7 +210,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from ..eval.api import ContextTooShortError, EvalSummary, evaluate
-    from ..eval.runner import PreflightError, RunControl, RunFileError, check_config
+    from ..eval.config import check_config
+    from ..eval.executors import RunControl
+    from ..eval.preflight import PreflightError
+    from ..eval.run_files import RunFileError
     from ..records import EvalRow
     from . import tbbench
     from .context_report import context_lines, savings_lines
@@ -237,7 +240,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if (args.ray or args.ray_address) and importlib.util.find_spec("ray") is None:
         raise UserError("--ray needs Ray, which is not installed: pip install -e '.[ray]' in the thinkingbox-env checkout "
                         "(or leave out --ray: trials then run on local threads, -c at a time)")
-    out = Path(args.output)
+    from ..eval.run_dir import is_run_dir, rows_path
+
+    out = rows_path(args.output)  # -o runs/NAME/ : a run directory (eval/run_dir.py), the rows in its rows.jsonl
+    if is_run_dir(args.output):
+        out.parent.mkdir(parents=True, exist_ok=True)
     if not out.parent.exists():
         raise UserError(f"the folder of -o {out} does not exist; create it (mkdir -p {out.parent}) or choose another file")
     if args.context_length is not None and args.context_length < 1:
@@ -271,6 +278,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 console.print(line, highlight=False)
             console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
             return 2
+    if is_run_dir(args.output) and out.is_file():
+        from ..eval.run_dir import write_run_files
+        from ..eval.run_files import read_rows
+
+        files = write_run_files(out.parent, read_rows(out))
+        console.print(f"run directory {out.parent}: {', '.join(f.name for f in [out, *files])}", highlight=False)
     saved = f"{summary.saved} of {summary.total} trials saved"
     if summary.stop_reason not in (None, "errors", "crash"):
         console.print(f"[yellow]stopped by {summary.stop_reason}: {saved}; rerun with --resume to complete {out}[/]", highlight=False)
@@ -303,7 +316,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def _add_eval(sub: Any) -> None:
     from ..agents.registry import AGENTS
-    from ..eval.runner import PROTOCOLS
+    from ..eval.config import PROTOCOLS
     from ..judges import DEFAULT_JUDGE, JUDGES
     from ..users.registry import USERS
 
@@ -375,7 +388,9 @@ def _add_eval(sub: Any) -> None:
     p.add_argument("-c", "--concurrency", type=int, default=4, help="trials in flight")
     p.add_argument("--seed", type=int, default=0, help="trial i uses seed + i")
     p.add_argument("--max-actions", type=int, default=50, help="agent actions before a trial is truncated")
-    p.add_argument("-o", "--output", required=True, help="run file (JSONL)")
+    p.add_argument("-o", "--output", required=True,
+                   help="run file (JSONL), or a run directory (a folder, or a path ending in /): rows.jsonl as the run goes, "
+                        "then config.json, summary.json and report.html")
     p.add_argument("--resume", action="store_true", help="complete an interrupted run; system-error rows are retried")
     p.add_argument("--label", help="a name for this run in reports (stored in every row; default: the file name)")
     p.add_argument("--max-consecutive-errors", type=int, default=5, metavar="K",
@@ -413,12 +428,14 @@ def add_eval_commands(subparsers: Any) -> None:
 
 def _load_runs(paths: list[str], skip_malformed: bool = False) -> list[dict[str, Any]]:
     """The rows of run files; a line that is not a row is named, and stops the command unless skipping was asked for."""
-    from ..eval.runner import scan_rows
+    from ..eval.run_files import scan_rows
 
     rows: list[dict[str, Any]] = []
     bad: list[str] = []
     count = 0
-    for p in paths:
+    from ..eval.run_dir import rows_path
+
+    for p in [str(rows_path(q)) for q in paths]:  # a run directory stands for its rows.jsonl
         if not Path(p).is_file():
             raise UserError(f"no such run file: {p}; pass a file that thinkingbox eval -o wrote")
         scan = scan_rows(p)
