@@ -10,6 +10,7 @@ import importlib.util
 import json
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -261,10 +262,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 progress.console.print(line, highlight=False)
             progress.update(bar, total=summary.total, completed=summary.kept)
 
+        # without a terminal (a log file, CI) the bar is painted only at the end: a line every tenth of the run or
+        # every 30 s instead, so a long run shows it is moving
+        plain = not console.is_terminal
+        last_line = [time.monotonic()]
+
         def on_row(row: EvalRow) -> None:
             s = live[0]
             progress.update(bar, advance=1, description=f"pass {s.pass_rate:.3f}  unjudged {s.unjudged}  "
                                                          f"system errors {s.system_errors}")
+            if plain:
+                done, total = int(progress.tasks[bar].completed), int(progress.tasks[bar].total or 0)
+                if done >= total or done % max(1, total // 10) == 0 or time.monotonic() - last_line[0] >= 30:
+                    last_line[0] = time.monotonic()
+                    console.print(f"eval: {done}/{total} trials; pass {s.pass_rate:.3f}, unjudged {s.unjudged}, "
+                                  f"system errors {s.system_errors}", highlight=False)
 
         try:
             summary = evaluate(tasks, config, out=out, trials=args.trials, resume=args.resume,
