@@ -187,9 +187,9 @@ def test_no_import_cycle_between_modules():
 
 
 @pytest.mark.parametrize(("module", "line", "expected"), [
-    ("env.py", "from .eval import runner", "engine -> eval"),
-    ("serving/server.py", "from ..agents import baselines", "serving -> agents"),
-    ("agents/baselines.py", "from ..serving import server", "agents -> serving"),
+    ("env.py", "from .eval import trial", "engine -> eval"),
+    ("serving/mcp_app.py", "from ..agents import baselines", "serving -> agents"),
+    ("agents/baselines.py", "from ..serving import transports", "agents -> serving"),
     ("registry.py", "from .tbbench import source", "engine -> tbbench"),
 ])
 def test_an_added_forbidden_import_is_caught(tmp_path, module, line, expected):
@@ -205,7 +205,7 @@ def test_a_domain_importing_evaluation_is_caught(tmp_path):
     shutil.copytree(ROOT / PACKAGE, tmp_path / PACKAGE, ignore=shutil.ignore_patterns("__pycache__", "_bundled"))
     domain = tmp_path / "domains" / "toy"
     domain.mkdir(parents=True)
-    (domain / "tools.py").write_text("from thinkingbox_env.eval import runner\n")
+    (domain / "tools.py").write_text("from thinkingbox_env.eval import trial\n")
     _, edges = import_graph(tmp_path / PACKAGE, tmp_path / "domains")
     assert any("domain -> eval" in v for v in forbidden_arrows(edges))
 

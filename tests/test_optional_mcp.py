@@ -53,7 +53,7 @@ def test_the_parts_that_need_mcp_name_the_extra(argv):
 def test_importing_serving_without_mcp_raises_an_import_error_naming_the_extra():
     code = PRELUDE + ("from thinkingbox_env.extras import MissingExtraError\n"
                       "try:\n"
-                      "    import thinkingbox_env.serving.server\n"
+                      "    import thinkingbox_env.serving.transports\n"
                       "except MissingExtraError as exc:\n"
                       "    assert isinstance(exc, ImportError)\n"
                       "    print(exc)\n")

@@ -213,7 +213,7 @@ def _training_template(tokenizer: Any) -> str | None:
 def eval_config(args: ThinkingboxArguments, checkpoint: str, seed: int) -> Any:
     """The evaluation of a checkpoint: the local transformers agent, in the protocol it was trained in."""
     from thinkingbox_env.agents.openai_chat import SamplingConfig
-    from thinkingbox_env.eval.runner import EndpointConfig, EvalConfig
+    from thinkingbox_env.eval.config import EndpointConfig, EvalConfig
 
     return EvalConfig(agent="transformers", agent_endpoint=EndpointConfig(model=checkpoint),
                       sampling=SamplingConfig(max_tokens=args.eval_max_new_tokens), seed=seed,

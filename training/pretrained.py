@@ -123,7 +123,7 @@ def heldout_ids(tb_args: Any, n: int, seed: int) -> list[str]:
 def evaluate_heldout(tb_args: Any, checkpoint: Path, ids: list[str], output: Path, seed: int, max_actions: int) -> dict[str, Any]:
     """The checkpoint on held-out variants, greedily, in the training protocol with the trained tools."""
     from thinkingbox_env.eval import evaluate
-    from thinkingbox_env.eval.runner import read_rows
+    from thinkingbox_env.eval.run_files import read_rows
 
     config = dataclasses.replace(grpo_module().eval_config(tb_args, str(checkpoint), seed),
                                  tools=list(tb_args.tools) or None, max_actions=max_actions)

@@ -13,7 +13,7 @@ import thinkingbox_env as tb
 from thinkingbox_env.cli.main import main
 from thinkingbox_env.domain import domain_dirs, load_domain
 from thinkingbox_env.eval.api import select_tasks
-from thinkingbox_env.eval.runner import task_set_version
+from thinkingbox_env.eval.trial import task_set_version
 from thinkingbox_env.registry import (
     UnknownTaskError,
     archived_task_set_versions,

@@ -10,8 +10,9 @@ from scripted_model import Calls, Hang, Say, ScriptedModel, Usage, golden_script
 
 import thinkingbox_env as tb
 from thinkingbox_env.agents.openai_chat import SamplingConfig
+from thinkingbox_env.eval.config import EndpointConfig, EvalConfig
 from thinkingbox_env.eval.metrics import row_messages
-from thinkingbox_env.eval.runner import EndpointConfig, EvalConfig, RecordingJudge, run_trial
+from thinkingbox_env.eval.trial import RecordingJudge, run_trial
 from thinkingbox_env.judge import RubricJudge
 
 TASK = "retail/ST030_001"
@@ -187,10 +188,10 @@ def test_judge_answers_and_reasons_are_kept_and_unparseable_is_unjudged(caplog):
 def test_a_trial_with_a_judge_records_the_judge_tokens_apart_from_the_agents(monkeypatch):
     from fake_openai import FakeOpenAI
 
-    import thinkingbox_env.eval.runner as runner
+    import thinkingbox_env.eval.trial as trial_module
 
     spec = _rubric_task()  # no frozen task has rubric questions yet: the trial runs this one
-    monkeypatch.setattr(runner, "make", lambda task_id, **kw: tb.ThinkingboxEnv(spec, **kw))
+    monkeypatch.setattr(trial_module, "make", lambda task_id, **kw: tb.ThinkingboxEnv(spec, **kw))
     with ScriptedModel(golden_script(TASK)) as agent, FakeOpenAI(lambda body: "VERDICT: YES\nREASON: fine.") as judge:
         config = _config(agent, judge_endpoint=EndpointConfig(model="judge", base_url=judge.base_url, api_key="k", max_retries=0))
         row = run_trial(config, TASK, trial=0).to_json()

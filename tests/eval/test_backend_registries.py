@@ -12,8 +12,9 @@ from thinkingbox_env.agents.openai_chat import OpenAIChatAgent, SamplingConfig
 from thinkingbox_env.agents.registry import AGENTS, AgentCapabilities, register_agent
 from thinkingbox_env.cli import main
 from thinkingbox_env.eval import EvalConfig, evaluate
-from thinkingbox_env.eval import runner as runner_module
-from thinkingbox_env.eval.runner import EndpointConfig, build_agent, build_judge, build_user, check_config, run_trial
+from thinkingbox_env.eval import trial as trial_module
+from thinkingbox_env.eval.config import EndpointConfig, check_config
+from thinkingbox_env.eval.trial import build_agent, build_judge, build_user, run_trial
 from thinkingbox_env.judge import RubricJudge
 from thinkingbox_env.judges import JUDGES
 from thinkingbox_env.plugins import Backend, BackendOptionError, NoOptions, Options, UnknownBackendError
@@ -240,14 +241,14 @@ def test_a_user_that_declares_it_can_leave_ends_the_episode(tiny_backends):
 
 def test_determinism_is_the_declared_one(tiny_backends, monkeypatch):
     envs: list[Any] = []
-    real_make = runner_module.make
+    real_make = trial_module.make
 
     def recording_make(*args: Any, **kwargs: Any) -> Any:
         env = real_make(*args, **kwargs)
         envs.append(env)
         return env
 
-    monkeypatch.setattr(runner_module, "make", recording_make)
+    monkeypatch.setattr(trial_module, "make", recording_make)
     run_trial(EvalConfig(agent="noop", user="leaver"), TASK, trial=0)  # a ScriptedUser subclass declared nondeterministic
     run_trial(EvalConfig(agent="noop", user="stayer"), TASK, trial=0)
     run_trial(EvalConfig(agent="noop", user="scripted"), TASK, trial=0)

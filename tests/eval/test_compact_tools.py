@@ -9,7 +9,7 @@ import pytest
 import thinkingbox_env as tb
 from thinkingbox_env.agents.compact_tools import compact_tool_schemas, first_sentence, name_says_it
 from thinkingbox_env.eval import EvalConfig, evaluate
-from thinkingbox_env.eval.runner import read_rows
+from thinkingbox_env.eval.run_files import read_rows
 
 
 def _tools(domain: str) -> list[dict]:

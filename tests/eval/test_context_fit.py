@@ -12,9 +12,10 @@ from thinkingbox_env.agents.openai_chat import SamplingConfig
 from thinkingbox_env.cli import main
 from thinkingbox_env.eval import EvalConfig, evaluate
 from thinkingbox_env.eval.api import ContextTooShortError
+from thinkingbox_env.eval.config import EndpointConfig
 from thinkingbox_env.eval.context_fit import check_context, request_chars, served_context
 from thinkingbox_env.eval.opening import opening_request
-from thinkingbox_env.eval.runner import EndpointConfig, read_rows
+from thinkingbox_env.eval.run_files import read_rows
 
 RETAIL = ["retail/ST030_001", "retail/ST004_001"]
 CONSULTING = tb.list_tasks("consulting")[:2]

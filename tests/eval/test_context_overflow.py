@@ -9,8 +9,9 @@ import thinkingbox_env as tb
 from thinkingbox_env.agents.context_overflow import is_context_overflow, overflow_figures
 from thinkingbox_env.agents.openai_chat import SamplingConfig
 from thinkingbox_env.eval import EvalConfig, evaluate
+from thinkingbox_env.eval.config import EndpointConfig
 from thinkingbox_env.eval.metrics import summarize
-from thinkingbox_env.eval.runner import EndpointConfig, read_rows
+from thinkingbox_env.eval.run_files import read_rows
 
 TASK = "retail/ST030_001"
 

@@ -7,7 +7,9 @@ import json
 import pytest
 
 from thinkingbox_env.eval import EvalConfig, evaluate, select_tasks
-from thinkingbox_env.eval.runner import ROW_SCHEMA_VERSION, EndpointConfig, RunControl, RunFileError, RunLock, read_rows
+from thinkingbox_env.eval.config import EndpointConfig
+from thinkingbox_env.eval.executors import RunControl
+from thinkingbox_env.eval.run_files import ROW_SCHEMA_VERSION, RunFileError, RunLock, read_rows
 from thinkingbox_env.records import EvalRow
 from thinkingbox_env.registry import UnknownTaskError
 

@@ -10,7 +10,7 @@ import pytest
 import thinkingbox_env as tb
 from thinkingbox_env.agents.heard_facts import HeardFactsOracle, classify_sent, dates_in, heard_value, is_fact, said
 from thinkingbox_env.cli import main
-from thinkingbox_env.eval.runner import read_rows
+from thinkingbox_env.eval.run_files import read_rows
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -9,7 +9,7 @@ import pytest
 from fake_openai import FakeOpenAI
 
 from thinkingbox_env.cli import main
-from thinkingbox_env.eval.runner import read_rows
+from thinkingbox_env.eval.run_files import read_rows
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TASK = "library/LB001_901"  # an id no other test writes: the registry caches specs by id

@@ -17,7 +17,7 @@ from scripted_model import Calls, Say, ScriptedModel
 
 import thinkingbox_env as tb
 from thinkingbox_env.cli import main
-from thinkingbox_env.eval.runner import read_rows
+from thinkingbox_env.eval.run_files import read_rows
 from thinkingbox_env.reading.model_reader import clear_cache
 from thinkingbox_env.reading.reader_check import CLASSES, EXPECTED_VERDICT, FIELDS, label_payload, load_items
 from thinkingbox_env.users import DONE_MARKER
@@ -167,7 +167,7 @@ def test_eval_with_a_reader_hands_it_to_the_env_and_counts_its_calls(tmp_path):
 
 
 def test_runs_read_by_another_reader_are_told_apart_when_resumed():
-    from thinkingbox_env.eval.runner import EndpointConfig, EvalConfig, config_changes
+    from thinkingbox_env.eval.config import EndpointConfig, EvalConfig, config_changes
 
     def public(model: str | None) -> dict:
         ep = EndpointConfig(model=model, base_url="http://localhost:8000/v1", api_key="secret") if model else None

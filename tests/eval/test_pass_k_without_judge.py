@@ -11,7 +11,7 @@ import pytest
 from thinkingbox_env.cli import main
 from thinkingbox_env.eval.metrics import summarize
 from thinkingbox_env.eval.report import build_report
-from thinkingbox_env.eval.runner import read_rows
+from thinkingbox_env.eval.run_files import read_rows
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PLAIN = "library/LB001_001"

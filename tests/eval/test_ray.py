@@ -7,7 +7,7 @@ import os
 import pytest
 
 from thinkingbox_env.cli import main
-from thinkingbox_env.eval.runner import read_rows
+from thinkingbox_env.eval.run_files import read_rows
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install '.[ray]'); the Ray executor is not tested")
 

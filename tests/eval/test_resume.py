@@ -14,7 +14,7 @@ from scripted_model import Say, ScriptedModel, Status
 
 import thinkingbox_env as tb
 from thinkingbox_env.cli import main
-from thinkingbox_env.eval.runner import read_rows
+from thinkingbox_env.eval.run_files import read_rows
 
 PATTERN = "retail/ST030_*"
 TRIALS = 4

@@ -7,7 +7,7 @@ import json
 from thinkingbox_env.agents.baselines import OracleAgent, run_episode
 from thinkingbox_env.eval import EvalConfig, evaluate
 from thinkingbox_env.eval.metrics import final_agent_text, row_messages, summarize
-from thinkingbox_env.eval.runner import ROW_SCHEMA_VERSION, prepare_resume, read_rows, scan_rows
+from thinkingbox_env.eval.run_files import ROW_SCHEMA_VERSION, prepare_resume, read_rows, scan_rows
 from thinkingbox_env.registry import make
 
 TASKS = ["retail/ST030_001", "retail/ST004_001"]

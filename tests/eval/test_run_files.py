@@ -14,7 +14,7 @@ import time
 import pytest
 from scripted_model import Say, ScriptedModel
 
-from thinkingbox_env.eval.runner import RowWriter, RunFileError, RunLock, read_rows, scan_rows
+from thinkingbox_env.eval.run_files import RowWriter, RunFileError, RunLock, read_rows, scan_rows
 
 TASK = "retail/ST030_001"
 
@@ -71,7 +71,7 @@ def test_a_resume_through_a_symlink_to_a_file_being_written_is_refused_and_write
     link.parent.mkdir()
     link.symlink_to(out)
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from thinkingbox_env.eval.runner import RunLock; "
+        "import sys, time; from thinkingbox_env.eval.run_files import RunLock; "
         f"RunLock({str(out)!r}); print('locked', flush=True); time.sleep(300)")], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
@@ -95,7 +95,7 @@ def test_a_resume_through_a_symlink_to_a_file_being_written_is_refused_and_write
 def test_a_killed_writer_leaves_no_stale_lock(tmp_path):
     out = tmp_path / "run.jsonl"
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from thinkingbox_env.eval.runner import RunLock; "
+        "import sys, time; from thinkingbox_env.eval.run_files import RunLock; "
         f"RunLock({str(out)!r}); print('locked', flush=True); time.sleep(300)")], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
@@ -168,15 +168,15 @@ def test_agg_json_to_stdout_stays_pure_json_when_skipping(corrupted):
 
 def test_a_line_longer_than_any_row_is_named_and_skipped_without_reading_it_whole(tmp_path, monkeypatch):
     from thinkingbox_env.cli import main
-    from thinkingbox_env.eval import runner
+    from thinkingbox_env.eval import run_files
 
     out = tmp_path / "run.jsonl"
     assert main(["eval", "retail/ST030_001", "retail/ST030_002", "--agent", "oracle", "-n", "1", "-o", str(out)]) == 0
     lines = out.read_text().splitlines(keepends=True)
     row_lines = [i for i, line in enumerate(lines) if '"task_id"' in line]
-    monkeypatch.setattr(runner, "MAX_ROW_CHARS", max(len(line) for line in lines) + 10)
-    lines.insert(row_lines[-1], "x" * (runner.MAX_ROW_CHARS * 3) + "\n")
+    monkeypatch.setattr(run_files, "MAX_ROW_CHARS", max(len(line) for line in lines) + 10)
+    lines.insert(row_lines[-1], "x" * (run_files.MAX_ROW_CHARS * 3) + "\n")
     out.write_text("".join(lines))
-    scan = runner.scan_rows(out)
+    scan = run_files.scan_rows(out)
     assert sorted(r["task_id"] for r in scan.rows) == ["retail/ST030_001", "retail/ST030_002"]
-    assert [why for _, why in scan.malformed] == [f"longer than {runner.MAX_ROW_CHARS:,} characters (not a row this package writes); skipped"]
+    assert [why for _, why in scan.malformed] == [f"longer than {run_files.MAX_ROW_CHARS:,} characters (not a row this package writes); skipped"]

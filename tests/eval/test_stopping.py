@@ -14,7 +14,9 @@ from scripted_model import Say, ScriptedModel, Status
 
 import thinkingbox_env as tb
 from thinkingbox_env.cli import main
-from thinkingbox_env.eval.runner import PREFLIGHT_CONNECT_SECONDS, EndpointConfig, preflight_timeout, read_rows
+from thinkingbox_env.eval.config import EndpointConfig
+from thinkingbox_env.eval.preflight import PREFLIGHT_CONNECT_SECONDS, preflight_timeout
+from thinkingbox_env.eval.run_files import read_rows
 
 TASK = "retail/ST030_001"
 

@@ -9,7 +9,7 @@ import pytest
 import thinkingbox_env as tb
 from thinkingbox_env.cli import main
 from thinkingbox_env.eval.report import build_report
-from thinkingbox_env.eval.runner import read_rows
+from thinkingbox_env.eval.run_files import read_rows
 from thinkingbox_env.eval.submission import FORMAT, SubmissionError, prepare, task_set_hash
 
 TASKS = ["retail/ST030_001", "retail/ST004_001"]

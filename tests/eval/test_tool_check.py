@@ -7,7 +7,7 @@ import time
 from scripted_model import Say, ScriptedModel
 
 from thinkingbox_env.cli import main
-from thinkingbox_env.eval.runner import read_rows
+from thinkingbox_env.eval.run_files import read_rows
 
 TASK = "retail/ST030_001"
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from thinkingbox_env.eval.runner import EvalConfig, run_trial
+from thinkingbox_env.eval.config import EvalConfig
 from thinkingbox_env.eval.transcript import TranscriptLine, render_trace
+from thinkingbox_env.eval.trial import run_trial
 from thinkingbox_env.events import invalid_action_event, message_event, tool_call_event
 from thinkingbox_env.records import EvalRow
 

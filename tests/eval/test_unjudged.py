@@ -9,9 +9,10 @@ from fake_openai import FakeOpenAI
 
 from thinkingbox_env.cli import main
 from thinkingbox_env.eval import evaluate
+from thinkingbox_env.eval.config import EndpointConfig, EvalConfig
 from thinkingbox_env.eval.metrics import compare_runs, row_outcome, summarize
 from thinkingbox_env.eval.report import build_report
-from thinkingbox_env.eval.runner import EndpointConfig, EvalConfig, read_rows
+from thinkingbox_env.eval.run_files import read_rows
 from thinkingbox_env.judge import JUDGE_PROMPT_VERSION
 
 RUBRIC_TASK = "retail/ST005_004"  # carries a rubric question; the oracle passes everything else

@@ -12,9 +12,10 @@ import thinkingbox_env as tb
 from thinkingbox_env.agents.openai_chat import SamplingConfig
 from thinkingbox_env.cli import main
 from thinkingbox_env.eval import EvalConfig, evaluate
+from thinkingbox_env.eval.config import EndpointConfig
 from thinkingbox_env.eval.metrics import summarize
 from thinkingbox_env.eval.report import build_report
-from thinkingbox_env.eval.runner import EndpointConfig, read_rows
+from thinkingbox_env.eval.run_files import read_rows
 from thinkingbox_env.users.llm import USER_SYSTEM_PROMPT, LLMUser
 
 TASK = "retail/ST030_001"

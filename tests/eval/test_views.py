@@ -11,7 +11,7 @@ import pytest
 from scripted_model import ScriptedModel, golden_script
 
 from thinkingbox_env.cli import main
-from thinkingbox_env.eval.runner import read_rows
+from thinkingbox_env.eval.run_files import read_rows
 
 TASK = "retail/ST030_001"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from scripted_model import Calls, Say, ScriptedModel, turn_of
 
 import thinkingbox_env as tb
-from thinkingbox_env.eval.runner import read_rows
+from thinkingbox_env.eval.run_files import read_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = "retail/ST030_001"

@@ -17,7 +17,7 @@ from realmodel_figures import seconds_per_trial, tool_call_figures
 from realmodel_server import TOOLS_N_CTX
 
 from thinkingbox_env.cli import main
-from thinkingbox_env.eval.runner import read_rows
+from thinkingbox_env.eval.run_files import read_rows
 
 pytestmark = pytest.mark.realmodel
 

@@ -14,7 +14,7 @@ import pytest
 import thinkingbox_env as tb
 from thinkingbox_env.agents.heard_facts import classify_sent, is_customer_fact, profile_text, said
 from thinkingbox_env.cli import main
-from thinkingbox_env.eval.runner import read_rows
+from thinkingbox_env.eval.run_files import read_rows
 
 pytestmark = pytest.mark.realmodel
 

@@ -11,7 +11,7 @@ import pytest
 from fake_openai import FakeOpenAI
 
 from thinkingbox_env.cli import main
-from thinkingbox_env.eval.runner import read_rows
+from thinkingbox_env.eval.run_files import read_rows
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "tbbench"
 CANCEL = "tbbench/dataset/tests/toy_shop_tasks.py:test_cancel_pending"

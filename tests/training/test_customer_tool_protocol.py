@@ -11,8 +11,9 @@ from scripted_model import Calls, Say, ScriptedModel, turn_of
 import thinkingbox_env as tb
 from thinkingbox_env.agents.customer_tool import REPLY_TOOL, system_prompt
 from thinkingbox_env.agents.transformers_local import parse_hermes
+from thinkingbox_env.eval.config import EndpointConfig, EvalConfig
 from thinkingbox_env.eval.metrics import row_messages
-from thinkingbox_env.eval.runner import EndpointConfig, EvalConfig, build_agent, run_trial
+from thinkingbox_env.eval.trial import build_agent, run_trial
 
 TASK = "retail/ST030_001"
 

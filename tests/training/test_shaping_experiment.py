@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from thinkingbox_env.eval.runner import read_rows
+from thinkingbox_env.eval.run_files import read_rows
 
 pytest.importorskip("torch")
 pytest.importorskip("trl")

@@ -101,7 +101,8 @@ def test_smollm2_s_template_knows_no_tools_so_the_prompt_protocol_is_chosen_and_
 def test_the_local_agent_plays_a_task_to_the_end_on_smollm2(smollm2, tmp_path):
     from thinkingbox_env.agents.openai_chat import SamplingConfig
     from thinkingbox_env.eval import evaluate
-    from thinkingbox_env.eval.runner import EndpointConfig, EvalConfig, read_rows
+    from thinkingbox_env.eval.config import EndpointConfig, EvalConfig
+    from thinkingbox_env.eval.run_files import read_rows
     from thinkingbox_env.events import tool_calls
 
     config = EvalConfig(agent="transformers", agent_endpoint=EndpointConfig(model=str(smollm2)),
@@ -169,7 +170,7 @@ def test_pretrained_script_smoke_from_gguf_to_heldout_evaluation(smollm2, tmp_pa
     assert summary["grpo_steps"] == 1 and summary["seconds_per_grpo_step"] > 0
     assert summary["heldout"]["tasks"] == 1 and summary["heldout"]["system_errors"] == 0
     assert json.loads((out / "pretrained_summary.json").read_text()) == summary
-    from thinkingbox_env.eval.runner import read_rows
+    from thinkingbox_env.eval.run_files import read_rows
 
     (row,) = read_rows(out / "heldout.jsonl")
     assert row["task_id"].startswith("variant/retail/ST004/") and row["status"] == "ok"

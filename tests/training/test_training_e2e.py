@@ -17,7 +17,7 @@ import pytest
 from helpers import ST004_TOOLS as TOOLS
 from helpers import save_tiny_checkpoint
 
-from thinkingbox_env.eval.runner import read_rows
+from thinkingbox_env.eval.run_files import read_rows
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("trl")

@@ -19,7 +19,8 @@ def _probe(args: argparse.Namespace, role: str) -> None:
     """One short request to the endpoint: a dead or refusing one is reported (a user error) before any item is asked."""
     import openai
 
-    from ..eval.runner import EndpointConfig, _endpoint_error, preflight_timeout
+    from ..eval.config import EndpointConfig
+    from ..eval.preflight import endpoint_error, preflight_timeout
     from ..llm import openai_client
 
     ep = EndpointConfig(model=args.judge_model, base_url=args.judge_base_url, api_key=args.judge_api_key,
@@ -31,7 +32,7 @@ def _probe(args: argparse.Namespace, role: str) -> None:
                                       max_tokens=16)
     except openai.OpenAIError as exc:
         raise UserError(f"the {role} endpoint {where} failed a test request for model '{args.judge_model}': "
-                        f"{_endpoint_error(exc)}") from exc
+                        f"{endpoint_error(exc)}") from exc
 
 
 def _judge(args: argparse.Namespace) -> Any:

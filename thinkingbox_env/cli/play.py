@@ -160,7 +160,9 @@ def _print_checks(row: EvalRow) -> None:
 
 def cmd_play(args: argparse.Namespace) -> int:
     """``thinkingbox play``: one trial with a person in the loop, written as an eval row."""
-    from ..eval.runner import EndpointConfig, EvalConfig, RowWriter, run_trial
+    from ..eval.config import EndpointConfig, EvalConfig
+    from ..eval.run_files import RowWriter
+    from ..eval.trial import run_trial
     from ..registry import load_task
     from ..users.registry import UserCapabilities
 

@@ -41,8 +41,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """``thinkingbox serve``: expose a task's tools over MCP; operator misconfiguration is reported as a user error."""
     if args.protocol == "openenv":
         return _serve_openenv(args)
+    from ..serving.episodes import OperatorError
     from ..serving.limits import IdentityGuard
-    from ..serving.server import OperatorError, serve_http, serve_stdio
+    from ..serving.transports import serve_http, serve_stdio
 
     try:
         try:

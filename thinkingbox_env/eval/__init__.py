@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from .api import EvalSummary, evaluate, select_tasks
-from .runner import EndpointConfig, EvalConfig
+from .config import EndpointConfig, EvalConfig
 
 __all__ = ["EndpointConfig", "EvalConfig", "EvalSummary", "evaluate", "select_tasks"]

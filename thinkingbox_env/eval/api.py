@@ -20,22 +20,11 @@ from ..agents.registry import AGENTS
 from ..domain import domain_dirs
 from ..records import EvalRow
 from ..registry import UnknownTaskError, list_tasks, load_task, split_task_version
+from .config import EvalConfig, check_config
 from .context_fit import ON_OVERFLOW, ContextFit, check_context, compact_savings
-from .runner import (
-    EvalConfig,
-    PreflightError,
-    RowWriter,
-    RunControl,
-    RunFileError,
-    RunLock,
-    check_config,
-    plan_trials,
-    preflight,
-    prepare_resume,
-    resolve_agent_model,
-    run_local,
-    run_ray,
-)
+from .executors import RunControl, plan_trials, run_local, run_ray
+from .preflight import PreflightError, preflight, resolve_agent_model
+from .run_files import RowWriter, RunFileError, RunLock, prepare_resume
 
 log = logging.getLogger(__name__)
 

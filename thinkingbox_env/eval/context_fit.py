@@ -206,10 +206,10 @@ class _Measurer:
         try:
             self.sizes[task_id] = prompt_tokens(self.client, request)
         except Exception as exc:  # noqa: BLE001 - whatever it is, the openings cannot be measured
-            from .runner import PreflightError, _endpoint_error, _where
+            from .preflight import PreflightError, endpoint_error, endpoint_location
 
-            raise PreflightError(f"the agent endpoint {_where(self.config.agent_endpoint)} failed the request that measures "
-                                 f"the opening of {task_id} against its context: {_endpoint_error(exc)}; allow it more time "
+            raise PreflightError(f"the agent endpoint {endpoint_location(self.config.agent_endpoint)} failed the request that measures "
+                                 f"the opening of {task_id} against its context: {endpoint_error(exc)}; allow it more time "
                                  "(--timeout), or skip the checks before the run (--no-preflight)") from exc
         return True
 
@@ -245,7 +245,7 @@ def check_context(config: Any, task_ids: list[str], context_length: int | None =
     import openai
 
     from ..llm import openai_client
-    from .runner import preflight_timeout
+    from .preflight import preflight_timeout
 
     ep = config.agent_endpoint
     if context_length is not None:

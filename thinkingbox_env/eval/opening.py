@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from .runner import EvalConfig, _build_model_agent, present_tools, trial_env, trial_seed
+from .config import EvalConfig
+from .trial import build_model_agent, present_tools, trial_env, trial_seed
 
 
 class _Caught(Exception):
@@ -41,7 +42,7 @@ def opening_request(config: EvalConfig, task_id: str, compact_tools: bool | None
     if compact_tools is not None and compact_tools != config.compact_tools:
         config = dataclasses.replace(config, compact_tools=compact_tools)
     seed = trial_seed(config.seed, 0)
-    agent = _build_model_agent(config, seed)
+    agent = build_model_agent(config, seed)
     if not hasattr(agent, "client"):
         return None
     agent.client = _CatchingClient()

@@ -28,7 +28,9 @@ from urllib.parse import urlsplit
 
 from ..checks import StateOutcome
 from ..tools import ToolResult
-from .server import ERROR_KIND_META, OPERATOR_TOKEN_VARIABLE, STDIO_SESSION, WRITES_META
+from .episodes import STDIO_SESSION
+from .gate import OPERATOR_TOKEN_VARIABLE
+from .mcp_app import ERROR_KIND_META, WRITES_META
 
 
 class MCPBackendError(RuntimeError):

@@ -455,7 +455,7 @@ def reward_functions(cfg: ExperimentConfig, arm: ArmConfig) -> tuple[list[Any], 
 
 def eval_config(cfg: ExperimentConfig, checkpoint: str, seed: int) -> Any:
     from thinkingbox_env.agents.openai_chat import SamplingConfig
-    from thinkingbox_env.eval.runner import EndpointConfig, EvalConfig
+    from thinkingbox_env.eval.config import EndpointConfig, EvalConfig
 
     return EvalConfig(agent="transformers", agent_endpoint=EndpointConfig(model=checkpoint),
                       sampling=SamplingConfig(max_tokens=cfg.eval.max_new_tokens, temperature=0.0), seed=seed,
@@ -480,7 +480,7 @@ def evaluate_checkpoint(cfg: ExperimentConfig, checkpoint: Path, out: Path, seed
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
-    from thinkingbox_env.eval.runner import read_rows
+    from thinkingbox_env.eval.run_files import read_rows
 
     return list(read_rows(path))
 

@@ -400,7 +400,7 @@ def _save(fig: Any, path: Path) -> str:
 
 def remeasure(results: dict[str, Any], out: Path) -> None:
     """Recompute each evaluation's split metrics from the rows the run kept (step 0: the warm start's)."""
-    from thinkingbox_env.eval.runner import read_rows
+    from thinkingbox_env.eval.run_files import read_rows
 
     for name, arm in results["arms"].items():
         for seed, run in arm["seeds"].items():
