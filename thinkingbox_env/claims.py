@@ -361,7 +361,7 @@ def _read_claims(text: str, domain_path: str, clock: date | None, id_patterns: t
                     modality = "stated"  # "was cancelled on 2026-04-25": an event before this conversation
                 if sp.start > 0 and doc[sp.start - 1].lower_ in ("a", "an", "the") and form == "past":
                     modality = "stated"  # "an excluded driver": an adjective, not an act
-                if "already" in norms or "as" in [doc[i].lower_ for i in range(max(0, sp.start - 2), sp.start)]:
+                if "already" in sent_norms or "as" in [doc[i].lower_ for i in range(max(0, sp.start - 2), sp.start)]:
                     modality = "stated"  # "you already have access", "shows it as cancelled": a state found, not an act
                 # "nothing has been granted yet", "I haven't added him yet": still to come, not refused
                 not_yet = negated and "yet" in norms[sp.end - a:] + before

@@ -80,3 +80,31 @@ def agent_texts(context: GradingContext) -> list[str]:
     if not context.dialogue:
         return [context.final_message] if context.final_message else []
     return [m["content"] for m in context.dialogue if m.get("role") == "assistant" and m.get("content")]
+
+
+def claims_in(context: GradingContext, texts: list[str]) -> list[Claim]:
+    """The rule reader's claims of ``texts`` in the graded task's domain."""
+    from ..claims import read_claims
+    from ..domain import load_domain
+
+    domain = load_domain(context.task.domain)
+    clock, ids = domain.spec.clock.date(), tuple(domain.spec.id_patterns)
+    return [c for t in texts for c in read_claims(t, str(domain.path), clock, ids)]
+
+
+# words that may be part of an amount, a date or a count the value reader did not parse
+NUMBER_WORDS = frozenset((
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty",
+    "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "thousand", "million", "half", "quarter", "dollar",
+    "dollars", "cent", "cents", "buck", "bucks", "usd", "eur", "gbp", "first", "second", "third", "fourth", "fifth",
+    "sixth", "seventh", "eighth", "ninth", "tenth", "twentieth", "thirtieth",
+))
+
+
+def could_hold_a_value(reading: TextReading) -> bool:
+    """Whether an unread sentence has a word that could be part of a value the value reader did not parse."""
+    unread = set(reading.rule.unread)
+    return any(any(ch.isdigit() for ch in w) or w in NUMBER_WORDS
+               for sent in reading.rule.sentences if sent.text in unread
+               for w in sent.unknown | {x.lower().strip(".,;:!?()") for x in sent.text.split()})

@@ -29,24 +29,16 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from ..claims import GENERIC, Claim, ClaimsVocabulary, load_vocabulary, read_claims, subject_terms
+from ..claims import GENERIC, Claim, ClaimsVocabulary, load_vocabulary, subject_terms
 from ..events import ToolCallEvent, TraceEvent, is_tool_call, tool_calls
 from ..records import CheckResult
 from ..values import Value, extract_values, money_norm, parse_value, same_value
-from ._reading import reading_of
+from ._reading import claims_in, reading_of
 from .base import CheckKind, GradingContext
 
 
 def _writes(trace: Sequence[TraceEvent]) -> list[ToolCallEvent]:
     return [e for e in tool_calls(trace) if e.get("ok") and e.get("writes")]
-
-
-def _claims(context: GradingContext, texts: list[str]) -> list[Claim]:
-    from ..domain import load_domain
-
-    domain = load_domain(context.task.domain)
-    clock, ids = domain.spec.clock.date(), tuple(domain.spec.id_patterns)
-    return [c for t in texts for c in read_claims(t, str(domain.path), clock, ids)]
 
 
 def _distinct(a: Claim, b: Claim) -> bool:
@@ -185,7 +177,7 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
     # a bulleted closing states one thing per line: a line is read as a sentence of its own
     closing = [line for text in context.closing() for line in text.splitlines() if line.strip()]
     reading = reading_of(context, closing)
-    read = _claims(context, closing) + reading.model_claims
+    read = claims_in(context, closing) + reading.model_claims
     claims = [c for c in read if c.statement]
     out: list[CheckResult] = []
 
@@ -232,7 +224,7 @@ def claims_results(context: GradingContext) -> list[CheckResult]:
     out.append(result("claims:consistent", clash, "no action both reported and denied"))
 
     # states_outcome
-    golden = [c for c in _claims(context, [context.task.golden_reply]) if c.statement and c.action != GENERIC]
+    golden = [c for c in claims_in(context, [context.task.golden_reply]) if c.statement and c.action != GENERIC]
     backed = {c.action for c in golden if c.affirmed and c.outcome in ("done", "pending", "escalated")
               and _performed(vocab, c.action, written)}
     stated = {(c.action, c.affirmed) for c in claims}

@@ -23,9 +23,8 @@ from ..verdict_rules import (
     phrase_polarity,
     typed_dialogue,
 )
-from ._reading import agent_texts, reading_of
+from ._reading import agent_texts, could_hold_a_value, reading_of
 from .base import CheckKind, GradingContext
-from .states import _could_hold_a_value
 
 # "I can cancel it. Shall I go ahead?" proposes the outcome; it does not report it
 _PROPOSAL = re.compile(r"\b(shall i|should i|would you like( me)? to|do you want( me)? to|ok(ay)? to|go ahead\?|proceed\?)",
@@ -109,7 +108,7 @@ class MentionsCheck(CheckKind):
                 denied = any(contradicted(ctx, m, domain_path) for m in t.mentions if not said(ctx, m, domain_path))
                 # a value nowhere in the text, and no unread word that could be part of one: its absence is a finding
                 values_only = all(m.values for m in t.mentions if not said(ctx, m, domain_path))
-                if values_only and not _could_hold_a_value(reading):
+                if values_only and not could_hold_a_value(reading):
                     denied = True
                 if not reading.complete and reading.content and not denied:
                     out.append(CheckResult(name=f"mentions:{t.name}", kind="mentions", passed=None, undetermined=True,

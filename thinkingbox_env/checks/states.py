@@ -35,7 +35,7 @@ from ..events import ToolCallEvent, tool_calls
 from ..records import CheckResult
 from ..spec import TaskSpec
 from ..values import Value, extract_values, keyed_leaves, money_norm, parse_value, same_value
-from ._reading import reading_of
+from ._reading import claims_in, could_hold_a_value, reading_of
 from .base import CheckKind, GradingContext
 
 if TYPE_CHECKING:
@@ -262,7 +262,7 @@ class StatesCheck(CheckKind):
                 other = _stated_in_role(context, closing, s.label.split("|"), held)
                 if other:
                     detail = f"{detail}; stated in its role instead: {other}"
-                elif not reading.complete and reading.content and _could_hold_a_value(reading):
+                elif not reading.complete and reading.content and could_hold_a_value(reading):
                     out.append(CheckResult(name=f"states:{s.label}", kind="states", passed=None, undetermined=True,
                                            detail=f"{detail}; {reading.why()}"))
                     continue
@@ -270,28 +270,9 @@ class StatesCheck(CheckKind):
         return out
 
 
-_NUMBER_WORDS = frozenset((
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty",
-    "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "thousand", "million", "half", "quarter", "dollar",
-    "dollars", "cent", "cents", "buck", "bucks", "usd", "eur", "gbp", "first", "second", "third", "fourth", "fifth",
-    "sixth", "seventh", "eighth", "ninth", "tenth", "twentieth", "thirtieth",
-))
-
-
-def _could_hold_a_value(reading: Any) -> bool:
-    """Whether an unread sentence has a word that could be part of a value the value reader did not parse."""
-    unread = set(reading.rule.unread)
-    return any(any(ch.isdigit() for ch in w) or w in _NUMBER_WORDS
-               for sent in reading.rule.sentences if sent.text in unread
-               for w in sent.unknown | {x.lower().strip(".,;:!?()") for x in sent.text.split()})
-
-
 def _stated_in_role(context: GradingContext, closing: list[str], roles: list[str], held: list[Value]) -> str:
     """A value the closing states in one of ``roles`` (by the role's cue next to it) that is not the episode's value."""
-    from .claims import _claims
-
-    for c in _claims(context, closing):
+    for c in claims_in(context, closing):
         if not c.affirmed or c.outcome in ("proposed", "possible"):
             continue
         for rv in c.values:
