@@ -19,7 +19,6 @@ import yaml
 from ._draft import RetailDraft
 from ._sources import TICKET_TOOLS, WRITE_TOOLS
 
-
 # writes the golden agent also describes when it proposes, though the policy asks no agreement for them (only a
 # cancellation needs the customer's confirmation): saying what will be refunded before doing it is good practice,
 # and the consent check of verdicts.yaml demands agreement only where the policy asks for it
