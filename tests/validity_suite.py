@@ -21,8 +21,8 @@ from thinkingbox_env.agents.baselines import OracleAgent, run_episode
 from thinkingbox_env.checks import grade
 from thinkingbox_env.env import ThinkingboxEnv
 from thinkingbox_env.eval.validate import _process_probes, change_one_value
+from thinkingbox_env.reading.values import extract_values
 from thinkingbox_env.registry import list_tasks, load_task
-from thinkingbox_env.values import extract_values
 
 _NUM_WORDS = {1: "one", 2: "two", 3: "three", 5: "five", 7: "seven", 10: "ten", 14: "fourteen", 15: "fifteen",
               30: "thirty", 45: "forty-five", 60: "sixty", 90: "ninety"}
@@ -108,8 +108,8 @@ def claim_cases(spec, domain, trace) -> list[Case]:
 def _role_value_made_vague(spec, domain) -> str | None:
     """The golden closing with the values the task must state (its stated roles) replaced by vague words."""
     from thinkingbox_env.checks.states import stated_roles
-    from thinkingbox_env.claims import load_vocabulary
-    from thinkingbox_env.values import same_value
+    from thinkingbox_env.reading.claims import load_vocabulary
+    from thinkingbox_env.reading.values import same_value
 
     required = stated_roles(spec)
     vocab = load_vocabulary(str(domain.path))
@@ -206,8 +206,8 @@ def _paraphrase_proposal(text: str) -> str | None:
 def _wrong_role(spec, domain, trace) -> str | None:
     """The golden closing with a value it states in a role replaced by another real amount of the episode."""
     from thinkingbox_env.checks.claims import _role_pool
-    from thinkingbox_env.claims import load_vocabulary, read_claims
-    from thinkingbox_env.values import same_value, values_of
+    from thinkingbox_env.reading.claims import load_vocabulary, read_claims
+    from thinkingbox_env.reading.values import same_value, values_of
 
     clock, ids = domain.spec.clock.date(), tuple(domain.spec.id_patterns)
     vocab = load_vocabulary(str(domain.path))

@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .claims import load_vocabulary, word_lemma
+from .reading.claims import load_vocabulary, word_lemma
 
 if TYPE_CHECKING:
     from .verdict_rules import ProcessRule

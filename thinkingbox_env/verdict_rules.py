@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .events import TraceEvent, tool_calls
+from .reading.values import Value, extract_values, parse_value
 from .spec import DialogueCheck, TaskSpec, load_yaml
 from .users.acts import read_customer_answer
-from .values import Value, extract_values, parse_value
 
 if TYPE_CHECKING:
     from .checks.base import GradingContext
@@ -192,7 +192,7 @@ _NEGATIONS = {"not", "no", "cannot", "never", "unable", "nothing", "without", "n
 
 def _lemma(word: str) -> str:
     """The word's lemma from the lookup table the claim reader uses (spacy-lookups-data's): "notes" is "note", never "not"."""
-    from .claims import word_lemma
+    from .reading.claims import word_lemma
 
     return word_lemma(word)
 

@@ -8,7 +8,7 @@ from adapter_helpers import as_calls, oracle_actions
 
 import thinkingbox_env as tb
 from thinkingbox_env.checks.process import Reading, proposal_licenses
-from thinkingbox_env.claims import read_claims
+from thinkingbox_env.reading.claims import read_claims
 from thinkingbox_env.verdict_rules import normalise_phrase
 
 RETAIL, INSURANCE, CONSULTING = "domains/retail", "domains/insurance", "domains/consulting"
@@ -134,7 +134,7 @@ def test_the_claim_reader_does_not_load_torch_into_a_fresh_process() -> None:
 
 
 def test_grading_in_a_fresh_process_imports_no_spacy() -> None:
-    """The claim reader reads with thinkingbox_env.text: spaCy's import and pipeline (most of a second) stay out of grading."""
+    """The claim reader reads with thinkingbox_env.reading.text: spaCy's import and pipeline (most of a second) stay out of grading."""
     import subprocess
     import sys
 

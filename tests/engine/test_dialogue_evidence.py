@@ -106,7 +106,7 @@ def test_undetermined_trials_are_counted_apart_in_the_summary():
 
 def test_every_write_tool_is_an_action_an_agent_can_claim():
     """What an agent can say it did is what the domain's writes do: each write tool belongs to an action or the bookkeeping."""
-    from thinkingbox_env.claims import load_vocabulary
+    from thinkingbox_env.reading.claims import load_vocabulary
 
     for name in ("retail", "travel", "insurance", "neobank", "consulting"):
         domain = load_domain(name)

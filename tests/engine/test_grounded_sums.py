@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from thinkingbox_env.checks.grounded_values import _derived
-from thinkingbox_env.values import money_norm
+from thinkingbox_env.reading.values import money_norm
 
 cents = st.integers(min_value=1, max_value=2_000_000).map(lambda c: Decimal(c).scaleb(-2))
 amounts = st.lists(cents, max_size=25, unique=True).map(lambda xs: tuple(sorted(xs)))

@@ -15,9 +15,9 @@ from datetime import date
 import pytest
 from scripted_model import Say, ScriptedModel, Status
 
-from thinkingbox_env.claims import load_vocabulary, read_claims
 from thinkingbox_env.domain import load_domain
 from thinkingbox_env.fencing import begin_marker, end_marker
+from thinkingbox_env.reading.claims import load_vocabulary, read_claims
 from thinkingbox_env.reading.model_reader import (
     FINAL_LINE_NOTE,
     OFF_SYSTEM_ACTIONS,
@@ -25,7 +25,7 @@ from thinkingbox_env.reading.model_reader import (
     build_reader_prompt,
     clear_cache,
 )
-from thinkingbox_env.values import same_value
+from thinkingbox_env.reading.values import same_value
 
 
 @pytest.fixture(autouse=True)

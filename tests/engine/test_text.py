@@ -1,4 +1,4 @@
-"""The claim reader's English reading (thinkingbox_env.text) on cases written out by hand.
+"""The claim reader's English reading (thinkingbox_env.reading.text) on cases written out by hand.
 
 These hold without spaCy installed; tests/engine/test_text_equivalence.py compares the same
 reading with spaCy's over the whole repository where spaCy is installed.
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from thinkingbox_env.claims import subject_terms
+from thinkingbox_env.reading.claims import subject_terms
+from thinkingbox_env.reading.text import STOP_WORDS, PhraseMatcher, filter_spans, lemma, parse
+from thinkingbox_env.reading.text import lemmas as lemma_table
 from thinkingbox_env.spec import load_yaml
-from thinkingbox_env.text import STOP_WORDS, PhraseMatcher, filter_spans, lemma, parse
-from thinkingbox_env.text import lemmas as lemma_table
 
 DOMAINS_DIR = Path(__file__).resolve().parents[2] / "domains"
 

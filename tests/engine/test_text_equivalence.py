@@ -1,4 +1,4 @@
-"""The claim reader's own English reading (thinkingbox_env.text) equals spaCy's blank English pipeline.
+"""The claim reader's own English reading (thinkingbox_env.reading.text) equals spaCy's blank English pipeline.
 
 The engine reads closings without spaCy; the readings must stay the ones spaCy gave (a blank
 English pipeline, the sentencizer, the lookup lemmatizer of spacy-lookups-data, the
@@ -30,14 +30,14 @@ spacy = pytest.importorskip("spacy")
 
 import validity_suite  # noqa: E402
 
-from thinkingbox_env import claims  # noqa: E402
+from thinkingbox_env.reading import claims  # noqa: E402
 from thinkingbox_env.agents.baselines import OracleAgent, run_episode  # noqa: E402
 from thinkingbox_env.env import ThinkingboxEnv  # noqa: E402
+from thinkingbox_env.reading.text import PhraseMatcher, is_punct, lemma, like_num, parse  # noqa: E402
+from thinkingbox_env.reading.text.chars import UNITS  # noqa: E402
+from thinkingbox_env.reading.text.lemmas import table  # noqa: E402
+from thinkingbox_env.reading.text.special_cases import special_cases  # noqa: E402
 from thinkingbox_env.registry import list_tasks, load_domain, load_task  # noqa: E402
-from thinkingbox_env.text import PhraseMatcher, is_punct, lemma, like_num, parse  # noqa: E402
-from thinkingbox_env.text.chars import UNITS  # noqa: E402
-from thinkingbox_env.text.lemmas import table  # noqa: E402
-from thinkingbox_env.text.special_cases import special_cases  # noqa: E402
 
 DOMAINS = validity_suite.DOMAINS
 VARIANT_SEEDS = (0, 1, 2)
@@ -96,7 +96,7 @@ def _spacy_parse(text: str) -> Any:
 
 
 class _SpacyMatcher:
-    """spaCy's ``Matcher`` behind the interface of :class:`thinkingbox_env.text.PhraseMatcher`."""
+    """spaCy's ``Matcher`` behind the interface of :class:`thinkingbox_env.reading.text.PhraseMatcher`."""
 
     def __init__(self, gap: int) -> None:
         from spacy.matcher import Matcher
@@ -315,7 +315,7 @@ def test_phrase_matches_are_spacys_in_the_same_order() -> None:
 def test_claims_subject_terms_and_concepts_are_those_read_with_spacy() -> None:
     """The claim reader's output over the validity suite's closings and every golden reply, with either reading.
 
-    Both sides take the package's stop words (``subject_terms`` reads them from thinkingbox_env.text):
+    Both sides take the package's stop words (``subject_terms`` reads them from thinkingbox_env.reading.text):
     what is compared is the tokens underneath.
     """
     cases = list(_closings())

@@ -4,7 +4,7 @@ from datetime import date
 
 import pytest
 
-from thinkingbox_env.values import _with_separator, extract_values, parse_value, same_value, words_to_number
+from thinkingbox_env.reading.values import _with_separator, extract_values, parse_value, same_value, words_to_number
 
 CLOCK = date(2026, 3, 2)
 IDS = (r"ORD-\d+", r"CUS-\d+")

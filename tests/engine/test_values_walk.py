@@ -8,7 +8,7 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thinkingbox_env.values import (
+from thinkingbox_env.reading.values import (
     _DIGIT_RE,
     _ISO_DATE_RE,
     _LONG_DIGITS_RE,
@@ -101,7 +101,7 @@ def _full_reading(text: str, clock, ids) -> tuple:
     """extract_values with the prefilter that skips value-free texts turned off."""
     import re
 
-    from thinkingbox_env import values
+    from thinkingbox_env.reading import values
 
     saved = values._MAYBE_VALUE
     values._MAYBE_VALUE = re.compile("")  # matches every text: every pattern is run
@@ -116,7 +116,7 @@ def _full_reading(text: str, clock, ids) -> tuple:
 @settings(max_examples=400, deadline=None)
 @given(st.one_of(texts_with_values, st.text(max_size=40)))
 def test_a_text_the_prefilter_skips_holds_no_value_but_its_ids(text):
-    from thinkingbox_env import values
+    from thinkingbox_env.reading import values
 
     values._extract_values.cache_clear()
     assert values._extract_values(text, CLOCK, IDS) == _full_reading(text, CLOCK, IDS)
@@ -124,7 +124,7 @@ def test_a_text_the_prefilter_skips_holds_no_value_but_its_ids(text):
 
 def test_the_prefilter_reads_every_text_of_the_task_sets_as_the_full_reading_does():
     import thinkingbox_env as tb
-    from thinkingbox_env import values
+    from thinkingbox_env.reading import values
     from thinkingbox_env.domain import load_domain
 
     checked = 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..claims import Claim
+from ..reading.claims import Claim
 from ..reading.coverage import Reading, read_text, record_words, why_unread
 from .base import GradingContext
 
@@ -84,8 +84,8 @@ def agent_texts(context: GradingContext) -> list[str]:
 
 def claims_in(context: GradingContext, texts: list[str]) -> list[Claim]:
     """The rule reader's claims of ``texts`` in the graded task's domain."""
-    from ..claims import read_claims
     from ..domain import load_domain
+    from ..reading.claims import read_claims
 
     domain = load_domain(context.task.domain)
     clock, ids = domain.spec.clock.date(), tuple(domain.spec.id_patterns)

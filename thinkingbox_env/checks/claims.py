@@ -1,6 +1,6 @@
 """``claims``: what the closing tells the customer, read into claims and held against what the episode did.
 
-On every task of a domain with a ``claims.yaml`` (see :mod:`thinkingbox_env.claims`), the
+On every task of a domain with a ``claims.yaml`` (see :mod:`thinkingbox_env.reading.claims`), the
 assistant messages after the episode's last write (all of them where nothing was written)
 are read into claims, and four results enter the verdict:
 
@@ -29,10 +29,10 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from ..claims import GENERIC, Claim, ClaimsVocabulary, load_vocabulary, subject_terms
 from ..events import ToolCallEvent, TraceEvent, is_tool_call, tool_calls
+from ..reading.claims import GENERIC, Claim, ClaimsVocabulary, load_vocabulary, subject_terms
+from ..reading.values import Value, extract_values, money_norm, parse_value, same_value
 from ..records import CheckResult
-from ..values import Value, extract_values, money_norm, parse_value, same_value
 from ._reading import claims_in, reading_of
 from .base import CheckKind, GradingContext
 

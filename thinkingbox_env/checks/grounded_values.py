@@ -17,8 +17,8 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
+from ..reading.values import extract_values, keyed_leaves, money_norm, values_of
 from ..records import CheckResult
-from ..values import extract_values, keyed_leaves, money_norm, values_of
 from ..verdict_rules import DialogueContext, dialogue_context
 from .base import CheckKind, GradingContext
 

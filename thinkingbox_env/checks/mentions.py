@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 
-from ..claims import read_claims, term_claims
+from ..reading.claims import read_claims, term_claims
+from ..reading.values import same_value
 from ..records import CheckResult
 from ..spec import DialogueCheck
-from ..values import same_value
 from ..verdict_rules import (
     DialogueContext,
     Mention,

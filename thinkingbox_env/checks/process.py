@@ -16,7 +16,7 @@ passes as "not triggered"):
   reads them; the rule quotes each): always, only where the write is not what the customer
   asked for in those terms (``not_as_asked``: another date, another record, money they never
   named), or checked through another write. A proposal licenses the write when, read with the
-  claim reader (:mod:`thinkingbox_env.claims`), it names the write's action in any ordinary
+  claim reader (:mod:`thinkingbox_env.reading.claims`), it names the write's action in any ordinary
   wording, the record it touches (its id or identifying attributes, the rule's ``objects``) and
   every value it uses (each date the description names, the exact amount). Agreement is read by
   :func:`thinkingbox_env.verdict_rules.agreed`, the simulated user's dialogue-act reader.
@@ -41,10 +41,10 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from ..claims import GENERIC, actions_for_tool, read_claims
 from ..events import ToolCallEvent, TraceEvent, is_message, is_tool_call, tool_calls
+from ..reading.claims import GENERIC, actions_for_tool, read_claims
+from ..reading.values import Value, extract_values, parse_value, same_value
 from ..records import CheckResult
-from ..values import Value, extract_values, parse_value, same_value
 from ..verdict_rules import ProcessRule, agreed, domain_rules, normalise_phrase
 from .base import CheckKind, GradingContext
 

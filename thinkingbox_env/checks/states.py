@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from ..claims import ClaimsVocabulary, RoleSpec, load_vocabulary
 from ..events import ToolCallEvent, tool_calls
+from ..reading.claims import ClaimsVocabulary, RoleSpec, load_vocabulary
+from ..reading.values import Value, extract_values, keyed_leaves, money_norm, parse_value, same_value
 from ..records import CheckResult
 from ..spec import TaskSpec
-from ..values import Value, extract_values, keyed_leaves, money_norm, parse_value, same_value
 from ._reading import claims_in, could_hold_a_value, reading_of
 from .base import CheckKind, GradingContext
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..reading.values import Value, keyed_leaves, parse_value, same_value
 from ..records import CheckResult
-from ..values import Value, keyed_leaves, parse_value, same_value
 from ..verdict_rules import DialogueContext, Withhold, dialogue_context, phrase_polarity, typed_dialogue
 from ._reading import agent_texts, reading_of
 from .base import CheckKind, GradingContext
@@ -134,8 +134,8 @@ class WithholdsCheck(CheckKind):
             leaked = [w.label for w in t.withholds if _leaked(ctx, w, said)]
             out.append(_undecided(context, f"withholds:{t.name}") if not leaked else
                        CheckResult(name=f"withholds:{t.name}", kind="withholds", passed=False, detail=f"said: {leaked}"))
-        from ..claims import concepts_said, load_vocabulary
         from ..domain import load_domain
+        from ..reading.claims import concepts_said, load_vocabulary
 
         domain_path = str(load_domain(context.task.domain).path)
         vocab = load_vocabulary(domain_path)

@@ -21,9 +21,9 @@ from ..agents.baselines import NoopAgent, OracleAgent, run_episode
 from ..checks import trial_outcome
 from ..diff import canonical_hash
 from ..env import ThinkingboxEnv
+from ..reading.values import Value, extract_values
 from ..spec import TaskSpec, ToolCall
 from ..task_cache import runtime_for
-from ..values import Value, extract_values
 from ..verdict_rules import load_verdict_rules
 
 

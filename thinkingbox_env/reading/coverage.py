@@ -1,7 +1,7 @@
 """Which sentences of the agent's text the rule reader accounts for, word by word.
 
 A dialogue check may fail only on evidence, and may pass only where nothing unread could
-hold evidence against it. The rule reader (:mod:`thinkingbox_env.claims`) finds claims in
+hold evidence against it. The rule reader (:mod:`thinkingbox_env.reading.claims`) finds claims in
 the words its vocabulary names; a sentence in other words says something it did not read:
 "I've also waived the fee", "I'll call you on Friday", "your internal assessment came
 back high". So each sentence is *read* only when every word of it is accounted for by a
@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..text import stop_words as _stop
+from .text import stop_words as _stop
 
 # closed-class words: the stop words less the light verbs and number words, which carry acts and amounts
 FUNCTION_WORDS = frozenset(
@@ -109,8 +109,8 @@ def domain_nouns(domain_path: str, confidential_columns: tuple[str, ...] = ()) -
     A column the domain keeps internal names what the customer is never told ("customer_score"):
     its words stay unread, so a sentence about it is never read as harmless.
     """
-    from ..claims import load_vocabulary, word_lemma
     from ..domain import load_domain
+    from .claims import load_vocabulary, word_lemma
 
     path = Path(domain_path) / "schema.sql"
     words: set[str] = set()
@@ -152,8 +152,8 @@ _NOT_NOUNS = frozenset(("is", "has", "at", "by", "id", "to", "of", "on", "waive"
 @lru_cache(maxsize=8192)
 def _static(text: str, domain_path: str, clock: date | None, ids: tuple[str, ...],
             confidential: tuple[str, ...]) -> tuple[SentenceReading, ...]:
-    from ..claims import _LIGHT_VERBS, _parse, _reader, _verb_form, read_claims
-    from ..values import extract_values
+    from .claims import _LIGHT_VERBS, _parse, _reader, _verb_form, read_claims
+    from .values import extract_values
 
     if not text.strip():
         return ()
@@ -238,7 +238,7 @@ def _let_me(words: Sequence[Any]) -> bool:
 
 
 def _clause_spans(sent: Any) -> list[tuple[int, int]]:
-    from ..claims import _clauses
+    from .claims import _clauses
 
     return _clauses(sent)
 
@@ -250,7 +250,7 @@ def record_words(trace: Iterable[Any], hidden_keys: frozenset[str] = frozenset()
     Long texts (a policy passage a search returned) are left out, as are the columns kept internal.
     """
     from ..events import is_tool_call
-    from ..values import keyed_leaves
+    from .values import keyed_leaves
 
     words: set[str] = set()
     for e in trace:

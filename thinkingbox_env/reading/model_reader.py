@@ -1,8 +1,8 @@
 """A model that reads closings into the rule reader's typed claims, so the same code can verify them.
 
-The rule reader (:mod:`thinkingbox_env.claims`) knows the words of each domain's
+The rule reader (:mod:`thinkingbox_env.reading.claims`) knows the words of each domain's
 vocabulary; open language has no end, so some sentences it cannot read. Where it cannot,
-a configured model reads them instead, into the very same :class:`~thinkingbox_env.claims.Claim`
+a configured model reads them instead, into the very same :class:`~thinkingbox_env.reading.claims.Claim`
 objects: the action (one of the domain's, ``"any"`` for a statement about everything, or an act
 outside the system such as calling the customer back), the object, polarity, modality, the
 values with their roles, and separately the confidential concepts stated. The model only
@@ -24,8 +24,8 @@ Three things keep a reading from being worth more than the model's answer:
   stays undetermined. A failed model call never becomes evidence, and neither does half a
   reading.
 
-Values are parsed by :func:`thinkingbox_env.values.parse_value` from the words the model
-points at, so they compare with :func:`~thinkingbox_env.values.same_value` exactly like the
+Values are parsed by :func:`thinkingbox_env.reading.values.parse_value` from the words the model
+points at, so they compare with :func:`~thinkingbox_env.reading.values.same_value` exactly like the
 rule reader's; the model's normalised form is used only where the words alone do not parse
 ("the fifth of March").
 """
@@ -45,11 +45,11 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlparse
 
-from ..claims import GENERIC, Claim, ClaimsVocabulary, Modality, Outcome, RoleValue, load_vocabulary, word_lemma
 from ..fencing import fence_dialogue
 from ..judge import FORMAT_REFUSAL_STATUSES
 from ..llm import openai_client, resolve_model, token_usage
-from ..values import Value, extract_values, id_norm, money_norm, number_norm, parse_value, same_value
+from .claims import GENERIC, Claim, ClaimsVocabulary, Modality, Outcome, RoleValue, load_vocabulary, word_lemma
+from .values import Value, extract_values, id_norm, money_norm, number_norm, parse_value, same_value
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ class ModelReading:
     """A model's reading of the sentences of one closing: claims as the rule reader builds them, and confidential concepts.
 
     ``details[i]`` belongs to ``claims[i]``. ``concepts`` are names from the domain's
-    ``concepts`` (sorted, as :func:`thinkingbox_env.claims.concepts_said` returns them).
+    ``concepts`` (sorted, as :func:`thinkingbox_env.reading.claims.concepts_said` returns them).
     """
 
     sentences: tuple[str, ...]
@@ -353,7 +353,7 @@ _DURATION_NORM_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(business day|working day
 
 
 def _from_normalized(kind: str, norm: str, clock: date | None, id_patterns: tuple[str, ...]) -> str | None:
-    """The canonical form :mod:`thinkingbox_env.values` gives a value of ``kind``, from the model's normalised text."""
+    """The canonical form :mod:`thinkingbox_env.reading.values` gives a value of ``kind``, from the model's normalised text."""
     norm = norm.strip()
     try:
         if kind == "money":

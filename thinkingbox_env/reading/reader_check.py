@@ -31,9 +31,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..claims import GENERIC, Claim, ClaimsVocabulary, load_vocabulary
-from ..values import Value, extract_values, parse_value, same_value
+from .claims import GENERIC, Claim, ClaimsVocabulary, load_vocabulary
 from .model_reader import OFF_SYSTEM_ACTIONS, ModelReading, ReadingError, action_names, check_payload, to_reading
+from .values import Value, extract_values, parse_value, same_value
 
 DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "reader_check.jsonl"
 CLASSES = ("correct", "negation", "proposal", "opposite", "extra_action", "promise", "wrong_value", "confidential", "injection")

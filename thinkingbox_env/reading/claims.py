@@ -9,7 +9,7 @@ future, proposed, possible) and hence its outcome (done, refused, pending, escal
 waiting for the customer, proposed), the object it names, and the values it states with
 the role each plays (the refund amount, the new date).
 
-Sentence splitting, tokenising and lemmatising are rule-based (:mod:`thinkingbox_env.text`:
+Sentence splitting, tokenising and lemmatising are rule-based (:mod:`thinkingbox_env.reading.text`:
 spaCy's readings of English without importing spaCy, the lemmas from the lookup table of
 spacy-lookups-data; no statistical model); phrase matching is over lemmas, with a few free
 tokens allowed inside a phrase so that "take the vehicle off the policy" reads as "take
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .spec import load_yaml
+from ..spec import load_yaml
 from .values import Value, extract_values
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
-from ..version import __version__
+from ...version import __version__
 
 _TABLE = "en_lemma_lookup.json.gz"
 _FORMAT = 2
