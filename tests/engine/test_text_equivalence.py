@@ -30,9 +30,9 @@ spacy = pytest.importorskip("spacy")
 
 import validity_suite  # noqa: E402
 
-from thinkingbox_env.reading import claims  # noqa: E402
 from thinkingbox_env.agents.baselines import OracleAgent, run_episode  # noqa: E402
 from thinkingbox_env.env import ThinkingboxEnv  # noqa: E402
+from thinkingbox_env.reading import claims  # noqa: E402
 from thinkingbox_env.reading.text import PhraseMatcher, is_punct, lemma, like_num, parse  # noqa: E402
 from thinkingbox_env.reading.text.chars import UNITS  # noqa: E402
 from thinkingbox_env.reading.text.lemmas import table  # noqa: E402
