@@ -180,3 +180,12 @@ def test_a_failing_model_reader_leaves_the_checks_undetermined():
         info = _episode(tb.load_task(TASK).golden_reply + " Ping me whenever something else crops up!", reader=reader)
     assert info["verdict"] == 1.0 and info["unverified"]  # a failed reading is never evidence
     assert any("model reader" in d["detail"] for d in info["check_details"] if d.get("undetermined"))
+
+
+def test_a_record_accounts_for_names_and_references_never_for_a_status_word():
+    d = load_domain("retail")
+    args = (str(d.path), d.spec.clock.date(), tuple(d.spec.id_patterns))
+    known = frozenset({"waived", "lumora"})  # both written in the episode's records
+    assert not read_text(["Your restocking fee has been waived."], *args, known=known).complete
+    assert read_text(["Thank you for choosing the Lumora."], *args, known=known).complete
+    assert not read_text(["Thank you for choosing the Lumora."], *args).complete  # the name alone is not known

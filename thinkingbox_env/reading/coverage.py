@@ -169,6 +169,7 @@ def _static(text: str, domain_path: str, clock: date | None, ids: tuple[str, ...
         claim_in: dict[tuple[int, int], bool] = {}
         clauses = _clause_spans(sent)
         unknown: set[str] = set()
+        strict: set[str] = set()
         content = False
         shape = ""
         for a, b in clauses:
@@ -211,6 +212,11 @@ def _static(text: str, domain_path: str, clock: date | None, ids: tuple[str, ...
                 parts = _WORD.findall(t.lower_)
                 if len(parts) > 1 and all(p.isdigit() or p in FUNCTION_WORDS or p in nouns or p in TIME_WORDS for p in parts):
                     continue  # "65-inch", "e-signature" read by their parts
+                if not _name_like(text, doc, t, sent.start):
+                    # a record's status word ("waived", "approved") read back in lower case states a fact of the
+                    # case, not a name: only a name, a product or a reference may be accounted for by the records
+                    strict.add(t.lower_)
+                    continue
                 if len(parts) > 1:
                     clause_unknown.update(p for p in parts if not p.isdigit())  # "F-150": a record may name the parts
                     continue
@@ -226,8 +232,24 @@ def _static(text: str, domain_path: str, clock: date | None, ids: tuple[str, ...
                 elif future and (clause_unknown or any(w.norm_ in nouns for w in words)):
                     shape = shape or "a promise the reader did not match"
             unknown |= clause_unknown
-        out.append(SentenceReading(text[sent.start_char:sent.end_char].strip(), frozenset(unknown), shape, content))
+        if strict:
+            shape = shape or f"words the reader does not know: {', '.join(sorted(strict)[:4])}"
+        out.append(SentenceReading(text[sent.start_char:sent.end_char].strip(), frozenset(unknown | strict), shape,
+                                   content))
     return tuple(out)
+
+
+def _name_like(text: str, doc: Any, t: Any, sentence_start: int) -> bool:
+    """Whether a word is written as a name or a reference: with a digit, or capitalised inside its sentence."""
+    written = text[t.idx: t.idx + len(t.text)]
+    if any(ch.isdigit() for ch in written):
+        return True
+    if not written[:1].isupper():
+        return False
+    if t.i != sentence_start:
+        return True
+    nxt = t.i + 1  # a sentence that opens with a name: the name goes on ("Brightwater Lodge is ...")
+    return nxt < len(doc) and text[doc[nxt].idx: doc[nxt].idx + 1].isupper()
 
 
 def _let_me(words: Sequence[Any]) -> bool:
