@@ -189,3 +189,14 @@ def test_a_record_accounts_for_names_and_references_never_for_a_status_word():
     assert not read_text(["Your restocking fee has been waived."], *args, known=known).complete
     assert read_text(["Thank you for choosing the Lumora."], *args, known=known).complete
     assert not read_text(["Thank you for choosing the Lumora."], *args).complete  # the name alone is not known
+
+
+def test_a_required_value_left_out_is_a_finding_unless_an_unread_word_could_be_it():
+    task = "retail/ST011_001"  # a partial refund, the amount a stated role
+    said = lambda closing: _episode(closing, task=task)["checks"]["states:refund.amount"]  # noqa: E731
+    assert said("Sorry about the mark. Since you're keeping it, I've refunded $97.35 to your card.") is True
+    # no amount anywhere and no word that could be one: the omission is a finding
+    assert said("Sorry about the mark. Since you're keeping it, I've refunded part of the price to your card.") is False
+    # numbers the value reader did not put together as the amount: not a finding
+    assert said("Sorry about the mark. Since you're keeping it, I've refunded ninety seven point three five to your card."
+                ) is None

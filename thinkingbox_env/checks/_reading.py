@@ -7,6 +7,7 @@ The answer is computed once per grading and text and kept in the context's memo.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,13 +99,18 @@ NUMBER_WORDS = frozenset((
     "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty",
     "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "thousand", "million", "half", "quarter", "dollar",
     "dollars", "cent", "cents", "buck", "bucks", "usd", "eur", "gbp", "first", "second", "third", "fourth", "fifth",
-    "sixth", "seventh", "eighth", "ninth", "tenth", "twentieth", "thirtieth",
+    "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth",
+    "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth", "thirtieth", "january", "february", "march",
+    "april", "june", "july", "august", "september", "october", "november", "december", "noon", "midnight",
 ))
 
 
 def could_hold_a_value(reading: TextReading) -> bool:
-    """Whether an unread sentence has a word that could be part of a value the value reader did not parse."""
+    """Whether an unread sentence holds a digit, a number word, an ordinal or a month (not "may", a verb as often).
+
+    Any of them may be part of a value written in a form the value reader does not put together
+    ("ninety seven point three five", "the nineteenth of May"), so the value's absence is no finding there.
+    """
     unread = set(reading.rule.unread)
-    return any(any(ch.isdigit() for ch in w) or w in NUMBER_WORDS
-               for sent in reading.rule.sentences if sent.text in unread
-               for w in sent.unknown | {x.lower().strip(".,;:!?()") for x in sent.text.split()})
+    return any(any(ch.isdigit() for ch in sent.text) or any(w in NUMBER_WORDS for w in re.findall(r"[a-z]+", sent.text.lower()))
+               for sent in reading.rule.sentences if sent.text in unread)

@@ -263,9 +263,9 @@ def test_a_plausible_mistake_fails_with_the_right_check(family, task_id, mistake
     assert _spec(task_id).family == family
     info = _replay(task_id, edit, closing(_spec(task_id)) if callable(closing) else closing)
     assert info["verdict"] == 0.0, mistake
-    # the named check fails; or it is undetermined (its text unread) and another check failed on a finding
+    # the named check fails; or it is undetermined (its text unread) and the trial is no verified pass
     named = [n for n in info["checks"] if n.startswith(failing)]
-    undetermined = named and all(info["checks"][n] is None for n in named) and any(v is False for v in info["checks"].values())
+    undetermined = named and all(info["checks"][n] is None for n in named) and bool(info["unverified"])
     assert _failed(info, failing) or undetermined, (mistake, failing, {k: v for k, v in info["checks"].items() if v is not True})
 
 
