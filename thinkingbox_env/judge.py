@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from .fencing import fence_dialogue, fence_note
-from .llm import openai_client, resolve_model, token_usage
+from .llm import create_with_format_fallback, openai_client, resolve_model, token_usage
 
 log = logging.getLogger(__name__)
 
@@ -54,10 +54,6 @@ VERDICT_SCHEMA: dict[str, Any] = {
 }
 
 RESPONSE_FORMAT = {"type": "json_schema", "json_schema": {"name": "rubric_verdict", "strict": True, "schema": VERDICT_SCHEMA}}
-
-# the statuses a server refuses a parameter it does not take with: OpenAI and vLLM 400, FastAPI servers 422,
-# llama-cpp-python 500; others 415 or 501. A 502-504 or 429 is a passing failure, retried with the format.
-FORMAT_REFUSAL_STATUSES = frozenset({400, 415, 422, 500, 501})
 
 _PLAIN_RE = re.compile(r"VERDICT:[ \t]*(YES|NO)[ \t]*(?:\n[ \t]*REASON:[ \t]*([^\n]*))?", re.IGNORECASE)
 _CODE_FENCE_RE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.DOTALL)
@@ -182,30 +178,9 @@ class RubricJudge:
         return {"model": self.model, "host": urlparse(self.base_url).netloc or None, "prompt_version": JUDGE_PROMPT_VERSION}
 
     def _create(self, messages: list[dict[str, str]]) -> Any:
-        import openai
-
         kwargs: dict[str, Any] = {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens}
         plain = [messages[0], {"role": "user", "content": messages[1]["content"] + "\n\n" + FINAL_LINE_NOTE}]
-        if not self.structured:
-            return self.client.chat.completions.create(messages=plain, **kwargs)
-        # one attempt, so that a refusal answered with a 5xx is not retried as if the server were down
-        once = self.client.with_options(max_retries=0) if hasattr(self.client, "with_options") else self.client
-        try:
-            return once.chat.completions.create(messages=messages, response_format=RESPONSE_FORMAT, **kwargs)
-        except openai.APIStatusError as exc:
-            if exc.status_code not in FORMAT_REFUSAL_STATUSES:  # a passing failure: the client's own retries
-                return self.client.chat.completions.create(messages=messages, response_format=RESPONSE_FORMAT, **kwargs)
-            refusal = exc
-        except (openai.APITimeoutError, openai.APIConnectionError):
-            return self.client.chat.completions.create(messages=messages, response_format=RESPONSE_FORMAT, **kwargs)
-        # the endpoint may take no response_format: ask for a final line instead; should that be refused too,
-        # the refusal was not about the format, and its error is the one raised (the format is tried again next time)
-        response = self.client.chat.completions.create(messages=plain, **kwargs)
-        if self.structured:
-            log.info("judge endpoint refused response_format (HTTP %s: %s); asking for a final JSON line from now on",
-                     refusal.status_code, refusal.message)
-            self.structured = False
-        return response
+        return create_with_format_fallback(self, messages, plain, RESPONSE_FORMAT, kwargs, "judge")
 
     def __call__(self, question: str, transcript: str, dialogue: list[dict[str, Any]] | None = None,
                  facts: str | None = None) -> tuple[bool | None, str]:

@@ -117,11 +117,17 @@ def run_judge_check(judge: Any, items: Iterable[dict[str, Any]], on_item: Callab
 
     A failing request is unjudged, not fatal; the answers come back in the items' order whatever the concurrency.
     """
+    return map_in_order(lambda it: _ask(judge, it), items, on_item, workers)
+
+
+def map_in_order(fn: Callable[[Any], Any], items: Iterable[Any], on_item: Callable[[Any], None] | None = None,
+                 workers: int = 1) -> list[Any]:
+    """``fn`` of every item, ``workers`` at a time, the results (and ``on_item`` calls) in the items' order."""
     from concurrent.futures import ThreadPoolExecutor
 
     items = list(items)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = [pool.submit(_ask, judge, it) for it in items]
+        futures = [pool.submit(fn, it) for it in items]
         out = []
         for fut in futures:
             out.append(fut.result())

@@ -9,6 +9,7 @@ connection errors are the client's own.
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
@@ -70,3 +71,41 @@ def sum_usage(calls: list[dict[str, Any]]) -> dict[str, int]:
         for k in total:
             total[k] += (call.get("usage") or {}).get(k, 0)
     return total
+
+
+# the statuses a server refuses a parameter it does not take with: OpenAI and vLLM 400, FastAPI servers 422,
+# llama-cpp-python 500; others 415 or 501. A 502-504 or 429 is a passing failure, retried with the format.
+FORMAT_REFUSAL_STATUSES = frozenset({400, 415, 422, 500, 501})
+
+
+def create_with_format_fallback(caller: Any, messages: list[dict[str, str]], plain: list[dict[str, str]],
+                                response_format: dict[str, Any], kwargs: dict[str, Any], role: str) -> Any:
+    """One completion with ``response_format``, or, once the endpoint has refused it, the ``plain`` messages.
+
+    ``caller`` holds the ``client`` and a ``structured`` flag, which turns off for good at the
+    first refusal (the judge and the model reader both ask for JSON this way). The structured
+    request is tried once, so that a refusal answered with a 5xx is not retried as if the server
+    were down; a passing failure is retried by the client. Should the plain request be refused
+    too, the refusal was not about the format: its error is the one raised.
+    """
+    import openai
+
+    client = caller.client
+    if not caller.structured:
+        return client.chat.completions.create(messages=plain, **kwargs)
+    once = client.with_options(max_retries=0) if hasattr(client, "with_options") else client
+    try:
+        return once.chat.completions.create(messages=messages, response_format=response_format, **kwargs)
+    except openai.APIStatusError as exc:
+        if exc.status_code not in FORMAT_REFUSAL_STATUSES:  # a passing failure: the client's own retries
+            return client.chat.completions.create(messages=messages, response_format=response_format, **kwargs)
+        refusal = exc
+    except (openai.APITimeoutError, openai.APIConnectionError):
+        return client.chat.completions.create(messages=messages, response_format=response_format, **kwargs)
+    response = client.chat.completions.create(messages=plain, **kwargs)
+    if caller.structured:
+        logging.getLogger(__name__).info(
+            "%s endpoint refused response_format (HTTP %s: %s); asking for a final JSON line from now on",
+            role, refusal.status_code, refusal.message)
+        caller.structured = False
+    return response

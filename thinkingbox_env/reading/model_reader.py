@@ -46,8 +46,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..fencing import fence_dialogue
-from ..judge import FORMAT_REFUSAL_STATUSES
-from ..llm import openai_client, resolve_model, token_usage
+from ..llm import create_with_format_fallback, openai_client, resolve_model, token_usage
 from .claims import GENERIC, Claim, ClaimsVocabulary, Modality, Outcome, RoleValue, load_vocabulary, word_lemma
 from .values import Value, extract_values, id_norm, money_norm, number_norm, parse_value, same_value
 
@@ -534,30 +533,9 @@ class ModelReader:
 
     def _create(self, messages: list[dict[str, str]], vocab: ClaimsVocabulary) -> Any:
         """One completion: with the reading's response_format, or, once the endpoint has refused it, asking for a final line."""
-        import openai
-
         kwargs: dict[str, Any] = {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens}
         plain = [messages[0], {"role": "user", "content": messages[1]["content"] + "\n\n" + FINAL_LINE_NOTE}]
-        if not self.structured:
-            return self.client.chat.completions.create(messages=plain, **kwargs)
-        fmt = response_format(vocab)
-        # one attempt, so that a refusal answered with a 5xx is not retried as if the server were down
-        once = self.client.with_options(max_retries=0) if hasattr(self.client, "with_options") else self.client
-        try:
-            return once.chat.completions.create(messages=messages, response_format=fmt, **kwargs)
-        except openai.APIStatusError as exc:
-            if exc.status_code not in FORMAT_REFUSAL_STATUSES:  # a passing failure: the client's own retries
-                return self.client.chat.completions.create(messages=messages, response_format=fmt, **kwargs)
-            refusal = exc
-        except (openai.APITimeoutError, openai.APIConnectionError):
-            return self.client.chat.completions.create(messages=messages, response_format=fmt, **kwargs)
-        # should the plain request be refused too, the refusal was not about the format: its error is raised
-        response = self.client.chat.completions.create(messages=plain, **kwargs)
-        if self.structured:
-            log.info("reader endpoint refused response_format (HTTP %s: %s); asking for a final JSON line from now on",
-                     refusal.status_code, refusal.message)
-            self.structured = False
-        return response
+        return create_with_format_fallback(self, messages, plain, response_format(vocab), kwargs, "reader")
 
     def _fail(self, reason: str) -> None:
         self.last_error = reason

@@ -282,17 +282,9 @@ def _read(reader: Any, item: dict[str, Any]) -> ReaderAnswer:
 def run_reader_check(reader: Any, items: Iterable[dict[str, Any]], on_item: Callable[[ReaderAnswer], None] | None = None,
                      workers: int = 1) -> list[ReaderAnswer]:
     """Read every item with ``reader`` (a :class:`~.model_reader.ModelReader`), ``workers`` at a time, in the items' order."""
-    from concurrent.futures import ThreadPoolExecutor
+    from ..judge_check import map_in_order
 
-    items = list(items)
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = [pool.submit(_read, reader, it) for it in items]
-        out = []
-        for fut in futures:
-            out.append(fut.result())
-            if on_item:
-                on_item(out[-1])
-    return out
+    return map_in_order(lambda it: _read(reader, it), items, on_item, workers)
 
 
 def _figures(answers: list[ReaderAnswer]) -> dict[str, Any]:
