@@ -157,3 +157,43 @@ def test_resume_refusal_names_the_option_that_changed(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "--max-actions was 50 in the file, 7 now" in text
     assert '"user"' not in text  # the stored configuration is not dumped
+
+
+def test_a_judge_endpoint_that_refuses_its_model_stops_the_run_before_any_trial(tmp_path, capsys):
+    out = tmp_path / "run.jsonl"
+    with ScriptedModel(_closing) as agent, ScriptedModel(_closing, preflight_status=404) as judge:
+        assert main(["eval", TASK, "--agent", "openai", "--model", "scripted", "--base-url", agent.base_url,
+                     "--judge-model", "judge-x", "--judge-base-url", judge.base_url, "-o", str(out)]) == 2
+    text = " ".join(capsys.readouterr().out.split())
+    assert "judge endpoint" in text and "judge-x" in text and "HTTP 404" in text and "--judge-model" in text
+    assert judge.preflights and judge.preflights[0]["model"] == "judge-x"
+    assert not agent.requests and not judge.requests and list(tmp_path.iterdir()) == []
+
+
+def test_a_dead_user_endpoint_is_named_before_any_trial_whatever_the_agent(tmp_path, capsys):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    out = tmp_path / "run.jsonl"
+    assert main(["eval", TASK, "--agent", "oracle", "--user", "llm", "--user-model", "u",
+                 "--user-base-url", f"http://127.0.0.1:{port}/v1", "-o", str(out)]) == 2
+    text = " ".join(capsys.readouterr().out.split())
+    assert "user endpoint" in text and "connection failed" in text and "--user-base-url" in text
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_working_user_and_reader_endpoints_are_each_asked_once_and_the_run_goes_on(tmp_path):
+    out = tmp_path / "run.jsonl"
+    with ScriptedModel(_closing) as user, ScriptedModel(_closing) as reader:
+        assert main(["eval", TASK, "--agent", "oracle", "--user", "llm", "--user-model", "u", "--user-base-url",
+                     user.base_url, "--reader-model", "r", "--reader-base-url", reader.base_url, "-o", str(out)]) in (0, 1)
+    assert [p["model"] for p in user.preflights] == ["u"] and [p["model"] for p in reader.preflights] == ["r"]
+    assert len(read_rows(out)) == 1
+
+
+def test_without_preflight_no_role_endpoint_is_asked(tmp_path):
+    out = tmp_path / "run.jsonl"
+    with ScriptedModel(_closing, preflight_status=404) as judge:
+        main(["eval", TASK, "--agent", "oracle", "--judge-model", "j", "--judge-base-url", judge.base_url,
+              "--no-preflight", "-o", str(out)])
+    assert not judge.preflights and len(read_rows(out)) == 1

@@ -133,7 +133,9 @@ def test_a_person_as_the_customer_against_a_model_agent(tmp_path):
                         "-o", str(out))
         assert spec.user.opening[:40] in term.expect("you (customer)> ", timeout=60)
         term.send(spec.user.facts[0].text)
-        term.expect("verdict 1", timeout=60)
+        before_verdict = term.expect("verdict 1", timeout=60)
+        closing = spec.golden_reply.replace("<DONE>", "").strip()
+        assert "agent> " + closing[:60] in " ".join(before_verdict.split())  # the closing is shown, though no reply follows it
         term.send("")
         assert term.close() == 0
     (row,) = read_rows(out)

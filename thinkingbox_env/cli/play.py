@@ -130,6 +130,7 @@ class TerminalCustomer:
 
     def __init__(self) -> None:
         self.ended = False
+        self.shown = 0  # agent messages printed so far; the closing comes after the last reply asked for
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "human"}
@@ -145,11 +146,20 @@ class TerminalCustomer:
     def reply(self, dialogue: list[dict[str, str]]) -> str:
         if dialogue and dialogue[-1]["role"] == "assistant":
             print(f"agent> {dialogue[-1]['content']}")
+            self.shown = sum(1 for m in dialogue if m["role"] == "assistant")
         text = _ask("you (customer)> ").strip()
         if text == "/bye":
             self.ended = True
             return "Thanks, goodbye."
         return text or "(no answer)"
+
+
+def _agent_texts(row: EvalRow) -> list[str]:
+    """What the agent wrote to the customer, in order: its plain messages (tool calls are not shown to a customer)."""
+    from ..protocol import DONE_MARKER
+
+    return [str(e["content"]).replace(DONE_MARKER, "").strip() for e in row.trace
+            if e.get("type") == "message" and e.get("source") == "agent" and e.get("content") and not e.get("tool_calls")]
 
 
 def _print_checks(row: EvalRow) -> None:
@@ -174,7 +184,10 @@ def cmd_play(args: argparse.Namespace) -> int:
                                   max_retries=1)
         config = EvalConfig(agent="openai", agent_endpoint=endpoint, user="human", max_actions=args.max_actions, seed=args.seed)
         # a person may leave with /bye, and no seed fixes what they write
-        row = run_trial(config, args.task, trial=0, user=TerminalCustomer(), user_capabilities=UserCapabilities(can_end=True))
+        customer = TerminalCustomer()
+        row = run_trial(config, args.task, trial=0, user=customer, user_capabilities=UserCapabilities(can_end=True))
+        for text in _agent_texts(row)[customer.shown:]:  # the agent's closing ends the episode without asking for a reply
+            print(f"agent> {text}")
     else:
         config = EvalConfig(agent="human", max_actions=args.max_actions, seed=args.seed)
         row = run_trial(config, args.task, trial=0, agent=TerminalAgent())

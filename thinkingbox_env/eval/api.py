@@ -23,7 +23,7 @@ from ..registry import UnknownTaskError, list_tasks, load_task, split_task_versi
 from .config import EvalConfig, check_config
 from .context_fit import ON_OVERFLOW, ContextFit, check_context, compact_savings
 from .executors import RunControl, plan_trials, run_local, run_ray
-from .preflight import PreflightError, preflight, resolve_agent_model
+from .preflight import PreflightError, preflight, preflight_roles, resolve_agent_model
 from .run_files import RowWriter, RunFileError, RunLock, prepare_resume
 
 log = logging.getLogger(__name__)
@@ -245,6 +245,8 @@ def evaluate(
         if check_endpoint:
             preflight(config, check_tools=check_tools)
             task_ids = measured.check(config, task_ids, context_length, on_overflow)
+    if check_endpoint:
+        preflight_roles(config)  # the user's, judge's and reader's endpoints, whatever the agent
     lock = RunLock(path)  # before anything reads the file: a resume must not rewrite it under another writer
     path = lock.real_path  # a resume through a symlink rewrites the file it names, and leaves the link a link
     try:

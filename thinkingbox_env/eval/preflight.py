@@ -116,6 +116,52 @@ def preflight(config: EvalConfig, check_tools: bool = True) -> None:
         raise ToolsIgnoredError(ignored_tools_message(endpoint_location(ep), str(ep.model), check, config.sampling.extra_body))
 
 
+# the flags that set each role's endpoint, named when its test request is refused
+_ROLE_FLAGS = {"user": "--user-model/--user-base-url", "judge": "--judge-model/--judge-base-url",
+               "reader": "--reader-model/--reader-base-url"}
+
+
+def role_endpoints(config: EvalConfig) -> list[tuple[str, EndpointConfig]]:
+    """The endpoints besides the agent's that the run's trials will ask: the LLM user's, the judge's, the reader's."""
+    from ..judges import JUDGES
+    from ..users.registry import USERS
+    from .config import judge_runs
+
+    found: list[tuple[str, EndpointConfig]] = []
+    user = USERS.find(config.user)
+    if user is not None and user.capabilities.needs_endpoint:
+        found.append(("user", config.user_endpoint))
+    if config.judge_endpoint is not None and judge_runs(config) and JUDGES.get(config.judge).capabilities.needs_endpoint:
+        found.append(("judge", config.judge_endpoint))
+    if config.reader_endpoint is not None:
+        found.append(("reader", config.reader_endpoint))
+    return found
+
+
+def preflight_roles(config: EvalConfig) -> None:
+    """One short request to the user's, the judge's and the reader's endpoint, each with the model it will be asked for.
+
+    Their failures would otherwise surface only inside trials: a judge that refuses its model
+    makes every judged trial unjudged after its retries, an LLM user that cannot answer fails
+    every trial as a system error. Each refusal is named with its role, the endpoint's answer
+    and the flags that set that endpoint.
+    """
+    from ..llm import openai_client, resolve_model
+
+    for role, ep in role_endpoints(config):
+        model = resolve_model(role, ep.model)
+        where = ep.base_url or os.environ.get(f"THINKINGBOX_{role.upper()}_BASE_URL") or os.environ.get("OPENAI_BASE_URL") \
+            or "the OpenAI API (no base URL)"
+        client = openai_client(role, ep.base_url, ep.api_key, timeout=preflight_timeout(ep), max_retries=0)
+        try:
+            client.chat.completions.create(model=model, messages=[{"role": "user", "content": "Reply with OK."}],
+                                           max_tokens=16)
+        except Exception as exc:  # noqa: BLE001 - whatever it is, the trials would meet it too
+            raise PreflightError(f"the {role} endpoint {where} refused a test request for model '{model}': "
+                                 f"{endpoint_error(exc)}; check {_ROLE_FLAGS[role]}, or skip the checks before the run "
+                                 "(--no-preflight)") from exc
+
+
 class ToolsIgnoredError(PreflightError):
     """The agent endpoint answered a request that needs its one tool without a tool call."""
 

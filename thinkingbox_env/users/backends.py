@@ -53,4 +53,4 @@ def _llm(options: LLMUserOptions) -> LLMUser:
 SCRIPTED = Backend("scripted", ScriptedOptions, _scripted, "answers from the task's typed facts, offline and deterministic",
                    UserCapabilities(deterministic=True, can_end=True, binds_domain=True))
 LLM = Backend("llm", LLMUserOptions, _llm, "a model behind an OpenAI-compatible endpoint, --user-base-url and --user-model",
-              UserCapabilities())
+              UserCapabilities(needs_endpoint=True))

@@ -22,11 +22,14 @@ class UserCapabilities:
         can_end: the user may leave the chat (its ``ended`` turns true), and the episode then ends
             with ``user_left`` instead of the agent talking to nobody.
         binds_domain: it reads the domain's vocabulary, so ``bind_domain(domain)`` is called first.
+        needs_endpoint: it talks to an OpenAI-compatible endpoint, which a run asks once before its
+            first trial, so a wrong model or a dead server is named before any trial is spent.
     """
 
     deterministic: bool = False
     can_end: bool = False
     binds_domain: bool = False
+    needs_endpoint: bool = False
 
 
 USERS: Registry[UserCapabilities] = Registry("user", USER_GROUP, UserCapabilities, builtins={
