@@ -17,6 +17,7 @@ from .common import HelpFormatter, UserError, console
 from .eval import add_eval_commands
 from .export import add_export_command
 from .judgecheck import add_judge_check_command
+from .new_domain import add_new_command
 from .play import add_play_command
 from .serve import add_serve_command
 from .submit import add_submit_command
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_judge_check_command(sub)
     add_submit_command(sub)
     add_export_command(sub)
+    add_new_command(sub)
     return parser
 
 
