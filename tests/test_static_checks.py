@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-RUFF_PATHS = ["thinkingbox_env", "thinkingbox", "tests", "training", "examples", "benchmarks", "domains"]
+RUFF_PATHS = ["thinkingbox_env", "thinkingbox", "thinkingbox_verifiers", "tests", "training", "examples", "benchmarks", "domains"]
 
 
 def _run_tool(module: str, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:

@@ -18,11 +18,13 @@ lines each over the same env and wrappers the TRL path uses:
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..checks import Judge
+from ..domain import load_domain
 from ..domain_env import DomainEnv
 from ..env import ThinkingboxEnv
 from ..protocol import DONE_MARKER
@@ -34,7 +36,7 @@ from ..wrappers import CustomerToolWrapper
 PROTOCOLS = ("chat", "customer-tool")
 SPLITS = ("test", "train")
 
-__all__ = ["PROTOCOLS", "SPLITS", "Episode", "StepOutcome", "outcome"]
+__all__ = ["PROTOCOLS", "SPLITS", "Episode", "StepOutcome", "outcome", "row_episode", "task_rows"]
 
 
 def outcome(info: dict[str, Any]) -> dict[str, Any]:
@@ -196,3 +198,42 @@ class Episode:
         elif self._env is not None:
             self._env.close()
         self._env = self._wrapper = None
+
+
+# ---------------------------------------------------------------------- rows
+
+
+def task_rows(domain: str, families: Sequence[str] | None = None, split: str = "test", variants_per_family: int = 4,
+              seed: int = 0, tasks: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """The rows an evaluation library's dataset or taskset is built from: one per episode to play.
+
+    ``split="test"``: one row per frozen task (of ``families``, or the ids in ``tasks``), leaving
+    out tasks with rubric questions, which need a judge the library adapters do not configure;
+    ``split="train"``: ``variants_per_family`` rows per family, each a seed drawn from ``seed``
+    (a generated variant, never a test task). The verifiers adapters (both API lines) share it,
+    so the same arguments select the same tasks whichever line is installed.
+    """
+    if split not in SPLITS:
+        raise ValueError(f"split must be 'test' or 'train', got {split!r}")
+    spec = load_domain(domain)
+    codes = [spec.family(f).code for f in families] if families else list(spec.families)
+    if split == "test":
+        ids = list(tasks) if tasks else [t for t in list_tasks(domain, split="test") if load_task(t).family in codes]
+        ids = [t for t in ids if not load_task(t).checks.rubric]
+        if not ids:
+            raise ValueError(f"no test tasks of {domain} match families={list(families or [])} tasks={list(tasks or [])}")
+        return [{"domain": domain, "task_id": t, "seed": 0} for t in ids]
+    if tasks:
+        raise ValueError("tasks names frozen test tasks; the train split draws family variants")
+    rng = random.Random(seed)
+    rows = [{"domain": domain, "family": code, "seed": rng.randrange(10**6, 10**9)} for code in codes
+            for _ in range(variants_per_family)]
+    DomainEnv(domain, split="train", families=codes)  # unknown families fail here
+    return rows
+
+
+def row_episode(row: dict[str, Any], protocol: str = "chat", max_actions: int = 50) -> Episode:
+    """The episode of one :func:`task_rows` row (not yet reset): its frozen task, or its domain's train variants."""
+    task_id = row.get("task_id")
+    return Episode(task_id or row["domain"], protocol=protocol, split="test" if task_id else "train",
+                   max_actions=max_actions)
