@@ -157,6 +157,27 @@ class ProcessRule(_Strict):
         return owners
 
 
+class BookkeepingSpec(_Strict):
+    """Record keeping the policy allows on the request's own ticket, which the state checks neither require nor punish.
+
+    A policy asks for notes on the ticket a request is tracked on ("note it on the onboarding
+    ticket"), and a note is never wrong there; but ``update_ticket`` stamps the ticket's
+    ``updated_at``, so a note the golden run did not write would read as a side effect, and one
+    it wrote as a required effect. ``table`` is the table of those records, ``columns`` the
+    compared columns a note changes (its text goes to a volatile column), ``tool`` the write that
+    adds one, ``key`` the argument naming the row and ``note`` the argument carrying the text.
+    A row is the request's own when the golden run writes it: a change of only these columns to
+    such a row is bookkeeping; the same change to any other row, or a change of any other column
+    (a status, a priority, a team), is compared as every other effect is.
+    """
+
+    table: str
+    columns: list[str] = Field(min_length=1)
+    tool: str
+    key: str
+    note: str
+
+
 class VerdictRules(_Strict):
     """The contents of ``domains/<d>/verdicts.yaml``: declared once per domain, next to its policy."""
 
@@ -165,6 +186,7 @@ class VerdictRules(_Strict):
     derivations: DerivationSpec = Field(default_factory=DerivationSpec)
     action_verbs: list[str] = Field(default_factory=lambda: ["refunded", "credited", "added", "issued", "charged", "waived", "applied"])
     process: list[ProcessRule] = Field(default_factory=list)
+    bookkeeping: BookkeepingSpec | None = None
 
 
 @lru_cache(maxsize=16)

@@ -61,7 +61,11 @@ STATE_KINDS = kinds_in("state")
 
 
 def state_checks(golden: StateDiff, agent: StateDiff) -> list[CheckResult]:
-    """The ``effect`` checks and the ``no_collateral`` check of an agent diff against the golden one."""
+    """The ``effect`` checks and the ``no_collateral`` check of an agent diff against the golden one.
+
+    The plain comparison, which holds exactly when the canonical hashes agree; grading first leaves
+    the domain's bookkeeping on the request's own ticket out of both diffs (``_bookkeeping.py``).
+    """
     from .effect import effect_results
     from .no_collateral import collateral_result
 

@@ -7,6 +7,7 @@ from collections import Counter
 
 from ..diff import StateDiff
 from ..records import CheckResult
+from ._bookkeeping import compared
 from .base import CheckKind, GradingContext
 
 
@@ -72,4 +73,5 @@ class EffectCheck(CheckKind):
     reward_group = "effects"
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
-        return effect_results(context.golden, context.outcome.as_diff())
+        # a note the golden run wrote on the request's own ticket is bookkeeping, not a required effect (_bookkeeping.py)
+        return effect_results(*compared(context))

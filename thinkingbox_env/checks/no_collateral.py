@@ -1,17 +1,26 @@
 """``no_collateral``: nothing changed beyond what the golden run changed.
 
 With the ``effect`` checks it holds exactly when the final canonical state equals
-the golden one.
+the golden one, bookkeeping aside: a note on the request's own ticket (a ticket the
+golden run writes), which the domain declares under ``bookkeeping:`` in
+``verdicts.yaml``, is neither collateral nor a required effect (``_bookkeeping.py``).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..diff import StateDiff
+from ..events import ToolCallEvent
 from ..records import CheckResult
+from ._bookkeeping import bookkeeping_rule, compared
 from .base import CheckKind, GradingContext
 from .effect import effect_label
+
+if TYPE_CHECKING:
+    from ..spec import TaskSpec
 
 
 def collateral_result(golden: StateDiff, agent: StateDiff) -> CheckResult:
@@ -40,4 +49,13 @@ class NoCollateralCheck(CheckKind):
     reward_group = "no_collateral"
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
-        return [collateral_result(context.golden, context.outcome.as_diff())]
+        # a note on the request's own ticket is bookkeeping the policy allows, not a side effect (_bookkeeping.py)
+        return [collateral_result(*compared(context))]
+
+    def check_task(self, task: TaskSpec, golden_calls: Sequence[ToolCallEvent]) -> list[tuple[str, str]]:
+        """The domain's ``bookkeeping:`` declaration read against its tables and tools, so a wrong one fails at load."""
+        try:
+            bookkeeping_rule(task.domain)
+        except ValueError as exc:
+            return [("domain", str(exc))]
+        return []
