@@ -27,11 +27,12 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+import re
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 from ..events import ToolCallEvent, tool_calls
-from ..reading.claims import ClaimsVocabulary, RoleSpec, load_vocabulary
+from ..reading.claims import ClaimsVocabulary, RoleSpec, load_vocabulary, term_values
 from ..reading.values import Value, extract_values, keyed_leaves, money_norm, parse_value, same_value
 from ..records import CheckResult
 from ..spec import TaskSpec
@@ -57,6 +58,8 @@ class StatedRole:
 def _leaf_value(leaf: Any, spec: RoleSpec, clock: Any, ids: tuple[str, ...]) -> Value | None:
     if leaf is None or isinstance(leaf, bool):
         return None
+    if spec.kind == "term":
+        return Value("term", str(leaf), str(leaf)) if str(leaf) in spec.terms else None
     if isinstance(leaf, (int, float)) and spec.kind == "money":
         return parse_value(f"${leaf}", clock, ids)
     v = parse_value(str(leaf), clock, ids)
@@ -132,7 +135,8 @@ def _declared(task: TaskSpec, vocab: ClaimsVocabulary, calls: Sequence[ToolCallE
         if role not in vocab.roles:
             problems.append((f"checks.states.{i}", f"unknown role '{role}'; the domain's roles: {', '.join(vocab.roles) or 'none'}"))
             continue
-        places = _places_stated_by_golden(vocab, role, calls, golden_values, clock, ids)
+        stated = golden_values + term_values(vocab.roles[role], task.golden_reply) if vocab.roles[role].kind == "term" else golden_values
+        places = _places_stated_by_golden(vocab, role, calls, stated, clock, ids)
         if not places:
             problems.append((f"checks.states.{i}", f"the golden closing states no value of '{role}' that its calls "
                                                    f"({', '.join(vocab.roles[role].tools)}) hold"))
@@ -246,16 +250,35 @@ class StatesCheck(CheckKind):
         out = []
         for s in required:
             held = [v for role in s.label.split("|") for _, v in role_values(vocab.roles[role], calls, clock, ids, s.places)]
-            hit = next(((text, v) for text, v in said for h in held if same_value(h, v) or same_value(v, h)), None)
+            terms = [(text, v) for role in s.label.split("|") if vocab.roles[role].kind == "term"
+                     for text in closing for v in term_values(vocab.roles[role], text)]
+            hit = next(((text, v) for text, v in said + terms for h in held if same_value(h, v) or same_value(v, h)), None)
+            if hit is not None and all(vocab.roles[r].every for r in s.label.split("|")):
+                # each value the episode holds is its own fact (every approver of a request): one stated is not enough
+                missing = sorted({h.norm for h in held} - {v.norm for _, v in said + terms})
+                if missing:
+                    hit = None
             if hit is not None:
                 detail = f"the closing states {s.label} {hit[1].text}: '{_sentence(hit[0], hit[1])}'"
             elif not held:
                 detail = f"the episode holds no {s.label} (no successful {', '.join(sorted({p[0] for p in s.places}))})"
             else:
                 shown = ", ".join(sorted({v.text or v.norm for v in held}))
-                told = ", ".join(v.text for _, v in said) or "no amount, date or id"
+                told = ", ".join(v.text for _, v in said + terms) or "no amount, date, id or term of the role"
                 detail = f"the closing does not state {s.label} ({shown}); it states {told}"
-            if hit is None and held:
+            if hit is None and held and all(vocab.roles[r].kind == "term" for r in s.label.split("|")):
+                # a term has no shape a reader could spot in other words ("came back clear", "the bigger plan"), and
+                # its other phrases turn up in clauses that state nothing ("until onboarding is complete"): not
+                # finding the held term is evidence only where every sentence was read or the closing says nothing
+                other = _term_stated_instead(vocab, s.label.split("|"), closing, held)
+                reading = reading_of(context, closing)
+                if other:
+                    detail = f"{detail}; stated in its role instead: {other}"
+                elif not reading.complete and reading.content:
+                    out.append(CheckResult(name=f"states:{s.label}", kind="states", passed=None, undetermined=True,
+                                           detail=f"{detail}; {reading.why()}"))
+                    continue
+            elif hit is None and held:
                 # not finding the value is evidence where every sentence was read, where the closing says nothing,
                 # where it states another value in this role, or where nothing unread could be a value at all
                 reading = reading_of(context, closing)
@@ -268,6 +291,34 @@ class StatesCheck(CheckKind):
                     continue
             out.append(CheckResult(name=f"states:{s.label}", kind="states", passed=hit is not None, detail=detail))
         return out
+
+
+# words that make a clause state no fact of its own: a condition, an alternative, a denial, what comes later
+_UNASSERTED = re.compile(r"\b(?:until|unless|if|whether|once|when|before|after|or|not|never|no longer|instead|rather|"
+                         r"cannot|can't|won't|isn't|wasn't|aren't|doesn't|didn't|would|could|might)\b|n't\b", re.IGNORECASE)
+
+
+def _term_stated_instead(vocab: ClaimsVocabulary, roles: list[str], closing: list[str], held: list[Value]) -> str:
+    """Another value of a term role, said as a plain statement ("I've booked it in economy" where business was booked).
+
+    Only a clause with no condition, alternative or denial in it counts: "your ticket stays pending until
+    onboarding is complete" names a phase it does not claim, and that is no evidence against the closing.
+    """
+    norms = {h.norm for h in held}
+    for role in roles:
+        spec = vocab.roles[role]
+        if spec.kind != "term":
+            continue
+        for text in closing:
+            for v in term_values(spec, text):
+                if v.norm in norms:
+                    continue
+                start = max(text.rfind(c, 0, v.start) for c in ".;:!?\n") + 1
+                ends = [i for i in (text.find(c, v.end) for c in ".;:!?\n") if i >= 0]
+                clause = text[start:min(ends) if ends else len(text)]
+                if not _UNASSERTED.search(clause):
+                    return f"{v.text} ('{clause.strip()[:120]}')"
+    return ""
 
 
 def _stated_in_role(context: GradingContext, closing: list[str], roles: list[str], held: list[Value]) -> str:

@@ -18,6 +18,7 @@ off". Only the domain vocabulary is written by hand.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from datetime import date
 from functools import lru_cache
@@ -55,9 +56,40 @@ class RoleSpec(_Strict):
     """A role a value can play in a claim, and where the episode holds that role's value."""
 
     cues: list[str] = Field(description="lemmas that, next to a value, give it this role")
-    kind: Literal["money", "date", "id", "duration", "number"]
+    kind: Literal["money", "date", "id", "duration", "number", "term"]
     tools: list[str] = Field(description="tool calls whose arguments and results hold the role's value")
     keys: list[str] = Field(default_factory=list, description="argument or field names holding it (all when empty)")
+    # a "term" role holds one word of a closed set (a travel class, a claim's severity): no number reads it,
+    # so each value the tools write names the phrases that state it in a message
+    terms: dict[str, list[str]] = Field(default_factory=dict, description="for kind term: each value and the phrases stating it")
+    every: bool = Field(False, description="the closing states each value the episode holds (every approver of a request), not one")
+
+
+# words that, shortly before a term, deny it ("not a replacement", "rather than business class")
+_TERM_DENIED = re.compile(r"(?:\bnot|\bno|n't|\bnever|\bnor|\bwithout|\brather than|\binstead of|\bother than)(?:\W+\w+){0,2}\W*$", re.I)
+
+
+def term_values(spec: RoleSpec, text: str) -> list[Value]:
+    """The values of a term role a text states: a phrase of the value, not denied by a 'not' or 'rather than' just before it.
+
+    A denied term is not stated: "a repair, not a replacement" states repair only, so a closing that names
+    both the outcome and the option the policy ruled out states the outcome.
+    """
+    out: list[Value] = []
+    for value, phrases in spec.terms.items():
+        for phrase in phrases:
+            for m in re.finditer(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text, re.I):
+                clause_start = max(text.rfind(c, 0, m.start()) for c in ".;:!?\n") + 1
+                if _TERM_DENIED.search(text[clause_start:m.start()][-40:]):
+                    continue
+                out.append(Value("term", value, m.group(0), m.start(), m.end()))
+    # one stretch of text states one value: the phrase that starts first, the longest of those, wins
+    # ("late check-out" inside "guaranteed late check-out"; "will repair" and "repair your" over one "repair")
+    kept: list[Value] = []
+    for v in sorted(out, key=lambda v: (v.start, v.start - v.end)):
+        if not any(v.start < k.end and k.start < v.end for k in kept):
+            kept.append(v)
+    return kept
 
 
 class ConceptSpec(_Strict):

@@ -19,7 +19,8 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Literal
 
-ValueKind = Literal["money", "date", "duration", "number", "id"]
+# "term" is a word of a closed set that a role declares (claims.yaml); extract_values never finds one
+ValueKind = Literal["money", "date", "duration", "number", "id", "term"]
 
 _MONTHS = {
     "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
