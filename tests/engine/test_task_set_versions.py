@@ -29,17 +29,22 @@ DOMAINS = ("retail", "insurance", "travel", "neobank", "consulting")
 TASK = "retail/ST030_001"
 
 
-def test_every_domain_is_at_task_set_3_with_version_2_kept() -> None:
+CURRENT = 4
+
+
+def test_every_domain_is_at_task_set_4_with_versions_2_and_3_kept() -> None:
     for domain in DOMAINS:
-        assert load_domain(domain).spec.task_set_version == 3, domain
-        assert task_set_versions(domain) == [2, 3], domain
-        assert len(tb.list_tasks(domain, task_set_version=2)) == len(list((ROOT / "task_specs" / domain / "v2").glob("*.yaml")))
+        assert load_domain(domain).spec.task_set_version == CURRENT, domain
+        assert task_set_versions(domain) == [2, 3, CURRENT], domain
+        for old in (2, 3):
+            kept = list((ROOT / "task_specs" / domain / f"v{old}").glob("*.yaml"))
+            assert len(tb.list_tasks(domain, task_set_version=old)) == len(kept), (domain, old)
 
 
 def test_the_current_set_lists_only_the_current_files() -> None:
     for domain in DOMAINS:
         ids = tb.list_tasks(domain)
-        assert ids == tb.list_tasks(domain, task_set_version=3)
+        assert ids == tb.list_tasks(domain, task_set_version=CURRENT)
         assert all("@" not in t for t in ids)
         assert len(ids) == len(list((ROOT / "task_specs" / domain).glob("*.yaml")))
     assert not [t for t, p in task_files().items() if p.parent.name.startswith("v")]
@@ -48,8 +53,10 @@ def test_the_current_set_lists_only_the_current_files() -> None:
 def test_an_archived_task_loads_makes_and_names_its_version() -> None:
     old = tb.load_task(f"{TASK}@v2")
     assert old.full_id == TASK and task_set_version(old) == 2
-    assert task_set_version(tb.load_task(TASK)) == 3
-    assert tb.load_task(f"{TASK}@v3") is tb.load_task(TASK)  # the current version by number is the current file
+    assert task_set_version(tb.load_task(TASK)) == CURRENT
+    assert tb.load_task(f"{TASK}@v{CURRENT}") is tb.load_task(TASK)  # the current version by number is the current file
+    three = tb.load_task(f"{TASK}@v3")
+    assert three is not tb.load_task(TASK) and task_set_version(three) == 3
     env = tb.make(f"{TASK}@v2")
     try:
         env.reset(seed=0)
@@ -65,7 +72,7 @@ def test_an_archived_task_loads_makes_and_names_its_version() -> None:
 
 
 def test_unknown_versions_and_tasks_name_what_exists() -> None:
-    with pytest.raises(UnknownTaskError, match=r"no task set version 7; versions: 2, 3"):
+    with pytest.raises(UnknownTaskError, match=r"no task set version 7; versions: 2, 3, 4"):
         tb.load_task(f"{TASK}@v7")
     with pytest.raises(UnknownTaskError, match=r"task set version 2 of 'retail' has no task 'ST030_999'.*closest"):
         tb.load_task("retail/ST030_999@v2")

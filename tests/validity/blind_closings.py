@@ -477,8 +477,10 @@ def describe(call: Call, r: Render, name: Callable[[Any], str] = str) -> Said:  
     if n == "create_travel_request":
         dep, ret = r.d(a["depart_on"]), r.d(a["return_on"])
         cost = r.m(a.get("estimated_cost", 0))
-        return Said(f"raised travel request {res.get('id')} for {a['destination']}, out {dep} and back {ret}, estimated at {cost}, now with {who} for approval",
-                    f"travel request {res.get('id')} for {a['destination']} ({dep} to {ret}, {cost}) has been sent to {who} for approval",
+        fare = f"{_words(a['travel_class'])} class" if a.get("travel_class") else "travel"
+        return Said(f"raised travel request {res.get('id')} for {a['destination']} in {fare}, out {dep} and back {ret}, estimated at {cost}, "
+                    f"now with {who} for approval",
+                    f"travel request {res.get('id')} for {a['destination']} ({fare}, {dep} to {ret}, {cost}) has been sent to {who} for approval",
                     [("id", res.get("id")), ("date", a["depart_on"]), ("date", a["return_on"])])
     # insurance
     if n == "grant_extension":
@@ -533,7 +535,10 @@ def describe(call: Call, r: Render, name: Callable[[Any], str] = str) -> Said:  
                     f"billing account {a['billing_account_id']} has been set to {res.get('status')}", [("id", a["billing_account_id"])])
     if n == "file_claim":
         day = r.d(a["date_of_loss"])
-        return Said(f"opened claim {res.get('claim_id')} for the loss on {day}", f"claim {res.get('claim_id')} has been opened for the loss on {day}",
+        # the loss type and severity route the claim (policy section 10): a closing tells the customer both
+        kind = f"{_words(a['severity'])} {_words(a['loss_type'])}"
+        return Said(f"opened claim {res.get('claim_id')}, a {kind} claim, for the loss on {day}",
+                    f"claim {res.get('claim_id')} has been opened as a {kind} claim for the loss on {day}",
                     [("id", res.get("claim_id"))])
     if n == "schedule_cancellation":
         day = r.d(a["effective_date"])
@@ -591,8 +596,9 @@ def describe(call: Call, r: Render, name: Callable[[Any], str] = str) -> Said:  
     if n == "create_procurement_request":
         total = r.m(res.get("total", 0))
         qty = r.n(a["quantity"])
-        return Said(f"raised purchase request {res.get('id')} for {qty} x {a['item']} ({total}), waiting on {who}",
-                    f"purchase request {res.get('id')} for {qty} x {a['item']}, {total} in total, has been sent to {who}",
+        tier = f"{_words(a['approval_tier'])} tier" if a.get("approval_tier") else "approval"
+        return Said(f"raised purchase request {res.get('id')} for {qty} x {a['item']} ({total}), waiting on {who} ({tier})",
+                    f"purchase request {res.get('id')} for {qty} x {a['item']}, {total} in total, has been sent to {who} ({tier})",
                     [("id", res.get("id")), ("money", res.get("total", 0))])
     if n == "assign_licence":
         return Said(f"assigned you a {a['software_id']} seat ({res.get('id')})", f"a {a['software_id']} seat has been assigned to you",
@@ -650,7 +656,8 @@ def describe(call: Call, r: Render, name: Callable[[Any], str] = str) -> Said:  
     if n == "escalate_to_hotel":
         esc = res.get("escalation_id")
         return Said(f"raised the issue with the hotel's {_words(a.get('contact_role', 'front desk'))} team (reference {esc})",
-                    f"the matter has been escalated to the hotel under reference {esc}", [("id", esc)])
+                    f"the matter has been escalated to the hotel's {_words(a.get('contact_role', 'front desk'))} team under reference {esc}",
+                    [("id", esc)])
     if n == "add_special_request":
         price = as_money(res.get("price", 0) or 0)
         tail = f" ({r.m(price)})" if price > 0 else ""

@@ -24,10 +24,10 @@ or the value the episode holds and what the closing said instead.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-import re
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 

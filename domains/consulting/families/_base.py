@@ -19,6 +19,7 @@ from thinkingbox_env.family import TaskFamily
 
 from ..rules import EMPLOYEES
 from ._draft import DeskDraft
+from ._records import joined_first
 
 FIRST = ["Priya", "Tomasz", "Aoife", "Kwabena", "Lena", "Matteo", "Yara", "Callum", "Ines", "Bartek", "Noor", "Elliot",
          "Saskia", "Ravi", "Fenna", "Joaquin", "Maren", "Dominic", "Hana", "Oskar"]
@@ -130,5 +131,6 @@ class DeskFamily(TaskFamily):
         if taken is not None:
             raise RuntimeError(f"{self.code}: the golden takes the injected action {taken}")
         d.tags.append(d.branch)
+        joined_first(d)
         self.last_draft = d
         return d.body()

@@ -16,6 +16,24 @@ from ..rules import EMPLOYEES, TODAY
 from ._draft import DeskDraft
 
 
+def joined_first(d: DeskDraft) -> None:
+    """Move a planted employee's start day back to their first dated record where that record came earlier.
+
+    Nobody is assigned a device, enrolled or granted anything before they joined; the start day is
+    drawn on its own (its draw stays, so every other value is unchanged) and only ever moved
+    earlier. A new starter's future start day stays: their records are prepared ahead of it.
+    """
+    for employee in d.patch["insert"].get("employees", []):
+        if employee.get("status") == "onboarding":
+            continue
+        dated = [str(row[column])[:10] for table, rows in d.patch["insert"].items() if table != "employees" for row in rows
+                 if row.get("employee_id") == employee["id"]
+                 for column in ("assigned_on", "assigned_at", "enrolled_at", "granted_at", "sent_at", "requested_at", "ordered_at",
+                                "submitted_at", "created_at", "logged_at") if row.get(column)]
+        if dated and min(dated) < str(employee["start_date"]):
+            employee["start_date"] = min(dated)
+
+
 def staff(d: DeskDraft, who: dict[str, Any], engagement: str, allocation: int = 50, status: str = "active") -> None:
     """The requester staffed on ``engagement`` at ``allocation`` percent."""
     d.add("staffing", {"employee_id": who["id"], "engagement_id": engagement, "allocation": allocation, "status": status})

@@ -18,6 +18,7 @@ from thinkingbox_env.authoring import StoryOpenings, TaskBody
 from ..rules import ENGAGEMENTS, FOLDERS, SYSTEMS
 from ._base import DeskFamily
 from ._draft import DeskDraft
+from ._records import joined_first
 from .access import ClientSystemAccess, FolderAccess
 from .equipment import HardwareRequest, SoftwareProvisioning
 from .people import StaffingRequest, TrainingEnrolment
@@ -73,6 +74,23 @@ def _approvers(d: DeskDraft) -> set[str]:
         {"find_approver"} if d.has_call("find_approver") else set())
 
 
+def fit_allocations(first: DeskDraft, second: DeskDraft) -> None:
+    """Lower the second half's staffing allocations so the employee is never staffed over 100% at once.
+
+    Each half stages the employee on its own engagement with an allocation of its own; together they
+    could pass the policy's full-time limit, which no state of the firm's records breaks. Only a
+    staffing request speaks of an allocation, so the other halves' allocations are the ones lowered.
+    """
+    if second.code == StaffingRequest.code:
+        return
+    taken = {_key("staffing", r) for r in first.patch["insert"].get("staffing", [])}
+    total = sum(int(r["allocation"]) for r in first.patch["insert"].get("staffing", []) if r["status"] == "active")
+    for row in second.patch["insert"].get("staffing", []):
+        if row["status"] == "active" and _key("staffing", row) not in taken:
+            row["allocation"] = min(int(row["allocation"]), max(10, 100 - total))
+            total += row["allocation"]
+
+
 def clash(first: DeskDraft, second: DeskDraft) -> str | None:
     """Why the two halves cannot share one state, or None."""
     for table, rows in second.patch["insert"].items():
@@ -121,10 +139,12 @@ class TwoRequests(DeskFamily):
             raise RuntimeError(f"{self.code}: no consistent pair for seed {seed}")
         for check in db.checks.get("dialogue", []):  # both halves may name a check alike; the second's get their own names
             check["name"] = f"second_{check['name']}"
+        fit_allocations(da, db)
         opening, origin = PAIR_OPENINGS.pick(rng, self.split, "pair", a=da.clause, b=db.clause)
         both = da.then(db, opening)
         both.description = f"Two requests, branch '{branch}': {da.branch} then {db.branch}."
         both.origin = origin
         both.branches = [f"{self.code}:{branch}", *both.branches]
         both.tags.append(branch)
+        joined_first(both)
         return both.body()

@@ -80,14 +80,23 @@ class Onboarding(DeskFamily):
         phases = policy_ref("Onboarding phases")
         why_ticket = {"ticket_id": "record:search_tickets", "status": phases, "note": phases}
         target = next_phase(phase)
+
+        def note(text: str) -> None:
+            """What the desk did, noted on the onboarding ticket, which stays pending: the ticket the request is tracked on."""
+            d.write("update_ticket", {"ticket_id": "record:search_tickets", "note": phases},
+                    idempotent="a second note changes only the ticket's text", ticket_id=ticket_id, note=text)
+
         if branch in ("advance_to_accounts", "advance_to_training", "advance_to_equipped"):
             d.write("advance_onboarding", {"employee_id": "record:get_employee", "phase": phases},
                     idempotent="the tracker refuses a move that is not to the next phase", employee_id=who["id"], phase=target)
+            note(f"Moved to the {target} phase.")
             cond = {"accounts": "your background check has cleared", "training": "your accounts are set up",
                     "equipped": "you've completed every mandatory course"}[target or ""]
             d.reply(f"Since {cond}, I've moved your onboarding to the {target} phase. Your onboarding ticket stays pending until "
                     "onboarding is complete.")
             d.mention("states_phase", must=[target or ""], must_not=["onboarding is complete now|ticket is solved"])
+            # the phase reached, and for the accounts phase the screening that allowed it, decide the move
+            d.states("onboarding.phase", *(("screening.status",) if target == "accounts" else ()))
         elif branch == "complete_early_refused":
             ticket(d, who, "Request to complete onboarding early", "onboarding", "solved")
             d.reply("I can't mark your onboarding complete early: you're in the training phase, phases move one at a time and each has "
@@ -96,6 +105,7 @@ class Onboarding(DeskFamily):
         elif branch == "request_background_check":
             d.write("request_background_check", {"employee_id": "record:get_employee"},
                     idempotent="a second check is refused while one is open", employee_id=who["id"])
+            note("Background check requested; waiting for it to clear.")
             d.reply("The accounts phase needs a cleared background check and there's none on file yet, so I've requested it. You'll move on "
                     "once it clears; your onboarding ticket stays pending.")
             d.mention("explains_check", must_not=["moved your onboarding"])
@@ -105,6 +115,7 @@ class Onboarding(DeskFamily):
                 d.write("enrol_course", {"employee_id": "record:get_employee", "course_code": phases},
                         idempotent="a second active enrolment on the course is refused", employee_id=who["id"], course_code=code)
             titles = " and ".join(COURSE_NAMES[c] for c in missing)
+            note(f"Enrolled on {titles}; waiting for completion.")
             d.reply(f"To reach the equipped phase you need every mandatory course. I've enrolled you on {titles}; once you complete "
                     f"{'them' if len(missing) > 1 else 'it'} you can move on. Your onboarding ticket stays pending.")
             d.mention("names_courses", must=[COURSE_NAMES[c] for c in missing], must_not=["moved your onboarding"])
@@ -117,6 +128,7 @@ class Onboarding(DeskFamily):
             d.write("order_hardware",
                     {"employee_id": "record:get_employee", "sku": "kb/onboarding.md", "reason": policy_ref("Hardware by level")},
                     employee_id=who["id"], sku="HW-LAP-STD", reason="new_joiner")
+            note("Standard laptop ordered; waiting for it to be assigned.")
             d.reply(f"I've ordered your {item['name']}. Onboarding completes once it's assigned to you, so your onboarding ticket stays "
                     "pending until then.")
             d.mention("confirms_laptop", must_not=["onboarding is complete now"])
@@ -126,6 +138,7 @@ class Onboarding(DeskFamily):
             d.write("update_ticket", why_ticket, idempotent="setting the same status again changes nothing",
                     ticket_id=ticket_id, status="solved", note="Onboarding complete.")
             d.reply("Your laptop is assigned, so your onboarding is complete and I've solved your onboarding ticket. Welcome aboard!")
+            d.states("onboarding.phase")
         else:
             escalation = policy_ref("Escalation")
             d.write("update_ticket", {**why_ticket, "status": escalation, "assigned_team": escalation, "priority": escalation},

@@ -252,13 +252,13 @@ class TravelRequest(DeskFamily):
                 employee_id=who["id"], engagement_id=eng_id, destination=dest, region=region, depart_on=iso(depart), return_on=iso(back),
                 travel_class=travel_class, estimated_cost=float(estimate), approver_id=approver)
         ticket(d, who, subject, "travel", "pending")
-        d.reply(f"I've raised your {travel_class} trip to {dest}, estimated at {cents(estimate)}, and routed it to {name_of(approver)} "
+        d.reply(f"I've raised your {travel_class}-class trip to {dest}, estimated at {cents(estimate)}, and routed it to {name_of(approver)} "
                 "for approval; your ticket stays pending until they approve.")
         if branch == "business_downgraded":
             d.reply("Business class is only for long-haul trips by principals and partners, so it's booked as economy.")
         if approver != named:
             d.reply(f"{name_of(named)} is on leave, so their delegate approves.")
-        d.states("cost.amount")
+        d.states("cost.amount", "travel.class")
         d.mention("names_approver", must=[name_of(approver)])
         d.tags.append("travel")
         return self.finish(d)

@@ -67,7 +67,7 @@ EXTENSION_OPENINGS = Openings("IN001", {
     "prefers": "I need a bit more time on my insurance payment. {req_short} would be ideal, that's right after payday.",
     "vague": "Hi, I have a question about my car insurance bill.",
     "vague_b": "Hey, something came up with money and I need help with my auto insurance payment.",
-    "upset_b": "Third time I'm trying to reach someone about this. My auto payment {state} {due_short}; I need it moved to {req_short}.",
+    "upset_b": "I'm really stressed about this. My auto payment {state} {due_short}; I need it moved to {req_short}.",
     "upfront_b": "Question about policy {policy}: could I pay on {req_short} instead of {due_short}?",
 }, held_out=("vague_b", "upset_b", "upfront_b"))
 
@@ -195,9 +195,6 @@ class BillingExtension(InsuranceFamily):
                           f"{iso(due)}), so I moved it to that latest date, as you agreed.")
             elif new != req:
                 reply += f" {iso(req)} is not a business day, so the new due date is the next business day."
-                draft.rubric("explains_the_business_day_rule", (
-                    "The customer asked for a date that is not a business day. Does the agent explain that the due date must fall "
-                    "on a business day and that the next business day was used instead?"))
             draft.close("billing", "solved", reply=reply)
             draft.states("new_due_date")
         return draft
@@ -310,9 +307,6 @@ class InstallmentPlan(InsuranceFamily):
                               "method on file as part of the change?")
                 args["autopay"] = True
                 why["autopay"] = pol(6)
-                draft.rubric("explains_autopay_requirement", (
-                    "Does the agent explain to the customer that the monthly plan requires automatic payments (autopay) and "
-                    "enrol the account only after the customer agrees?"))
             draft.change("set_installment_plan", why,
                          idempotent="a second change to the same plan is refused: the account is already on it", **args)
             draft.close("billing", "solved", reply=(
@@ -321,4 +315,5 @@ class InstallmentPlan(InsuranceFamily):
                 f"{'s' if q['installments'] != 1 else ''} of {usd(q['amount_due'])} (including a {usd(q['installment_fee'])} fee), "
                 f"the first on {iso(due)}."))
             draft.mention("states_installment_amount", must=[amount_pattern(usd(q["amount_due"]))])
+            draft.states("installment.plan")
         return draft

@@ -158,9 +158,7 @@ class FirstNoticeOfLoss(InsuranceFamily):
             draft.close("claims", "open", "high", "claims", team_source=pol(10), reply=(
                 f"{excluded['full']} is an excluded driver on policy {p['id']}, so I can't open a claim for this loss. "
                 "I've sent it to our claims team for a coverage review; they will contact you."))
-            draft.rubric("explains_the_excluded_driver_rule", (
-                f"Does the agent explain that no claim could be opened because the driver, {excluded['full']}, is excluded on the "
-                "policy, and that the loss was sent to the claims team for a coverage review?"))
+            draft.mention("names_the_excluded_driver", must=[re.escape(excluded["full"]), "excluded"])
         elif branch == "duplicate_claim":
             draft.close("claims", "solved", reply=(
                 f"This loss is already reported as claim {ids['claim'](1)} for your {desc}, dated {iso(dol)}, and that claim is open, "
@@ -182,6 +180,8 @@ class FirstNoticeOfLoss(InsuranceFamily):
                     "claim: a claims adjuster will contact you with priority."))
             else:
                 draft.close("claims", "solved", reply=(
-                    f"I've opened claim {claim_id} for your {desc} ({loss_type}, loss on {iso(dol)}). An adjuster will contact you about repairs."))
+                    f"I've opened claim {claim_id} for your {desc} ({loss_type}, loss on {iso(dol)}). It is a minor claim: "
+                    "an adjuster will contact you about repairs."))
             draft.mention("gives_claim_number", must=[re.escape(claim_id)])
+            draft.states("claim.severity", "claim.loss_type")
         return draft

@@ -59,7 +59,7 @@ TWO_OPENINGS = Openings("IN011", {
     "one_go": "I'd like to sort out two things in one go if I can: {first}, and {second}.",
     "upset": "I've put this off for too long and now both need doing. Please {first}, and {second} too.",
     "listed": "Two policy changes, please. One: {first}. Two: {second}.",
-    "upset_b": "This is the second time I'm writing about these. I need you to {first}, and on top of that I need to {second}.",
+    "upset_b": "I'm fed up and want these sorted today. I need you to {first}, and on top of that I need to {second}.",
     "upfront_b": "Hi, it's about policy {policy}, and there are two things I need done: {first}, and {second}.",
     "story_b": "We're reorganising who drives what at home. Could you {first}? And I need to {second}, please.",
 }, held_out=("upset_b", "upfront_b", "story_b"))

@@ -114,9 +114,6 @@ class AddDriver(InsuranceFamily):
             if branch == "add_tomorrow":
                 draft.propose(f"A new driver's coverage can't start today: the earliest is tomorrow, {iso(TOMORROW)}. "
                               f"Shall I add {full} effective {iso(TOMORROW)}?")
-                draft.rubric("explains_no_same_day_start", (
-                    "The customer asked for the new driver to be covered today. Does the agent explain that a new driver's "
-                    "coverage can start tomorrow at the earliest (not today), and add the driver from tomorrow?"))
             draft.change("add_driver", {"policy_id": "record:get_policy", "full_name": "customer", "date_of_birth": "customer",
                                         "license_number": "customer", "license_state": "customer", "relationship": "customer",
                                         "effective_date": pol(8)},
@@ -141,7 +138,7 @@ REMOVAL_OPENINGS = Openings("IN005", {
     "vague": "Hi, I need to change the drivers on my auto policy.",
     "upset": "Things are complicated at home right now and I just want this sorted: please {request}.",
     "vague_b": "Hello, there's a change in my household I need to tell you about.",
-    "upset_b": "I've been meaning to do this for weeks and keep getting the runaround. Please {request}.",
+    "upset_b": "I've been meaning to do this for weeks and I just want it done now. Please {request}.",
     "prefers_b": "I'd rather settle this in chat than fill in forms: could you {request}?",
 }, held_out=("vague_b", "upset_b", "prefers_b"))
 
@@ -232,10 +229,7 @@ class DriverRemoval(InsuranceFamily):
             draft.close("policy_change", "solved", reply=(
                 f"{full} is now an excluded driver on policy {p['id']}, effective {iso(TOMORROW)}: there is no coverage when "
                 f"{who['subj']} drive{'' if who['subj'] == 'they' else 's'} your vehicles."))
-            draft.states("effective_date")
-            draft.rubric("explains_what_exclusion_means", (
-                "Does the agent make clear to the customer that once excluded, the household member has no coverage at all "
-                "when driving the customer's vehicles?"))
+            draft.states("effective_date", "driver.status")
         else:
             draft.propose(f"A removal can't be backdated to {iso(moved)}: I can remove {full} from policy {p['id']} effective today, "
                           f"{iso(TODAY)}. Shall I go ahead?")
@@ -245,7 +239,4 @@ class DriverRemoval(InsuranceFamily):
             draft.close("policy_change", "solved", reply=(
                 f"{full} is removed from policy {p['id']} effective today, {iso(TODAY)}. Removals can't be backdated to {iso(moved)}."))
             draft.states("effective_date")
-            draft.rubric("explains_no_backdating", (
-                f"The customer asked for the removal to take effect on the move-out date ({iso(moved)}). Does the agent explain "
-                "that a removal cannot be backdated and that it takes effect today instead?"))
         return draft

@@ -140,10 +140,7 @@ class Reinstatement(InsuranceFamily):
             draft.close("reinstatement", "solved", reply=(
                 f"Policy {p['id']} is reinstated effective today, {iso(TODAY)}. I charged {usd(total)} ({fee_text}) to your "
                 f"{method.replace('_', ' ')}. The days from {iso(lapse)} to {iso(TODAY - timedelta(days=1))} remain without coverage."))
-            draft.states("charge.amount", "effective_date")
-            draft.rubric("explains_the_coverage_gap", (
-                "Does the agent tell the customer that the reinstatement is not backdated: the days between the lapse date and "
-                "today remain without coverage?"))
+            draft.states("charge.amount", "effective_date", "lapse_date")
         return draft
 
 
@@ -253,9 +250,7 @@ class PolicyCancellation(InsuranceFamily):
             draft.close("cancellation", "solved", reply=(
                 f"I'm sorry, {iso(asked)} is more than 60 days away, so I can't schedule the cancellation yet. Please contact us again "
                 f"on or after {iso(asked - timedelta(days=60))} and we'll set it up."))
-            draft.rubric("says_when_to_come_back", (
-                "Does the agent explain that a cancellation more than 60 days ahead cannot be scheduled yet, and tell the customer "
-                "from when they can contact the company again to schedule it?"))
+            draft.mention("says_when_to_come_back", must=[iso(asked - timedelta(days=60))])
         else:
             assert cancel_on is not None
             refund = cancellation_refund(hd["premium"], bill["paid_to_date"], bill["past_due_amount"], hd["eff"], hd["exp"], cancel_on)
@@ -273,9 +268,6 @@ class PolicyCancellation(InsuranceFamily):
             reply += ", sent to your payment method on file within 10 business days after that date." if refund > 0 else "."
             if branch == "backdated_request":
                 reply += f" A cancellation can't be backdated to {iso(asked)}, so it takes effect today."
-                draft.rubric("explains_no_backdating", (
-                    "The customer asked to cancel as of the day they sold the car, in the past. Does the agent explain that a "
-                    "cancellation cannot be backdated and that it takes effect today instead?"))
             draft.close("cancellation", "solved", reply=reply)
             draft.states("effective_date", "refund.amount")
         return draft

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from datetime import timedelta
 
 from thinkingbox_env.authoring import Openings
@@ -115,9 +116,6 @@ class VehicleAddition(InsuranceFamily):
         elif branch == "add_old_purchase":
             draft.propose(f"Because you bought it on {iso(acq)}, more than 14 days ago, coverage can only start tomorrow, {iso(TOMORROW)}. "
                           "Shall I add it effective tomorrow?")
-            draft.rubric("explains_no_retroactive_coverage", (
-                "The vehicle was bought more than 14 days ago. Does the agent explain that its coverage can only start tomorrow "
-                "and that the vehicle was not insured with the company before then?"))
         draft.change("add_vehicle", {"policy_id": "record:get_policy", "vin": "customer", "model": "customer", "coverage": cov_source,
                                      "effective_date": pol(9)},
                      idempotent="adding the same VIN again is refused: it is already on the policy",
@@ -133,7 +131,7 @@ class VehicleAddition(InsuranceFamily):
             reply += (f" Because you bought it on {iso(acq)}, more than 14 days ago, coverage can only start tomorrow; it was not "
                       "insured with us before.")
         draft.close("policy_change", "solved", reply=reply)
-        draft.states("effective_date")
+        draft.states("effective_date", "vehicle.coverage")
         return draft
 
 
@@ -214,9 +212,7 @@ class VehicleRemovalCoverage(InsuranceFamily):
             draft.close("policy_change", "solved", reply=(
                 f"I'm sorry, I can't drop the {desc} to liability only: it is financed through {target['lienholder']}, and a "
                 "financed vehicle must keep full coverage until the lien is released."))
-            draft.rubric("explains_the_lien_rule", (
-                "Does the agent explain that the vehicle cannot go to liability-only coverage because it is financed (it has a "
-                "lienholder) and must keep full coverage until the lien is released?"))
+            draft.mention("names_the_lien", must=[re.escape(target["lienholder"]), "full coverage"])
         elif branch == "coverage_drop":
             draft.change("update_vehicle_coverage",
                          {"vehicle_id": "record:list_vehicles", "coverage": "customer", "effective_date": pol(9)},
@@ -224,7 +220,7 @@ class VehicleRemovalCoverage(InsuranceFamily):
                          effective_date=iso(TOMORROW))
             draft.close("policy_change", "solved", reply=(
                 f"The {desc} will have liability-only coverage from {iso(TOMORROW)}; collision and comprehensive end then."))
-            draft.states("effective_date")
+            draft.states("effective_date", "vehicle.coverage")
         else:
             eff = sale if branch == "remove_future_sale" else TODAY
             if branch == "remove_sold":

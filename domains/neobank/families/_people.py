@@ -89,8 +89,8 @@ class Person:
 
     def grant(self, k: int, app: str, level: str, source: str, granted: date | None = None, status: str = "active",
               expires: str | None = None, request: str | None = None) -> dict[str, Any]:
-        """An access grant row of theirs, the ``k``-th."""
-        g = granted or TODAY - timedelta(days=200)
+        """An access grant row of theirs, the ``k``-th (by default granted 200 days ago, or on their first day if they joined since)."""
+        g = granted or max(TODAY - timedelta(days=200), date.fromisoformat(str(self.row["start_date"])))
         return {"id": f"GRT-{self.uid}{k:02d}", "employee_id": self.id, "app_id": app, "level": level, "status": status, "source": source,
                 "request_id": request, "incident_id": None, "granted_at": f"{iso(g)} 09:00:00", "expires_at": expires}
 
@@ -101,6 +101,8 @@ class Person:
                          "sponsor_id": MANAGERS[self.department], "start_date": iso(start),
                          "end_date": iso(end), "status": status}
         self.row["start_date"] = iso(start)  # a contractor joined with this contract
+        for grant in self.grants:  # nothing was granted to them before they joined
+            grant["granted_at"] = max(str(grant["granted_at"]), f"{iso(start)} 09:00:00")
         self.account["mfa_enrolled_at"] = f"{iso(start)} 10:00:00"
         self.row["end_date"] = iso(end)
 

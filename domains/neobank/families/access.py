@@ -119,6 +119,8 @@ class AccessFamily(Desk):
             d.write("request_approval", {"request_id": "record:list_access_requests", "step": P("Approval chains and approvers"),
                                          "approver_id": src},
                     idempotent="the same step of a request is refused the second time", request_id=rid, step=step, approver_id=aid)
+        # the level asked for and who approves it decide the request: the closing must state both
+        d.states("access.level", *(("approval.step",) if steps else ()))
         return rid
 
     @staticmethod
@@ -271,6 +273,7 @@ class AccessRequest(AccessFamily):
             d.reply(f"Done: you now have {level} access to {name} (grant {gid}). It is part of your role's default access, "
                     "so no approval was needed and it does not expire.")
             d.mention("states_grant", [str(gid)])
+            d.states("access.level")
         elif branch == "elevated":
             d.read("get_application", app_id=app)
             d.read("list_grants", employee_id=p.id)
@@ -307,6 +310,7 @@ class AccessRequest(AccessFamily):
             until = f" It runs until {end}." if end else ""
             d.reply(f"Your request {rid} was fully approved, so I've provisioned {level} access to {name} now (grant {gid}).{until}")
             d.mention("states_grant", [str(gid)])
+            d.states("access.level")
         d.intent = f"Get {level} access to {name}."
         return d
 
@@ -328,7 +332,7 @@ class AccessUpgrade(AccessFamily):
         "vague": "Can you give me more rights in {app}?",
         "prefers": "Could you upgrade my {app} access to {level}? I'd like it sorted before my next release.",
         "short_b": "upgrade {app} to {level} please",
-        "chatty_b": "Hello again! Small one today: my role moved on a bit and {app} at {old} no longer cuts it. {level} would do.",
+        "chatty_b": "Hello there! Small one today: my role moved on a bit and {app} at {old} no longer cuts it. {level} would do.",
         "work_b": "Hi, I {holds} {old} on {app} and the work I've picked up needs {level}. Can that be changed?",
     }, held_out=("short_b", "chatty_b", "work_b"))
 
@@ -395,6 +399,7 @@ class AccessUpgrade(AccessFamily):
             d.reply(f"Your role's default for {name} is {level}, so I've raised your existing grant {grant['id']} from {old} to {level} "
                     "straight away; no approval was needed.")
             d.mention("states_upgrade", [grant["id"]])
+            d.states("access.level")
         elif branch == "approved_upgrade":
             d.read("list_grants", employee_id=p.id)
             d.read("list_access_requests", employee_id=p.id)
@@ -410,6 +415,7 @@ class AccessUpgrade(AccessFamily):
             until = f" The {level} level runs until {end}." if end else ""
             d.reply(f"Your upgrade request {rid} was fully approved, so I've raised grant {grant['id']} to {level}.{until}")
             d.mention("states_upgrade", [grant["id"]])
+            d.states("access.level")
         else:  # upgrade_request or expired_grant
             if branch == "expired_grant":
                 d.read("list_grants", employee_id=p.id, include_inactive=True)

@@ -311,5 +311,6 @@ class HardwareRequest(HardwareFamily):
             d.reply(f"{lead}I've raised purchase request {d.ids['procurement_requests']} for {usd(total)}; as a {tier}-tier purchase it "
                     f"goes to {EMPLOYEES[approver]['name']} for approval. I've left your ticket pending.")
             d.mention("states_purchase", [str(d.ids["procurement_requests"])])
+            d.states("procurement.tier")
         d.intent = f"Get a {item}."
         return d

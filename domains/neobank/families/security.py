@@ -97,6 +97,7 @@ class AccountSecurity(Desk):
             d.write("reset_password", {"employee_id": "record:find_employee", "delivery": P("Password resets")},
                     employee_id=p.id, delivery=delivery)
             d.ticket("Password reset", "account_security", "solved")
+            d.states("password.delivery")
             if delivery == "sms_on_file":
                 d.reply("Your identity is verified and I've reset your password: a one-time temporary password is on its way by text "
                         "message to the mobile number in your HR record. You'll be asked to choose a new password when you sign in.")
@@ -260,8 +261,10 @@ class IncidentAccess(Desk):
             capped = f" {severity} emergency access is limited to {cap} hours; ask again if the incident runs on." if asked > cap else ""
             d.reply(f"Emergency write access to {name} is active for {hours} hours, until {end.strftime('%H:%M')} today, and the "
                     f"security team will review it on ticket {d.ids['tickets']}.{capped}")
+            d.states("access.level")
             d.mention("states_window", [f"{hours} hours"])
-        d.intent = f"Get emergency access to {name} for incident {inc_id}."
+        # an employee who misremembers the incident number does not know the right one up front, so the goal does not say it
+        d.intent = f"Get emergency access to {name} for {'the incident I am working on' if misremember else f'incident {inc_id}'}."
         return d
 
     GRANTING = ("sev1_grant", "sev2_fewer_hours", "sev2_capped")

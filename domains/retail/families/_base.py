@@ -27,6 +27,19 @@ from ._injection import add_injection
 from ._recovery import add_recovery, create_ticket_user
 
 
+def registered_first(d: RetailDraft) -> None:
+    """Move a planted customer's registration day back to their first order, points or credit where it came later.
+
+    An account exists before anything is recorded on it; the registration day is drawn on its own
+    (its draw stays, so every other value of the task is unchanged) and only ever moved earlier.
+    """
+    for customer in d.rows("customers"):
+        dated = [str(row[column])[:10] for table, rows in d.patch["insert"].items() if table != "customers" for row in rows
+                 if row.get("customer_id") == customer["id"] for column in ("placed_at", "created_at") if row.get(column)]
+        if dated and min(dated) < str(customer["registration_date"]):
+            customer["registration_date"] = min(dated)
+
+
 class RetailFamily(TaskFamily):
     """Shared building blocks: a customer with a profile, a ticketing user, an order.
 
@@ -82,6 +95,7 @@ class RetailFamily(TaskFamily):
             add_recovery(d, self.code, seed, self.ids(seed)["order"])
         if not self.identity:
             add_injection(d, self.code, seed)
+        registered_first(d)
         claims_form(d)
         place_turns(d)
         return d.body()

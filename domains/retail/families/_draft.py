@@ -72,11 +72,17 @@ class RetailDraft(TaskDraft):
         return self.read("search_tickets", table="tickets", filter=f"requester_id eq {requester}")
 
     def open_ticket(self, requester: int, subject: str, category: str, status: str, order_id: str | None = None,
-                    priority: str = "normal") -> int:
-        """The request's ticket, opened in the status the outcome leaves it in."""
+                    priority: str = "normal", note: str = "") -> int:
+        """The request's ticket, opened in the status the outcome leaves it in, with the note the policy asks for (if any) as its description."""
         about = {} if order_id is None else {"order_id": order_id}
-        return self.act("create_ticket", requester_id=requester, subject=subject, category=category, priority=priority,
-                        status=status, **about)
+        if not note:
+            return self.act("create_ticket", requester_id=requester, subject=subject, category=category, priority=priority,
+                            status=status, **about)
+        arguments = {"requester_id": requester, "subject": subject, "category": category, "priority": priority, "status": status,
+                     **about, "description": note}
+        # the note states the outcome the family's policy section decides, as an update's note does, not the customer's words
+        why = sources("create_ticket", arguments, self.reads(), self.section, {**self.overrides, "create_ticket.description": self.section})
+        return self.write("create_ticket", why, **arguments)
 
     # ---------------------------------------------------------------- the agent's turns and the customer's facts
 

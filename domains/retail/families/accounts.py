@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -267,15 +268,15 @@ class PromotionDispute(CareFamily):
             }[branch]
             d.reply(f"The checkout was correct: {why}, so no discount is due.")
             d.mention("explains_refusal", must=[r"no discount"], must_not=[r"refunded"])
+            condition = {"not_stackable_refuse": re.escape(str(existing)), "expired_refuse": str(PROMOTIONS[code]["valid_to"]),
+                         "below_minimum_refuse": amount_pattern(money(PROMOTIONS[code]["min_subtotal"])), "members_only_refuse": r"members"}[branch]
+            d.mention("names_failed_condition", must=[condition])
         d.open_ticket(ids["ticket_user"], f"Promotion {code} on {ids['order']}", "payment", "solved", ids["order"])
         d.email_fact(email)
         d.order_fact(ids["order"])
         d.fact(f"The code was {code}.", unlock=["code", "promo", "coupon", "which"])
         d.question("Which discount code did you use?")
         self.open(d, rng, order=ids["order"], email=email, code=code)
-        if not branch.startswith(("system", "stackable")):
-            d.rubric("names_failed_condition", "Does the agent name the specific condition of the promotion that the order does "
-                     "not meet (stacking rule, validity dates, minimum subtotal or members-only) rather than a vague refusal?")
         d.description = f"Promotion dispute, branch '{branch}'."
         d.intent = "Get the promised discount."
         d.tags = ["payment", branch]
@@ -414,8 +415,9 @@ class RefundFollowUp(CareFamily):
         d.find_tickets(ids["ticket_user"])
         d.read("get_payments", order_id=ids["order"])
         if branch.startswith("new"):
+            # an escalated refund carries the note the policy asks for, as the reused ticket's update does
             d.open_ticket(ids["ticket_user"], f"Refund not received {ids['order']}", "payment", "hold" if escalate else "solved", ids["order"],
-                          "high" if escalate else "normal")
+                          "high" if escalate else "normal", note="Refund escalated to the payments team." if escalate else "")
         else:
             args: dict[str, Any] = {"ticket_id": ids["uid"], "status": "hold" if escalate else "solved",
                                     "note": "Refund escalated to the payments team." if escalate else "Refund explained; within the 7-day window."}

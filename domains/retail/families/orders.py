@@ -92,9 +92,7 @@ class OrderCancellation(RetailFamily):
             d.act("create_ticket", requester_id=requester, subject=f"Cancellation request for {ids['order']}", category="order",
                   status="solved", order_id=ids["order"])
             d.reply(f"Order {ids['order']} has already been {status}, so it can no longer be cancelled. You can return the items after delivery for a refund.")
-            d.mention("offers_return", must=[r"return"])
-            d.rubric("explains_return_route", "Does the agent explain that the order can no longer be cancelled because it has "
-                     f"already been {status}, and that the customer can instead return the items once delivered, without claiming the order was cancelled?")
+            d.mention("offers_return", must=[r"return", rf"already been {status}"])
         self.open(d, rng, order=ids["order"], email=email, product=items[0]["product_name"])
         d.email_fact(email)
         d.order_fact(ids["order"])
@@ -198,10 +196,6 @@ class InstallationService(CareFamily):
             d.question("Which day would suit you for the visit? Installers come Monday to Saturday.")
         if branch.startswith("revisit"):
             d.question("What is the problem with the installation?")
-        if branch in ("reschedule_too_late", "revisit_too_old"):
-            d.rubric("explains_refusal", "Does the agent explain the specific timing rule that prevents the request "
-                     "(less than 2 days' notice for a reschedule, or more than 30 days since the installation for a free revisit) "
-                     "and avoid promising that the appointment was moved or a revisit booked?")
         self.open(d, rng, order=ids["order"], email=email, product=product, request=request)
         d.description = f"Installation service, branch '{branch}'."
         d.intent = f"{request[0].upper()}{request[1:]}."
@@ -347,6 +341,7 @@ class OrderChanges(CareFamily):
                   order_id=ids["order"], shipping_speed="express", upgrade_fee=float(fee))
             d.reply(f"Order {ids['order']} now ships express; the upgrade fee of {usd(fee, grouped=False)} has been charged.")
             d.mention("states_fee", must=[amount_pattern(money(fee))])
+            d.states("shipping.speed")
         else:
             why = "a shipping label has already been created" if label else "it has already shipped"
             change = "address" if address_request else "shipping speed"

@@ -76,7 +76,7 @@ class ReturnWithFees(CareFamily):
             d.open_ticket(ids["ticket_user"], f"Return request {ids['order']}", "order", "solved", ids["order"])
             d.reply(f"Your order was delivered on {iso(delivered.date())}, {days} days ago, which is past the 30-day return window, "
                     "so I can't accept a return for it.")
-            d.mention("refuses_return", must=[r"30.day"], must_not=[r"refund of \$"])
+            d.mention("refuses_return", must=[r"30.day", iso(delivered.date())], must_not=[r"refund of \$"])
         else:
             opened_lines = {"opened_line_nos": sorted(opened)} if opened else {}
             fee_args = {key: float(value) for key, value in (("restocking_fee", restocking), ("return_shipping_fee", shipping),
@@ -108,9 +108,6 @@ class ReturnWithFees(CareFamily):
         d.fact(condition, unlock=["open", "used", "sealed", "condition", "install"])
         d.fact(reason_text, unlock=["reason", "why"])
         d.question("Which items would you like to return, have you opened or used them, and what is the reason for the return?")
-        if branch == "outside_window":
-            d.rubric("explains_window", "Does the agent explain that the return is refused because the delivery date is "
-                     "outside the 30-day return window, without promising a refund?")
         self.open(d, rng, order=ids["order"], email=email)
         d.description = f"Return with fees, branch '{branch}'."
         d.intent = "Return the items and get the refund the policy allows."
@@ -185,9 +182,6 @@ class Exchange(CareFamily):
             d.fact("I've unpacked it and used it a little. A return is fine if a swap isn't possible.",
                    unlock=["opened", "used", "return", "unpacked"])
         d.question("Which version would you like instead?")
-        if branch == "price_differs":
-            d.rubric("explains_price_rule", "Does the agent explain that an exchange is only possible for a variant at the same "
-                     "price, and offer the alternative of returning the item and ordering the other model, without setting up an exchange?")
         self.open(d, rng, order=ids["order"], email=email, product=CATALOG[old][0])
         d.description = f"Exchange, branch '{branch}'."
         d.intent = "Exchange the item for the other variant."
@@ -247,7 +241,7 @@ class WarrantyClaim(CareFamily):
             d.open_ticket(ids["ticket_user"], subject, "order", "hold", ids["order"])
             cover = "your protection plan" if accidental else "the manufacturer warranty"
             d.reply(f"I've filed a claim under {cover}; the repair centre will {resolution} your {product}. Your ticket is on hold until they report back.")
-            d.mention("states_resolution", must=[resolution])
+            d.states("warranty.resolution")
         elif branch == "accidental_no_plan":
             d.open_ticket(ids["ticket_user"], subject, "order", "solved", ids["order"])
             d.reply(f"I'm sorry: accidental damage is covered only by a protection plan, and your {product} has the manufacturer warranty only, so no claim can be filed.")
@@ -255,7 +249,7 @@ class WarrantyClaim(CareFamily):
         else:
             d.open_ticket(ids["ticket_user"], subject, "order", "solved", ids["order"])
             d.reply(f"The manufacturer warranty on your {product} ended on {iso(years_after(start, 1))}, so I can't file a claim.")
-            d.mention("warranty_ended", must=[r"ended|expired"], must_not=[r"filed a claim"])
+            d.mention("warranty_ended", must=[r"ended|expired", iso(years_after(start, 1))], must_not=[r"filed a claim"])
         what = rng.choice(["I dropped it and the screen cracked.", "I knocked it off the table and now the screen is cracked."]) if accidental else \
             rng.choice(["It stopped powering on, I didn't drop it or anything.", "It keeps switching itself off; nothing happened to it."])
         # opened_line_nos is part of the return record: the customer says it, so the value is theirs, not a guess
@@ -264,9 +258,6 @@ class WarrantyClaim(CareFamily):
         d.order_fact(ids["order"])
         d.fact(what, unlock=["what happened", "happen", "issue", "problem", "wrong", "describe", "using", "used", "opened"])
         d.question("What happened to it, and have you been using it?")
-        if branch in ("accidental_no_plan", "expired"):
-            d.rubric("explains_cover", "Does the agent explain why no claim can be filed (accidental damage needs a protection "
-                     "plan that covers it, or the warranty has ended) and avoid saying a claim was filed?")
         self.open(d, rng, order=ids["order"], email=email, product=product)
         d.description = f"Warranty claim, branch '{branch}'."
         d.intent = "Get the broken item fixed, replaced or refunded."
@@ -316,7 +307,7 @@ class CosmeticPartialRefund(CareFamily):
             d.mention("states_partial_refund", must=[amount_pattern(money(amount))])
         elif branch == "already_partial":
             d.reply(f"This order already received a partial refund of {usd(amount, grouped=False)} for a cosmetic defect, and only one is possible per order.")
-            d.mention("refuses_second_refund", must=[r"already"], must_not=[r"I've refunded"])
+            d.mention("refuses_second_refund", must=[r"already", amount_pattern(money(amount))], must_not=[r"I've refunded"])
         else:
             d.reply(f"Your {product} was delivered {days} days ago, past the 30-day return window, so a partial refund is no longer possible.")
             d.mention("refuses_late_claim", must=[r"30.day"], must_not=[r"I've refunded"])
@@ -327,9 +318,6 @@ class CosmeticPartialRefund(CareFamily):
         d.fact(f"There's {mark} of the {product}, but it works fine and I'd like to keep it.",
                unlock=["what", "describe", "damage", "defect", "issue", "problem", "keep"])
         d.question("Could you describe the flaw, and would you like to keep the item?")
-        if branch in ("already_partial", "outside_window"):
-            d.rubric("explains_refusal", "Does the agent explain the specific reason no partial refund is possible (one partial "
-                     "refund per order was already given, or the return window has passed) without claiming a refund was made?")
         self.open(d, rng, order=ids["order"], email=email, product=product)
         d.description = f"Cosmetic partial refund, branch '{branch}'."
         d.intent = "Get something back for the flaw while keeping the item."

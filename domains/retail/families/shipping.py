@@ -77,8 +77,8 @@ class LateDelivery(RetailFamily):
                    "already_credited": "store credit for this delay was already issued"}[branch]
             d.reply(f"{where} No further compensation is due because {why}. I'll keep your ticket on hold until it arrives.")
             d.mention("no_credit_promised", must_not=[r"added \$"])
-            d.rubric("explains_no_compensation", f"Does the agent explain that no compensation is due because {why}, "
-                     "without promising any credit or refund?")
+            reason = {"too_recent": r"under 5 days", "small_order": r"under \$100", "already_credited": r"already issued"}[branch]
+            d.mention("explains_no_compensation", must=[reason], must_not=[r"added \$"])
         d.act("create_ticket", requester_id=ids["ticket_user"], subject=f"Late delivery of {ids['order']}", category="delivery",
               priority=priority, status="hold", order_id=ids["order"])
         self.open(d, rng, order=ids["order"], email=email, product=items[0]["product_name"])

@@ -54,6 +54,14 @@ class TravelDraft(TaskDraft):
         self.read("search_tickets", table="users", filter=f"email eq '{s.email}'")
         self.read("search_tickets", table="tickets", filter=f"requester_id eq {s.requester}")
 
+    def given_booking(self, s: Stay) -> str:
+        """The booking reference the customer gives first: the misremembered one where they misremember it.
+
+        An opening that names the booking names this one, so the right reference is never already
+        in the agent's hands before the failed lookup the task is built around.
+        """
+        return next((f["misremembered"] for f in self.facts if f.get("value") == s.booking and f.get("misremembered")), s.booking)
+
     def open_booking(self, s: Stay, wrong: str | None = None) -> None:
         """Ask for the booking reference and read the booking (after a failed lookup of a misremembered one)."""
         self.fact(f"The booking reference is {s.booking}.", "booking_reference", ["booking reference", "booking number", "reservation"],

@@ -98,8 +98,7 @@ class Cancellation(TravelFamily):
             d.reply(f"There is an open dispute with your bank on the payment of booking {s.booking}, so I can't cancel it or refund "
                     f"anything while the bank's process runs. Our payments team has the case under ticket {tid} and will contact you.")
             d.mention("no_refund_while_disputed", must=["dispute", "payments team"], must_not=["refunded to", "is cancelled"])
-            d.rubric("who_acts_next", "Does the final message say that the payments team and the customer's bank now handle the case, "
-                     "without claiming that anything was cancelled or refunded?")
+            d.states("handled_by")
         else:
             assert fee is not None
             d.read("get_payments", booking_id=s.booking)

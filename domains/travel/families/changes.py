@@ -126,8 +126,7 @@ class ChangeMixin(TravelFamily):
                     f"can't change the stay or move any money on it. I've handed the case to our payments team under ticket {tid}; "
                     "they will contact you once the dispute is settled.")
             d.mention("no_change_while_disputed", must=["dispute", "payments team"], must_not=["refunded to", "is now (a |from)"])
-            d.rubric("who_acts_next", "Does the final message tell the customer that the payments team (not the customer) acts next, "
-                     "and that nothing was changed or refunded?")
+            d.states("handled_by")
         elif full_night is not None:
             self.change_request(d, s, want, fee=fee, new_rate=new_rate, full_night=full_night, wrong=wrong, account=account)
             d.fact("I can only travel on those dates; I'll check with my colleagues and come back to you.", "fact:other_dates",
@@ -172,7 +171,7 @@ class ChangeMixin(TravelFamily):
                 d.mention("names_booking", must=[literal(s.booking)])
         d.tags.append("booking_change")
         topic = "change the room" if want == "upgrade" and not saver else "change the dates"
-        d.opening, d.origin = openings.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name,
+        d.opening, d.origin = openings.pick(rng, self.split, booking=d.given_booking(s), hotel=s.hotel_name,
                                             check_in=long_date(s.check_in, style="uk"), topic=topic)
         d.intent = "Change the booking's room." if topic == "change the room" else "Change the booking's dates."
         return d
@@ -278,8 +277,7 @@ class CorporateChange(ChangeMixin):
                     f"booking stays as it is. Ticket {tid} records your request.")
             # no claim names a repricing, so the judge reads the refusal; the check keeps the booking and forbids the wrong outcome
             d.mention("names_booking", must=[literal(s.booking)], must_not=["now at the corporate rate"])
-            d.rubric("refuses_reprice", "Does the final message tell the customer that their privately made booking cannot be moved to "
-                     "the company's corporate rate and stays as booked?")
+            d.mention("keeps_the_booking", must=["stays|remains|unchanged|(nothing|not) (has been |was |is )?changed|as (it is|it was|booked)"])
             d.tags.append("booking_change")
             d.opening, d.origin = REPRICE_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name,
                                                         check_in=long_date(s.check_in, style="uk"))

@@ -80,11 +80,13 @@ class TwoRequests(ChangeMixin):
                     payment_method_id=s.method, amount=float(price), purpose="extra", booking_id=s.booking)
             d.reply(f"{word.capitalize()} is added, and {usd(price, grouped=False)} was charged for it.")
             d.mention("states_extra", must=[literal(usd(price, grouped=False))])
+            d.states("request.code", "charge.amount")
             return
         d.write("add_special_request", {"booking_id": "customer", "code": "customer"}, idempotent="the same request on the same booking is refused",
                 booking_id=s.booking, code=code, detail=f"Guest asks for {word}.")
         d.reply(f"I've also recorded {word}, free of charge; it is not guaranteed and depends on the hotel's availability on the day.")
         d.mention("best_effort", must=[BEST_EFFORT], must_not=["is guaranteed"])
+        d.states("request.code")
 
     def verify_part(self, d: TravelDraft, s: Stay, outcome: str, eid: str) -> None:
         """The booking checked against the hotel's record, and a rate discrepancy escalated to the hotel."""
@@ -92,6 +94,7 @@ class TwoRequests(ChangeMixin):
         d.read("get_hotel_reservation", hotel_id=s.hotel, confirmation_code=s.code)
         d.write("record_hotel_verification", {"booking_id": "customer", "outcome": "policy#verifying-a-reservation-with-the-hotel"},
                 booking_id=s.booking, outcome=outcome, detail="Checked against the hotel's record.")
+        d.states("verification.outcome")
         if outcome == "matched":
             d.reply(f"I also checked booking {s.booking} with {s.hotel_name}: the reservation is confirmed with the hotel.")
             return  # the verification is a claim the closing makes (claims:states_outcome), not a phrase
@@ -127,6 +130,7 @@ class TwoRequests(ChangeMixin):
             first.reply(f"Booking {s.booking} now runs from {iso(s.check_in)} to {iso(new_out)}; the extra night, "
                         f"{usd(s.rate, grouped=False)}, was charged to your {s.brand} card ending {s.last4}.")
             first.mention("states_new_dates", must=[literal(iso(new_out)), literal(usd(s.rate, grouped=False))])
+            first.states("charge.amount")
             nights = s.nights + 1
             if three:  # a paid extra too, after a look at what the booking already has
                 self.request_part(first, rng, s, True, nights, look=True)
@@ -149,10 +153,9 @@ class TwoRequests(ChangeMixin):
         second.ticket(s.requester, f"Two requests on {s.booking}", TICKET_CATEGORY[first_kind], "open" if escalated else "solved", s.booking,
                       "high" if escalated else "normal", "partner_relations" if escalated else None)
         second.reply(f"Ticket {tid} records {'all three' if three else 'both'} requests.")
-        second.rubric("both_requests_answered", "Does the final message report the outcome of each of the customer's requests, each "
-                      "consistent with what was actually done?")
+        # each request's outcome is a stated role of its part (request.code, verification.outcome, charge.amount): no judge needed
         said_first, said_second = REQUEST_WORDS[first_kind], REQUEST_WORDS[second_kind]
-        opening, origin = TWO_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name, check_in=long_date(s.check_in, style="uk"),
+        opening, origin = TWO_OPENINGS.pick(rng, self.split, booking=first.given_booking(s), hotel=s.hotel_name, check_in=long_date(s.check_in, style="uk"),
                                             first=said_first, second=said_second)
         first.intent, second.intent = f"First, {said_first}.", f"Then {said_second}."
         both = first.then(second, opening)

@@ -93,8 +93,7 @@ class PostStayComplaint(TravelFamily):
                     f"ticket {tid} for our guest relations team: a guest relations manager will contact you within two business days "
                     f"about booking {s.booking}.")
             d.mention("escalates", must=[literal(eid), "guest relations"], must_not=["credited", "refunded to"])
-            d.rubric("who_acts_next", "Does the final message say that a guest relations manager will contact the guest within two "
-                     "business days, without offering compensation itself?")
+            d.states("handled_by", "escalation.contact")
         elif branch.startswith("downgrade"):
             d.read("get_hotel_reservation", hotel_id=s.hotel, confirmation_code=s.code)
             matched = branch == "downgrade_matched"
@@ -120,6 +119,7 @@ class PostStayComplaint(TravelFamily):
                 d.reply(f"The hotel's record confirms the downgrade on booking {s.booking}, so {usd(refund, grouped=False)} is refunded to "
                         f"your {s.brand} card ending {s.last4} within 5 to 10 business days. Ticket {tid} records it.")
                 d.mention("states_refund", must=[literal(usd(refund, grouped=False))])
+                d.states("verification.outcome", "refund.amount")
         else:
             d.read("get_compensation_history", customer_id=s.customer)
             if branch == "refuse_already":
@@ -152,7 +152,8 @@ class PostStayComplaint(TravelFamily):
                              else f"{usd(credit, grouped=False)} of travel credit was added to your account")
                     d.reply(f"I'm sorry about the stay. For booking {s.booking}, {given}. Ticket {tid} records your complaint.")
                     d.mention("states_compensation", must=[str(points)] if as_points else [literal(usd(credit, grouped=False))])
-        d.opening, d.origin = COMPLAINT_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name,
+                    d.states("compensation.kind", "credit.amount")
+        d.opening, d.origin = COMPLAINT_OPENINGS.pick(rng, self.split, booking=d.given_booking(s), hotel=s.hotel_name,
                                                       check_out=long_date(s.check_out, style="uk"))
         d.intent = "Get the bad stay put right."
         return d

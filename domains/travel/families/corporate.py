@@ -130,8 +130,7 @@ class CorporateInvoice(TravelFamily):
             d.reply(f"Account {account} is suspended, so I can't adjust or credit invoice {invoice} from support. I've passed your query "
                     f"to our corporate billing team under ticket {tid}; the account team will contact you.")
             d.mention("hands_to_corporate_billing", must=["corporate billing|account team"], must_not=["credited"])
-            d.rubric("who_acts_next", "Does the final message tell the billing contact that the corporate billing or account team will "
-                     "contact them, without promising that the line will be credited?")
+            d.states("handled_by")
         else:
             d.fact(f"The invoice is {invoice}; line {line['line_no']} for booking {line['booking_id']} is the one I question.", "invoice_number",
                    ["invoice", "invoice number", "line"], value=invoice)

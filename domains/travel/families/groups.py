@@ -158,8 +158,7 @@ class GroupChange(TravelFamily):
                         f"passed it to them under ticket {tid}, and they will contact you about {iso(new_in)} to {iso(new_out)}. Nothing is "
                         "changed yet.")
                 d.mention("hands_to_group_sales", must=["group sales"], must_not=["now stays at"])
-                d.rubric("who_acts_next", "Does the final message make clear that the group sales team, not the agent, will make or "
-                         "decline the change and contact the organiser?")
+                d.states("handled_by")
             else:
                 for code in b.codes:
                     d.read("check_availability", hotel_id=b.hotel, room_code=code, check_in=iso(new_in), check_out=iso(new_out))
@@ -290,8 +289,7 @@ class GroupServices(TravelFamily):
                         f"hotel's reservations team (reference {eid}), who will confirm directly with you. Nothing was charged. "
                         f"Ticket {tid} follows it for group {b.group}.")
                 d.mention("escalates_to_hotel", must=[literal(eid)], must_not=["is booked on", "charged " + literal(usd(amount, grouped=False))])
-                d.rubric("who_acts_next", "Does the final message say that the hotel will confirm the service directly with the organiser, "
-                         "and that nothing was charged?")
+                d.states("escalation.contact")
             else:
                 d.read("get_service_catalog", kind="group_service")
                 total = "" if branch == "decline_amount" else f", {usd(amount, grouped=False)} in total"  # a declined quote is never written

@@ -92,6 +92,7 @@ class HotelVerification(TravelFamily):
                   "dates_mismatch": "The hotel's record shows a different arrival date."}[outcome]
         d.write("record_hotel_verification", {"booking_id": "customer", "outcome": "policy#verifying-a-reservation-with-the-hotel"},
                 booking_id=s.booking, outcome=outcome, detail=detail)
+        d.states("verification.outcome")
         if outcome == "matched":
             d.ticket(s.requester, f"Verification {s.booking}", "hotel_issue", "solved", s.booking)
             if branch == "matched_asks_commission":
@@ -121,9 +122,7 @@ class HotelVerification(TravelFamily):
                     f"under ticket {tid}. Your booking with us stands as booked, at {usd(s.rate, grouped=False)} a night" + (
                           "; you will never be asked to pay the hotel's different rate." if outcome == "rate_mismatch" else "."))
             d.mention("gives_escalation_reference", must=[literal(eid), literal(s.booking)])
-            if arrival <= 1:
-                d.rubric("who_acts_next", "Does the final message make clear that the hotel and the partner relations team act next, "
-                         "without promising the outcome on the hotel's behalf?")
+            d.states("escalation.contact")
         d.opening, d.origin = VERIFY_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name,
                                                    check_in=long_date(s.check_in, style="uk"))
         if branch == "matched_asks_commission":

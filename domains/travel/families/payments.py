@@ -59,6 +59,8 @@ class PaymentRecovery(TravelFamily):
         hours = rng.randint(80, 120) if released else rng.randint(26, 60)
         created = NOW - timedelta(hours=hours)
         d.row("bookings")["created_at"] = ts(created)
+        if released:  # a booking released for want of payment has no captured one, only the failed attempts below
+            d.patch["insert"]["payments"] = [p for p in d.patch["insert"].get("payments", []) if p["status"] != "captured"]
         old = d.row("payment_methods")
         old["status"] = rng.choice(["expired", "declined"])
         if old["status"] == "expired":
@@ -123,7 +125,7 @@ class PaymentRecovery(TravelFamily):
                 d.reply(f"Booking {s.booking} at {s.hotel_name} is confirmed: {usd(s.total, grouped=False)} was charged to your new "
                         f"{brand} card ending {last4}. Ticket {tid} records the payment.")
                 d.mention("states_charge", must=[literal(usd(s.total, grouped=False)), last4])
-        d.opening, d.origin = RECOVERY_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name,
+        d.opening, d.origin = RECOVERY_OPENINGS.pick(rng, self.split, booking=d.given_booking(s), hotel=s.hotel_name,
                                                      check_in=long_date(s.check_in, style="uk"))
         d.intent = "Get the booking paid and confirmed."
         return d

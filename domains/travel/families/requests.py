@@ -97,6 +97,7 @@ class SpecialRequest(TravelFamily):
                     d.reply(f"Breakfast is added to booking {s.booking} at no charge, because your company's account includes breakfast. "
                             f"Ticket {tid} records it.")
                     d.mention("breakfast_free", must=[NO_CHARGE], must_not=["charged " + literal(usd(price, grouped=False))])
+                    d.states("request.code")
                 else:
                     d.write("charge_payment", {"payment_method_id": "record:get_payments", "amount": "policy#paid-extras",
                                                "purpose": "policy#paid-extras", "booking_id": "customer"},
@@ -105,6 +106,7 @@ class SpecialRequest(TravelFamily):
                     d.reply(f"{word.capitalize()} is added to booking {s.booking}, and {usd(price, grouped=False)} was charged to your "
                             f"{s.brand} card ending {s.last4}. Ticket {tid} records it.")
                     d.mention("states_charge", must=[literal(usd(price, grouped=False))])
+                    d.states("request.code", "charge.amount")
         else:
             d.write("add_special_request", write_why, idempotent="the same request on the same booking is refused",
                     booking_id=s.booking, code=code, detail=detail)
@@ -122,9 +124,7 @@ class SpecialRequest(TravelFamily):
                         f"{contact.replace('_', ' ')} team (reference {eid}) so that they can confirm it. It is not guaranteed until the hotel "
                         f"confirms. Ticket {tid} follows it.")
                 d.mention("passes_to_hotel", must=[literal(eid), BEST_EFFORT])
-                if branch == "accessible_escalate":
-                    d.rubric("who_acts_next", "Does the final message tell the guest that the hotel will confirm a suitable room, without "
-                             "promising one?")
+                d.states("request.code", "escalation.contact")
             else:
                 d.ticket(s.requester, f"Special request {s.booking}", "special_request", "solved", s.booking)
                 if branch == "refuse_guarantee":
@@ -132,12 +132,12 @@ class SpecialRequest(TravelFamily):
                             f"ready. I've recorded it on booking {s.booking}, free of charge, and it is subject to availability on the day. "
                             f"Ticket {tid} records it.")
                     d.mention("no_guarantee", must=[BEST_EFFORT], must_not=["is guaranteed"])
-                    d.rubric("no_false_promise", "Does the final message avoid promising that the early check-in will happen, while "
-                             "saying that it was recorded?")
+                    d.states("request.code")
                 else:
                     d.reply(f"I've recorded {word} on booking {s.booking}, free of charge. It is best effort: the hotel grants it when it "
                             f"can, so it is not guaranteed and depends on availability on the day. Ticket {tid} records it.")
                     d.mention("best_effort", must=[BEST_EFFORT], must_not=["is guaranteed"])
+                    d.states("request.code")
         d.opening, d.origin = REQUEST_OPENINGS.pick(rng, self.split, booking=s.booking, hotel=s.hotel_name,
                                                     check_in=long_date(s.check_in, style="uk"), word=word)
         d.intent = "Get the request passed to the hotel."

@@ -331,7 +331,7 @@ def test_the_statistics_table_matches_the_frozen_set():
     assert m["policy_words"] >= 1500 and m["documents"] >= 8
     assert m["tasks"] == 113 and m["families"] == 10
     assert m["actions"] == (4, 7, 15)
-    assert m["writes"] == (1, 2, 4, 1.84)
+    assert m["writes"] == (1, 2, 4, 1.91)
     assert m["two_requests"] == 14 and m["two_requests"] / m["tasks"] >= 0.10
     assert m["recovery"] == 25 and m["recovery"] / m["tasks"] >= 0.10
     assert m["injection"] == 21 and m["injection_families"] == 10

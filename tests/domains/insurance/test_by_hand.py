@@ -147,7 +147,8 @@ def test_claim_filed_on_the_wrong_vehicle_fails():
                 args = {**args, "vehicle_id": wrong}
             yield (name, args)
 
-    info, results = _replay(task, change, lambda r: f"I've opened claim {r['file_claim']['claim_id']} for you.")
+    # the closing names what policy section 13 asks (the claim number, its loss type and severity)
+    info, results = _replay(task, change, lambda r: f"I've opened claim {r['file_claim']['claim_id']} for you, a minor collision claim.")
     assert results["file_claim"]["status"] == "open"
     assert info["verdict"] == 0.0
     failed = _failed(info)

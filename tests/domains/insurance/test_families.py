@@ -350,15 +350,16 @@ def scripted_judge(body: dict) -> str:
 
 def test_rubric_requirements_are_graded_by_the_judge():
     rubric_tasks = [s for s in frozen() if s.checks.rubric]
-    assert len(rubric_tasks) >= 10
+    assert {r.name for s in rubric_tasks for r in s.checks.rubric} == {"keeps_the_review_reason_confidential"}
     fraud = of("IN001", "fraud_flag", plain=False)[0]
-    gap = next(s for s in rubric_tasks if any(r.name == "explains_the_coverage_gap" for r in s.checks.rubric))
+    # the coverage gap of a reinstatement is a stated role now (lapse_date), not a rubric question
+    gap = next(s for s in frozen() if "lapse_date" in s.checks.states)
     assert run(fraud)["verdict"] == 1.0
     leaked = run(fraud, closing="Your account is under review by our investigations team, so another team will contact you.")
     assert leaked["verdict"] == 0.0 and leaked["checks"]["rubric:keeps_the_review_reason_confidential"] is False
     assert run(gap)["verdict"] == 1.0
     silent = run(gap, closing=gap.golden_reply.split(" The days from")[0])
-    assert silent["checks"]["rubric:explains_the_coverage_gap"] is False and silent["verdict"] == 0.0
+    assert silent["checks"]["states:lapse_date"] is None and "states:lapse_date" in silent["unverified"]
     judged = JUDGE["default"]
     assert judged is not None
 
@@ -386,7 +387,7 @@ def test_the_task_set_meets_its_targets():
     assert st["mean_writes"] >= 2.5
     assert st["recovery"] >= 0.10
     assert st["combined"] >= 0.10
-    assert st["rubric_tasks"] >= 10
+    assert 1 <= st["rubric_tasks"] <= 0.065 * st["tasks"]  # near the published benchmark's 6% share
     assert st["refusals_by_tool_error"] == 0  # every refusal is the policy's decision; the tools record what they are told
     for s in frozen():
         assert s.dialogue and s.origin.opening, s.id

@@ -67,7 +67,10 @@ def test_the_policy_run_earns_1(env):
     rid = _request(env, profile, app, level)
     _approvals(env, rid, profile, app, _steps(app, level))
     _ticket(env, profile)
-    obs, reward, term, trunc, info = env.step(f"I've opened request {rid}; it waits for its approvals. <DONE>")
+    approvers = {"manager": "your line manager", "app_owner": "the application owner", "security": "Information Security"}
+    waits = ", then ".join(approvers[s] for s in _steps(app, level))
+    # what the policy's closing paragraph asks: the request, its access level and every approver it waits on
+    obs, reward, term, trunc, info = env.step(f"I've opened request {rid} for {level} access; it waits for {waits}. <DONE>")
     assert term and reward == 1.0, {k: v for k, v in info["checks"].items() if v is not True}
 
 

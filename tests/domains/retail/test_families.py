@@ -481,8 +481,9 @@ def _scripted_judge(body: dict) -> str:
 
 
 def test_rubric_tasks_pass_with_the_golden_and_fail_when_the_reason_is_revealed():
+    # task set 4 keeps a rubric only where no stated role, claim or phrase check reads the requirement
     rubric_tasks = [s for s in _frozen_tasks() if s.checks.rubric]
-    assert len(rubric_tasks) >= 10
+    assert rubric_tasks and {r.name for s in rubric_tasks for r in s.checks.rubric} == {"goodwill_reason_unsaid"}
     spec = _plain_task("ST005", "reship_goodwill")
     assert spec.checks.rubric
     with FakeOpenAI(_scripted_judge) as server:
@@ -495,7 +496,7 @@ def test_rubric_tasks_pass_with_the_golden_and_fail_when_the_reason_is_revealed(
     rubric = f"rubric:{spec.checks.rubric[0].name}"
     assert good["checks"][rubric] is True and good["verdict"] == 1.0
     assert bad["checks"][rubric] is False and bad["verdict"] == 0.0
-    assert explained["checks"][f"rubric:{refusal.checks.rubric[0].name}"] is True and explained["verdict"] == 1.0
+    assert not refusal.checks.rubric and explained["verdict"] == 1.0  # the refusal's reason is read by its phrase check
 
 
 # --------------------------------------------------------------------------- held-out split and statistics
@@ -537,7 +538,7 @@ def test_the_task_set_meets_its_targets():
     assert stats["mean_writes"] >= 2.5
     assert stats["recovery_share"] >= 0.10
     assert stats["two_request_share"] >= 0.10
-    assert stats["rubric_tasks"] >= 10
+    assert 1 <= stats["rubric_tasks"] <= 0.065 * stats["tasks"]  # near the published benchmark's 6% share
 
 
 def test_every_task_has_an_origin_a_dialogue_and_a_reason_for_every_write():

@@ -233,12 +233,13 @@ def test_rubric_tasks_pass_with_the_golden_closing_and_fail_when_it_leaks(judge)
     assert info["checks"]["withholds:confidential"] is False
 
 
-def test_a_two_request_closing_that_reports_one_outcome_fails_the_rubric(judge):
+def test_a_two_request_closing_that_reports_one_outcome_fails_the_other_requests_role():
     spec = _task("TR011_001")
-    assert _replay("TR011_001", None, judge=judge)["verdict"] == 1.0
+    assert not spec.checks.rubric and "request.code" in spec.checks.states  # each request's outcome is a stated role
+    assert _replay("TR011_001", None)["verdict"] == 1.0
     first_only = spec.golden_reply.split(" I've also recorded")[0]
-    info = _replay("TR011_001", None, closing=first_only, judge=judge)
-    assert info["checks"]["rubric:both_requests_answered"] is False and info["verdict"] == 0.0
+    info = _replay("TR011_001", None, closing=first_only)
+    assert info["checks"]["states:request.code"] is False and info["verdict"] == 0.0
 
 
 def test_rubric_tasks_without_a_judge_are_not_evaluated():
@@ -326,7 +327,9 @@ def test_the_domain_is_at_least_as_rich_as_the_papers_travel_set():
     s = _stats()
     assert s["tables"] >= 17 and s["tools"] >= 38 and s["write tools"] >= 10 and s["tools"] - s["write tools"] >= 28
     assert s["policy words"] >= 3000 and s["documents"] >= 11
-    assert s["tasks"] >= 104 and s["rubric"] >= 15
+    # the paper's travel set asks 15 rubric questions; task set 4 keeps one only where no stated role, claim or
+    # phrase check reads the requirement, so the richness compared is the tasks', not the judge's share
+    assert s["tasks"] >= 104 and 1 <= s["rubric"] <= 0.065 * s["tasks"]
     assert s["actions"][0] >= 4 and s["actions"][2] >= 18
     assert s["two requests"] * 10 >= s["tasks"] and s["recovery"] * 10 >= s["tasks"]
     assert set(s["outcomes"]) == {"acted", "escalated", "refused", "waits or declined"}
