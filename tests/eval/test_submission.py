@@ -31,7 +31,7 @@ def test_prepare_writes_a_versioned_result_that_validates(runs, tmp_path, capsys
     data = json.loads(out.read_text())
     assert data["format"] == FORMAT and data["format_version"] == 1 and data["package_version"] == tb.__version__
     assert data["agent"]["kind"] == "oracle" and data["user"]["kind"] == "scripted" and data["judge"] is None
-    assert data["created"].endswith("+00:00") and data["task_set"]["versions"] == {"retail": 3}
+    assert data["created"].endswith("+00:00") and data["task_set"]["versions"] == {"retail": 4}
     installed = {t: tb.load_task(t).content_key() for t in TASKS}
     assert data["task_set"]["content_hash"] == task_set_hash(installed) and data["task_set"]["tasks"] == 2
     assert [t["outcome"] for t in data["tasks"]["retail/ST030_001"]["trials"]] == ["pass", "pass"]
