@@ -139,8 +139,11 @@ def _first(domain: str, family: str, holds: str) -> TaskSpec:
 def test_the_travel_class_booked_is_held_to_the_write() -> None:
     spec = _first("consulting", "HV008", "business-class trip")
     assert _closing_result(spec, spec.golden_reply, "states:travel.class") is True
-    wrong = spec.golden_reply.replace("business-class", "economy")
+    wrong = spec.golden_reply.replace("business-class", "economy-class")
     assert _closing_result(spec, wrong, "states:travel.class") is False
+    # a bare word of another value is no statement of the role: undetermined, never failed
+    bare = spec.golden_reply.replace("business-class trip", "trip") + " I'll keep it economy on the hotel side."
+    assert _closing_result(spec, bare, "states:travel.class") is None
 
 
 def test_every_approver_of_a_request_is_stated() -> None:

@@ -301,8 +301,9 @@ _UNASSERTED = re.compile(r"\b(?:until|unless|if|whether|once|when|before|after|o
 def _term_stated_instead(vocab: ClaimsVocabulary, roles: list[str], closing: list[str], held: list[Value]) -> str:
     """Another value of a term role, said as a plain statement ("I've booked it in economy" where business was booked).
 
-    Only a clause with no condition, alternative or denial in it counts: "your ticket stays pending until
-    onboarding is complete" names a phase it does not claim, and that is no evidence against the closing.
+    Only a phrase of two or more words, in a clause with no condition, alternative or denial in it, counts:
+    "your ticket stays pending until onboarding is complete" names a phase it does not claim, and "I'd like to
+    express our thanks" names no shipping speed, so neither is evidence against the closing.
     """
     norms = {h.norm for h in held}
     for role in roles:
@@ -311,8 +312,8 @@ def _term_stated_instead(vocab: ClaimsVocabulary, roles: list[str], closing: lis
             continue
         for text in closing:
             for v in term_values(spec, text):
-                if v.norm in norms:
-                    continue
+                if v.norm in norms or not re.search(r"[\s-]", v.text):
+                    continue  # one bare word ("express my thanks", "a minor delay", "I'll write") is no statement of the role
                 start = max(text.rfind(c, 0, v.start) for c in ".;:!?\n") + 1
                 ends = [i for i in (text.find(c, v.end) for c in ".;:!?\n") if i >= 0]
                 clause = text[start:min(ends) if ends else len(text)]
