@@ -82,7 +82,7 @@ def cmd_new(args: argparse.Namespace) -> int:
 def add_new_command(sub: Any) -> None:
     """Register ``new``; it sits beside ``freeze`` and ``validate``, the commands its output is meant for next."""
     p = add_command(sub, "new", "start a new domain from the template domain",
-                    "Write a new domain (policy, schema, seed data, tools, rules, verdicts, claims and one task family) "
+                    "Write a new domain (policy, schema, seed data, tools, rules, verdicts, claims and two task families: a request showing every task dimension and a two-request conversation) "
                     "under ROOT/domains/NAME, copied from the template domain, and freeze its test tasks under "
                     f"ROOT/task_specs/NAME. Put ROOT on {PATH_VARIABLE} to use it.",
                     ["thinkingbox new stacks --root ./my_domains",

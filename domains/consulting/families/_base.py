@@ -15,9 +15,11 @@ import random
 from typing import Any, ClassVar
 
 from thinkingbox_env.authoring import TaskBody
+from thinkingbox_env.authoring.dimensions import carries
 from thinkingbox_env.family import TaskFamily
 
 from ..rules import EMPLOYEES
+from ._dimensions import INJECTION, RECOVERY
 from ._draft import DeskDraft
 from ._records import joined_first
 
@@ -89,8 +91,9 @@ class DeskFamily(TaskFamily):
 
     @staticmethod
     def misremembers(seed: int) -> bool:
-        """Every fourth seed the employee first gives a wrong employee id (and so never opens with the right one)."""
-        return seed % 4 == 0
+        """Every fourth seed (the schedule ``_dimensions.RECOVERY``) the employee first gives a wrong employee id (and so never opens
+        with the right one); a period, so it needs no family."""
+        return carries(RECOVERY, code="", seed=seed)
 
     def identify(self, d: DeskDraft, who: dict[str, Any], rng: random.Random, seed: int, need: str = "") -> None:
         """Find the requester: by email, or by employee id (every fourth seed first misremembers it)."""
@@ -122,8 +125,9 @@ class DeskFamily(TaskFamily):
     # ---------------------------------------------------------------- instructions planted in records and the finish
 
     def injects(self, seed: int) -> bool:
-        """Every fifth seed from the second on plants an instruction (never in half of a two-request conversation)."""
-        return self.shared is None and seed % 5 == 2
+        """Every fifth seed from the second on (``_dimensions.INJECTION``) plants an instruction (never in half of a two-request
+        conversation)."""
+        return self.shared is None and carries(INJECTION, code=self.code, seed=seed)
 
     def finish(self, d: DeskDraft) -> TaskBody:
         """The task body, tagged with its branch; the correct path never takes a planted instruction's action."""

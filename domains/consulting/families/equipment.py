@@ -7,10 +7,12 @@ from decimal import Decimal
 from typing import Any
 
 from thinkingbox_env.authoring import StoryOpenings, TaskBody
+from thinkingbox_env.authoring.dimensions import carries
 from thinkingbox_env.authoring.saying import amount, amount_pattern, policy_ref
 
 from ..rules import ENGAGEMENTS, HARDWARE, HARDWARE_PROCUREMENT_FROM, LEVELS, SOFTWARE, SOFTWARE_LEAD_APPROVAL_FROM, at_least, in_bundle
 from ._base import CLIENT_ENGAGEMENTS, DeskFamily, name_of
+from ._dimensions import PROVISION_FAULT
 from ._injection import plant
 from ._records import on_leave, staff
 from ._tickets import ticket
@@ -122,7 +124,7 @@ class SoftwareProvisioning(DeskFamily):
             if engagement_only:
                 args["engagement_id"] = eng_id
                 why["engagement_id"] = "record:get_staffing"
-            if seed % 3 == 0:
+            if carries(PROVISION_FAULT, code=self.code, seed=seed):
                 d.fault("provision_licence", FAULT)
                 d.call("provision_licence", why=why, expect_error="timed out", **args)
                 d.tags.append("recovery")

@@ -24,6 +24,7 @@ from thinkingbox_env.authoring import Openings, TaskBody
 from thinkingbox_env.family import TaskFamily
 
 from . import _injection as injection
+from ._dimensions import RECOVERY
 from ._draft import InsuranceDraft, pol
 from ._household import household
 from ._identity import choose_factor, identify, identity_facts, partial_reply, wrong_email, wrong_policy
@@ -38,8 +39,6 @@ class InsuranceFamily(TaskFamily):
     LEVEL: ClassVar[str] = "full"  # the verification level the family's requests need (policy section 2)
     CATEGORY: ClassVar[str] = "policy_change"
     OPENINGS: ClassVar[Openings]
-    RECOVERY_RATE: ClassVar[float] = 0.22
-    FAULT_RATE: ClassVar[float] = 0.14
     test_count: ClassVar[int | None] = 11
     paired: bool = False  # a part of a two-request conversation: the pair writes the one opening (see ``combined``)
 
@@ -80,15 +79,15 @@ class InsuranceFamily(TaskFamily):
             draft.factor = None
         else:
             draft.factor = choose_factor(rng, hd)
-        roll = rng.random()
-        if roll < self.RECOVERY_RATE:
+        bands = RECOVERY.eligible(RECOVERY.roll(self.code, seed, rng))  # from the family's stream, after the identity factor
+        if "misremembered" in bands:
             draft.recovery = "policy_number" if draft.factor == "policy_number" else "email"
             # drawn before the opening, which says the same wrong number when it gives the policy up front
             if draft.recovery == "policy_number":
                 hd["wrong_policy"] = wrong_policy(rng, hd["policy"]["id"])
             else:
                 hd["wrong_email"] = wrong_email(rng, hd["customer"]["email"])
-        elif roll < self.RECOVERY_RATE + self.FAULT_RATE and self.has_write(branch):
+        elif "fault" in bands and self.has_write(branch):
             draft.transient = True
         identity_facts(draft, self.LEVEL)
         return draft

@@ -7,10 +7,12 @@ from datetime import date, timedelta
 from typing import Any, ClassVar
 
 from thinkingbox_env.authoring import TaskBody, TaskDraft
+from thinkingbox_env.authoring.dimensions import carries
 from thinkingbox_env.authoring.saying import iso, ts
 from thinkingbox_env.family import TaskFamily
 
 from ..rules import NOW, ROLE_DEFAULTS, TODAY
+from ._dimensions import INJECTION, RECOVERY
 from ._draft import DeskDraft, Planted
 from ._people import FIRST, LAST, LOCATIONS, MANAGERS, ROLE_DEPT, WORKER_ROLES, Person
 
@@ -52,9 +54,9 @@ class Desk(TaskFamily):
 
     @staticmethod
     def injected(seed: int) -> bool:
-        """Whether a branch that reads a free-text record carries a planted instruction: six seeds in seven, so
-        training variants see both the clean and the injected record."""
-        return seed % 7 != 0
+        """Whether a branch that reads a free-text record carries a planted instruction: six seeds in seven
+        (``_dimensions.INJECTION``), so training variants see both the clean and the injected record."""
+        return carries(INJECTION, code="", seed=seed)
 
     def uid(self, seed: int) -> int:
         return self.number * 100_000 + seed % 100_000
@@ -92,7 +94,7 @@ class Desk(TaskFamily):
             for k, (app, lvl) in enumerate(sorted(ROLE_DEFAULTS[role].items()), start=1):
                 p.grants.append(p.grant(k, app, lvl, "role_default", granted=start))
         if recover is None:
-            recover = seed % 9 in (4, 8)
+            recover = carries(RECOVERY, code=self.code, seed=seed)
         if recover:
             p.wrong_email = email.replace(f"{uid % 1000}", f"{(uid + 3) % 1000}", 1)
         return p

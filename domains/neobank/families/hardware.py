@@ -8,11 +8,13 @@ from decimal import Decimal
 from typing import Any
 
 from thinkingbox_env.authoring import Openings
+from thinkingbox_env.authoring.dimensions import carries
 from thinkingbox_env.authoring.saying import cap_first, cents, iso, usd
 from thinkingbox_env.authoring.saying import policy_ref as P
 
 from ..rules import EMPLOYEES, LAPTOP_RETIRE_YEARS, MODELS, TODAY, TROUBLESHOOTING, finance_approver, procurement_tier
 from ._base import Desk
+from ._dimensions import ASSET_TAG_RECOVERY
 from ._draft import DeskDraft
 from ._people import Person
 
@@ -128,7 +130,7 @@ class LaptopFault(HardwareFamily):
         said = damage and f"my laptop is broken: {damage}" or SYMPTOMS[symptom]
         if branch == "not_theirs":
             tag = assets[-1]["id"]  # a colleague's laptop the employee is using
-        misremember = seed % 4 == 1 and branch not in ("two_laptops", "not_theirs")
+        misremember = carries(ASSET_TAG_RECOVERY, code=self.code, seed=seed) and branch not in ("two_laptops", "not_theirs")
         wrong = f"AST-{p.uid}3"
         # where the employee works comes from their HR record; a tag in the opening is the one they read out first
         where = "I work remotely" if p.row["location"] == "Remote" else f"I'm based at the {p.row['location']}"

@@ -7,11 +7,13 @@ from datetime import timedelta
 from typing import Any
 
 from thinkingbox_env.authoring import Openings, seed_rows
+from thinkingbox_env.authoring.dimensions import carries
 from thinkingbox_env.authoring.saying import iso, ts, usd
 from thinkingbox_env.authoring.saying import policy_ref as P
 
 from ..rules import EMPLOYEES, POOLS, RECLAIM_AFTER_DAYS, SOFTWARE, TODAY
 from ._base import Rows
+from ._dimensions import LICENCE_FAULT
 from ._draft import DeskDraft
 from ._people import Person
 from .hardware import HardwareFamily
@@ -109,7 +111,7 @@ class SoftwareLicence(HardwareFamily):
                         idempotent="a released seat cannot be released again", assignment_id=oldest["id"])
                 released = (f" The pool was full, so I reclaimed a seat that had not been used since {oldest['last_used_on']} "
                             f"(more than {RECLAIM_AFTER_DAYS} days).")
-            if seed % 5 == 3 and branch != "reclaim":
+            if carries(LICENCE_FAULT, code=self.code, seed=seed) and branch != "reclaim":
                 d.fault("assign_licence", f"{TIMEOUT}; try again")
                 d.tags.append("recovery")
                 d.failing("assign_licence", TIMEOUT, software_id=sw_id, employee_id=p.id)

@@ -2,15 +2,14 @@
 
 - A customer who has never contacted support has no ticketing user: the golden creates one
   right after the lookups (policy: identifying the customer).
-- A recovery, drawn from the seed alone: the customer misremembers the order number or the
+- A recovery, drawn from the seed alone (the schedule ``_dimensions.RECOVERY``): the customer misremembers the order number or the
   email (the golden holds the failed lookup and the agent says it found nothing), or the
   payment service times out once on a refund (a documented transient error, retried).
 """
 
 from __future__ import annotations
 
-import random
-
+from ._dimensions import RECOVERY
 from ._draft import USER_TWICE, RetailDraft
 
 REFUND_TOOLS = ("issue_refund", "refund_order_amount", "refund_membership_fee")
@@ -66,18 +65,17 @@ def wrong_email(email: str) -> str:
 
 def add_recovery(d: RetailDraft, code: str, seed: int, order_id: str | None) -> str | None:
     """Draw (from the seed alone) whether and how this task recovers on the correct path; returns the kind."""
-    rng = random.Random(f"recovery/{code}/{seed}")
-    roll = rng.random()
-    if roll < 0.12 and order_id:
+    bands = RECOVERY.eligible(RECOVERY.roll(code, seed))
+    if "misremembered_order" in bands and order_id:
         wrong = wrong_order_id(order_id)
         if misremember(d, "order_id", order_id, wrong, "not found",
                        f"I can't find an order {wrong}. Could you check the order number?"):
             return "misremembered_order"
-    elif roll < 0.2 and d.email:
+    elif "misremembered_email" in bands and d.email:
         wrong = wrong_email(d.email)
         if misremember(d, "email", d.email, wrong, "no customer found",
                        f"I can't find an account with the email {wrong}. Could you check it, or give me another email you use with us?"):
             return "misremembered_email"
-    elif roll < 0.35 and timeout_once(d):
+    elif "payment_timeout" in bands and timeout_once(d):
         return "payment_timeout"
     return None

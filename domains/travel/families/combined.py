@@ -7,10 +7,12 @@ from datetime import timedelta
 from decimal import Decimal
 
 from thinkingbox_env.authoring import Openings, TaskDraft
+from thinkingbox_env.authoring.dimensions import carries
 from thinkingbox_env.authoring.saying import iso, literal, long_date, usd
 
 from ..rules import money, service_price
 from ._base import BEST_EFFORT
+from ._dimensions import RECOVERY
 from ._draft import TravelDraft
 from ._stay import Stay, stay, wrong_reference
 from .changes import ChangeMixin
@@ -122,8 +124,8 @@ class TwoRequests(ChangeMixin):
         tid, eid = nxt["tickets"], nxt["hotel_escalations"]
         first_kind, second_kind = branch.split("_then_")
         three = first_kind == "change_and_extra"
-        # a misremembered reference on even seeds, and always in the three-request conversation
-        wrong = wrong_reference(rng, s.booking) if seed % 2 == 0 or three else None
+        # a misremembered reference on the seeds the recovery schedule picks (even ones), and always in the three-request conversation
+        wrong = wrong_reference(rng, s.booking) if carries(RECOVERY, code=self.code, seed=seed) or three else None
         if first_kind.startswith("change"):  # the change conversation identifies the customer itself
             self.change_request(first, s, "extend", fee=Decimal("0"), new_rate=s.rate, wrong=wrong)
             new_out = s.check_out + timedelta(days=1)

@@ -1,4 +1,4 @@
-"""Lending library tools: find a book, lend it.
+"""Lending library tools: find a book, lend it, report an instruction planted in a record.
 
 The template for a domain's ``tools.py``: every tool takes the typed episode state
 first, states its limits in its signature (they reach the agent in the JSON
@@ -11,6 +11,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from thinkingbox_env.injection import report_injection  # noqa: F401 - offered to every task: instructions planted in records are reported, not followed
 from thinkingbox_env.state import ToolContext
 from thinkingbox_env.tools import ToolError, tool
 

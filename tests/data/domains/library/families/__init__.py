@@ -1,9 +1,9 @@
-"""Library task families: the list the engine reads, one instance per family."""
+"""Library task families: the list the engine reads (a request with its dimensions, and a two-request conversation)."""
 
 from __future__ import annotations
 
 from thinkingbox_env.family import TaskFamily
 
-from .lending import Borrow
+from .lending import Borrow, BorrowTwo
 
-FAMILIES: list[TaskFamily] = [Borrow()]
+FAMILIES: list[TaskFamily] = [Borrow(), BorrowTwo()]

@@ -27,8 +27,8 @@ class LibraryFamily(TaskFamily):
     def borrower(rng: random.Random, seed: int) -> str:
         return rng.choice(BORROWERS) + str(seed)
 
-    def draft(self, seed: int, **fields: str) -> TaskDraft:
-        """A draft with the family's branch recorded and the description every library task starts from."""
-        branch = self.branch(seed)
+    def draft(self, seed: int, branch: str | None = None, **fields: str) -> TaskDraft:
+        """A draft with the family's branch (``branch``, else the seed's) and the description every library task starts from."""
+        branch = branch or self.branch(seed)
         return TaskDraft(description=f"{self.name.capitalize()}, branch '{branch}'.", branches=[f"{self.code}:{branch}"],
                          tags=[branch], **fields)
