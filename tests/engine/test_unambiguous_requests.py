@@ -40,12 +40,12 @@ from functools import cache
 from typing import Any
 
 import pytest
+from task_rows import starting_rows
 
 import thinkingbox_env as tb
 from thinkingbox_env.domain import load_domain
 from thinkingbox_env.registry import archived_task_set_versions, current_task_set_version
 from thinkingbox_env.spec import TaskSpec
-from thinkingbox_env.state.database import read_seed_csv
 
 DOMAINS = ("retail", "travel", "insurance", "neobank", "consulting")
 TRAIN_SEEDS = range(1, 21)  # training variants per family, beside the test seeds 1..test_count freeze writes
@@ -69,32 +69,9 @@ class State:
         return self.tables.get(table, [])
 
 
-@cache
-def _seed(domain: str) -> dict[str, tuple[dict[str, Any], ...]]:
-    """The domain's seed rows by table, read once."""
-    folder = load_domain(domain).path / "seed"
-    out: dict[str, tuple[dict[str, Any], ...]] = {}
-    for path in sorted(folder.glob("*.csv")):
-        header, rows = read_seed_csv(path)
-        out[path.stem] = tuple(dict(zip(header, row, strict=False)) for row in rows)
-    return out
-
-
-def _matches(row: dict[str, Any], key: dict[str, Any]) -> bool:
-    return all(str(row.get(k)) == str(v) for k, v in key.items())
-
-
 def state_of(spec: TaskSpec) -> State:
     """The rows a task starts from: seed rows, then the patch's deletes, updates and inserts."""
-    tables = {t: [dict(r) for r in rows] for t, rows in _seed(spec.domain).items()}
-    for delete in spec.patch.delete:
-        tables[delete.table] = [r for r in tables.get(delete.table, []) if not _matches(r, delete.key)]
-    for update in spec.patch.update:
-        for row in tables.get(update.table, []):
-            if _matches(row, update.key):
-                row.update(update.set)
-    for table, rows in spec.patch.insert.items():
-        tables.setdefault(table, []).extend(dict(r) for r in rows)
+    tables, _ = starting_rows(spec)
     by_id: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     for table, rows in tables.items():
         for row in rows:
