@@ -170,10 +170,22 @@ def test_a_shared_warm_start_is_trained_once_and_every_seed_starts_from_it(tmp_p
     for seed in ("0", "1"):
         run = saved["arms"]["verdict"]["seeds"][seed]
         assert [h["step"] for h in run["train"]] == [1] and [e["step"] for e in run["evals"]] == [0, 1]
-    # a rerun with the same settings reuses the model, whether or not it is shared
+    # a run stopped after its first seed resumes: the finished seed is kept as written, the rest trains
+    interrupted = dict(saved, arms={"verdict": {"seeds": {"0": saved["arms"]["verdict"]["seeds"]["0"]}}})
+    (tmp_path / "results.json").write_text(json.dumps(interrupted))
+    resumed = subprocess.run([sys.executable, str(script), "--config", str(CPU_CONFIG), "--out", str(tmp_path),
+                              "--arms", "verdict", *args], capture_output=True, text=True, cwd=ROOT, timeout=540)
+    assert resumed.returncode == 0, resumed.stderr[-4000:]
+    after = json.loads((tmp_path / "results.json").read_text())
+    assert after["resumed"] == {"verdict": [0]}
+    assert after["arms"]["verdict"]["seeds"]["0"] == saved["arms"]["verdict"]["seeds"]["0"]
+    rerun = after["arms"]["verdict"]["seeds"]["1"]
+    assert [h["step"] for h in rerun["train"]] == [1] and rerun["seconds"] != saved["arms"]["verdict"]["seeds"]["1"]["seconds"]
+    # a rerun with the same settings reuses the model, whether or not it is shared; other settings keep no seed
     again = subprocess.run([sys.executable, str(script), "--config", str(CPU_CONFIG), "--out", str(tmp_path),
                             "--arms", "verdict", "--set", *tiny, "seeds=[0]", "grpo.max_steps=1", "eval.every=1",
                              "warm_start.induction_steps=2", "warm_start.induction_batch_size=2"],
                            capture_output=True, text=True, cwd=ROOT, timeout=540)
     assert again.returncode == 0, again.stderr[-4000:]
-    assert json.loads((tmp_path / "results.json").read_text())["warm_start"]["0"]["reused"] is True
+    final = json.loads((tmp_path / "results.json").read_text())
+    assert final["warm_start"]["0"]["reused"] is True and "resumed" not in final

@@ -594,6 +594,7 @@ def _run(cfg: ExperimentConfig, out: Path, config_path: str | None = None,
         "splits": splits, "torch_threads": torch.get_num_threads(), "device": "cuda" if _cuda() else "cpu",
         "arms": {arm.name: {"seeds": {}} for arm in cfg.arms}, "warm_start": {},
     }
+    finished = _finished_runs(out, results["config"])
     done: dict[int, tuple[dict[str, Any], float, bool]] = {}
     for seed in [s for s in cfg.seeds if only_seeds is None or s in only_seeds]:
         warm_seed = cfg.seeds[0] if cfg.warm_start.shared else seed
@@ -607,6 +608,13 @@ def _run(cfg: ExperimentConfig, out: Path, config_path: str | None = None,
         log.info("seed %d: warm start %.0fs%s; held-out pass@1 %s", seed, warm_seconds, " (reused)" if reused else "",
                  step0.get("heldout", {}).get("pass1", {}).get("value"))
         for arm in cfg.arms:
+            kept = finished.get(arm.name, {}).get(str(seed))
+            if kept is not None:
+                results["arms"][arm.name]["seeds"][str(seed)] = kept
+                results.setdefault("resumed", {}).setdefault(arm.name, []).append(seed)
+                _write(out, results)
+                log.info("seed %d arm %s: finished by an earlier run of this configuration, kept", seed, arm.name)
+                continue
             arm_out = out / "arms" / arm.name / f"seed{seed}"
             results["arms"][arm.name]["seeds"][str(seed)] = run_arm(cfg, arm, seed, warm, arm_out, splits, step0)
             _write(out, results)
@@ -668,6 +676,28 @@ def _reuse_warm_start(cfg: ExperimentConfig, folder: Path, seed: int) -> tuple[d
         return None, 0.0, False
     metrics = saved["metrics"] if saved.get("eval_key") == _eval_key(cfg) else None
     return metrics, float(saved["seconds"]), True
+
+
+def _finished_runs(out: Path, config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The arm runs an interrupted process of the same configuration finished into ``out``, by arm and seed.
+
+    Each finished seed is written to results.json as it ends, so a run stopped part-way resumes at the first
+    unfinished seed instead of training the finished ones again; any difference in the configuration (model,
+    warm start, GRPO, evaluation, seeds, arms, config path) starts every seed afresh.
+    """
+    path = out / "results.json"
+    if not path.is_file():
+        return {}
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(saved, dict) or saved.get("config") != json.loads(json.dumps(config, default=str)):
+        return {}
+    arms = saved.get("arms")
+    if not isinstance(arms, dict):
+        return {}
+    return {name: dict(entry.get("seeds") or {}) for name, entry in arms.items() if isinstance(entry, dict)}
 
 
 def _write(out: Path, results: dict[str, Any]) -> None:
