@@ -114,7 +114,7 @@ def test_a_figure_of_the_refusal_is_kept_in_the_row(tmp_path):
         evaluate([TASK], _config(server), out=out)
     (row,) = read_rows(out)
     assert row["context_overflow"]["prompt_tokens"] == 10197 and row["context_overflow"]["context"] == 8192
-    from thinkingbox_env.cli.eval import render_transcript
+    from thinkingbox_env.cli.show import render_transcript
 
     shown = " ".join(render_transcript(row))
     assert "category context_overflow" in shown and "context overflow: HTTP 400: the request exceeds the available" in shown

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
+from thinkingbox_env.contracts.records import EvalRow
 from thinkingbox_env.eval import EvalConfig, evaluate, select_tasks
 from thinkingbox_env.eval.config import EndpointConfig
 from thinkingbox_env.eval.executors import RunControl
 from thinkingbox_env.eval.run_files import ROW_SCHEMA_VERSION, RunFileError, RunLock, read_rows
-from thinkingbox_env.records import EvalRow
-from thinkingbox_env.registry import UnknownTaskError
+from thinkingbox_env.tasks.lookup import UnknownTaskError
 
 TASKS = ["retail/ST030_001", "retail/ST004_001"]
 
@@ -62,7 +62,7 @@ def test_select_tasks_takes_ids_domains_globs_and_a_split():
 
 def test_the_training_script_evaluates_with_the_command_lines_configuration(grpo_script):
     """So that a run file the training script wrote can be resumed (and aggregated) from the command line."""
-    from thinkingbox_env.cli.eval import eval_config
+    from thinkingbox_env.cli.eval_options import eval_config
     from thinkingbox_env.cli.main import build_parser
 
     args = grpo_script.ThinkingboxArguments(eval_tasks=["retail/ST004_*"], eval_max_new_tokens=256, include_policy=False)

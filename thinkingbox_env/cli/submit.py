@@ -14,10 +14,10 @@ from .common import UserError, add_command, console
 def cmd_submit_prepare(args: argparse.Namespace) -> int:
     """Write the result of one run file (``-o FILE``, or standard output)."""
     from ..eval.submission import SubmissionError, prepare
-    from .eval import _load_runs
+    from .runs import load_runs
 
     try:
-        result = prepare(_load_runs([args.run]))
+        result = prepare(load_runs([args.run]))
     except SubmissionError as exc:
         raise UserError(f"{args.run}: {exc}") from exc
     text = result.model_dump_json(indent=1) + "\n"
@@ -33,7 +33,7 @@ def cmd_submit_prepare(args: argparse.Namespace) -> int:
 
 
 def _installed_hashes(task_ids: list[str]) -> dict[str, str | None]:
-    from ..registry import UnknownTaskError, load_task
+    from ..tasks.lookup import UnknownTaskError, load_task
 
     out: dict[str, str | None] = {}
     for task_id in task_ids:
