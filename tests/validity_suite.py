@@ -19,10 +19,10 @@ from decimal import Decimal
 
 from thinkingbox_env.agents.baselines import OracleAgent, run_episode
 from thinkingbox_env.checks import grade
-from thinkingbox_env.env import ThinkingboxEnv
+from thinkingbox_env.envs.env import ThinkingboxEnv
 from thinkingbox_env.eval.validate import _process_probes, change_one_value
 from thinkingbox_env.reading.values import extract_values
-from thinkingbox_env.registry import list_tasks, load_task
+from thinkingbox_env.tasks.lookup import list_tasks, load_task
 
 _NUM_WORDS = {1: "one", 2: "two", 3: "three", 5: "five", 7: "seven", 10: "ten", 14: "fourteen", 15: "fifteen",
               30: "thirty", 45: "forty-five", 60: "sixty", 90: "ninety"}
@@ -247,15 +247,16 @@ def consent_probes(spec, domain, trace, runtime=None) -> list[tuple[str, bool]]:
     customer asked for); an undetermined result (the reader could not read the rewritten proposal) counts
     as not passed.
     """
-    from thinkingbox_env.checks.process import Reading, _no_rows, process_results, runtime_rows, writes_needing_consent
-    from thinkingbox_env.verdict_rules import load_verdict_rules
+    from thinkingbox_env.checks._write_terms import Reading, no_rows
+    from thinkingbox_env.checks.process import process_results, runtime_rows, writes_needing_consent
+    from thinkingbox_env.checks.verdict_rules import load_verdict_rules
 
     rules = [r for r in load_verdict_rules(str(domain.path)).process if r.kind == "consent_before"]
     if not rules or not any(e.get("type") == "tool_call" and e.get("ok") and any(e.get("name") in r.writes for r in rules)
                             for e in trace):
         return []
     reading = Reading(str(domain.path), domain.spec.clock.date(), tuple(domain.spec.id_patterns))
-    rows = runtime_rows(runtime) if runtime is not None else _no_rows
+    rows = runtime_rows(runtime) if runtime is not None else no_rows
     if not writes_needing_consent(rules, trace, reading, rows):
         return []  # the policy asks no agreement for these writes (what the customer asked for): nothing to probe
 

@@ -7,9 +7,10 @@ from datetime import date
 from adapter_helpers import as_calls, oracle_actions
 
 import thinkingbox_env as tb
-from thinkingbox_env.checks.process import Reading, proposal_licenses
+from thinkingbox_env.checks._proposals import proposal_licenses
+from thinkingbox_env.checks._write_terms import Reading
 from thinkingbox_env.reading.claims import read_claims
-from thinkingbox_env.verdict_rules import normalise_phrase
+from thinkingbox_env.reading.phrases import normalise_phrase
 
 RETAIL, INSURANCE, CONSULTING = "domains/retail", "domains/insurance", "domains/consulting"
 

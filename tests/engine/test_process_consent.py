@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from functools import cache
 
-from thinkingbox_env.checks.process import Reading, process_results, runtime_rows, writes_needing_consent
+from thinkingbox_env.checks._write_terms import Reading
+from thinkingbox_env.checks.process import process_results, runtime_rows, writes_needing_consent
+from thinkingbox_env.checks.verdict_rules import load_verdict_rules
 from thinkingbox_env.eval.validate import _run
-from thinkingbox_env.registry import list_tasks, load_task
-from thinkingbox_env.task_cache import runtime_for
-from thinkingbox_env.verdict_rules import load_verdict_rules
+from thinkingbox_env.tasks.lookup import list_tasks, load_task
+from thinkingbox_env.tasks.runtime import runtime_for
 
 DOMAINS = ("retail", "travel", "insurance", "neobank", "consulting")
 

@@ -21,12 +21,12 @@ from typing import Any
 from ..agents.baselines import NoopAgent, OracleAgent, run_episode
 from ..checks import trial_outcome
 from ..checks._bookkeeping import bookkeeping_rule, is_bookkeeping_call
-from ..diff import canonical_hash
-from ..env import ThinkingboxEnv
+from ..checks.verdict_rules import load_verdict_rules
+from ..contracts.spec import TaskSpec, ToolCall
+from ..envs.env import ThinkingboxEnv
 from ..reading.values import Value, extract_values
-from ..spec import TaskSpec, ToolCall
-from ..task_cache import runtime_for
-from ..verdict_rules import load_verdict_rules
+from ..state.diff import canonical_hash
+from ..tasks.runtime import runtime_for
 
 
 @dataclass
@@ -102,7 +102,8 @@ def _process_probes(spec: TaskSpec, rt: Any, trace: list[Any] | None = None) -> 
 
 def _consent_needed(spec: TaskSpec, rt: Any, trace: list[Any], rule: Any = None) -> list[str]:
     """The golden trace's guarded writes that need the customer's agreement under the domain's consent rules (or one)."""
-    from ..checks.process import Reading, runtime_rows, writes_needing_consent
+    from ..checks._write_terms import Reading
+    from ..checks.process import runtime_rows, writes_needing_consent
 
     domain = rt.domain
     rules = [r for r in load_verdict_rules(str(domain.path)).process if r.kind == "consent_before" and rule in (None, r)]
