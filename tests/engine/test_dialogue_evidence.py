@@ -8,9 +8,9 @@ import pytest
 import thinkingbox_env as tb
 from thinkingbox_env.agents.baselines import OracleAgent, run_episode
 from thinkingbox_env.checks import trial_outcome
-from thinkingbox_env.domain import load_domain
 from thinkingbox_env.eval.metrics import summarize
 from thinkingbox_env.reading.coverage import read_text
+from thinkingbox_env.tasks.domain import load_domain
 
 TASK = "retail/ST030_001"  # a membership sign-up, closed with what it gives and until when
 
@@ -140,7 +140,7 @@ def _reader_script(body: dict):
 
 
 def _off_system(word: str) -> str:
-    from thinkingbox_env.reading.model_reader import OFF_SYSTEM_ACTIONS
+    from thinkingbox_env.reading.reader_prompt import OFF_SYSTEM_ACTIONS
 
     return next(a for a in OFF_SYSTEM_ACTIONS if word in a)
 

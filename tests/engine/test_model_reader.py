@@ -15,17 +15,12 @@ from datetime import date
 import pytest
 from scripted_model import Say, ScriptedModel, Status
 
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.fencing import begin_marker, end_marker
+from thinkingbox_env.llm.fencing import begin_marker, end_marker
 from thinkingbox_env.reading.claims import load_vocabulary, read_claims
-from thinkingbox_env.reading.model_reader import (
-    FINAL_LINE_NOTE,
-    OFF_SYSTEM_ACTIONS,
-    ModelReader,
-    build_reader_prompt,
-    clear_cache,
-)
+from thinkingbox_env.reading.model_reader import ModelReader, clear_cache
+from thinkingbox_env.reading.reader_prompt import FINAL_LINE_NOTE, OFF_SYSTEM_ACTIONS, build_reader_prompt
 from thinkingbox_env.reading.values import same_value
+from thinkingbox_env.tasks.domain import load_domain
 
 
 @pytest.fixture(autouse=True)

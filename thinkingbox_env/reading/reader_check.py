@@ -32,10 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from .claims import GENERIC, Claim, ClaimsVocabulary, load_vocabulary
-from .model_reader import OFF_SYSTEM_ACTIONS, ModelReading, ReadingError, action_names, check_payload, to_reading
+from .reader_claims import ModelReading, to_reading
+from .reader_prompt import OFF_SYSTEM_ACTIONS, action_names
+from .reader_reply import ReadingError, check_payload
 from .values import Value, extract_values, parse_value, same_value
 
-DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "reader_check.jsonl"
+DATA_FILE = Path(__file__).resolve().parent / "data" / "reader_check.jsonl"
 CLASSES = ("correct", "negation", "proposal", "opposite", "extra_action", "promise", "wrong_value", "confidential", "injection")
 EXPECTED_VERDICT = {"correct": "pass", "negation": "pass", "proposal": "pass", "opposite": "fail", "extra_action": "fail",
                     "promise": "fail", "wrong_value": "fail", "confidential": "fail", "injection": "fail"}
@@ -66,7 +68,7 @@ _TERMS: dict[str, DomainTerms] = {}
 def domain_terms(domain: str) -> DomainTerms:
     """The domain's reading terms, loaded once per process."""
     if domain not in _TERMS:
-        from ..domain import load_domain
+        from ..tasks.domain import load_domain
 
         d = load_domain(domain)
         vocab = load_vocabulary(str(d.path))
@@ -282,7 +284,7 @@ def _read(reader: Any, item: dict[str, Any]) -> ReaderAnswer:
 def run_reader_check(reader: Any, items: Iterable[dict[str, Any]], on_item: Callable[[ReaderAnswer], None] | None = None,
                      workers: int = 1) -> list[ReaderAnswer]:
     """Read every item with ``reader`` (a :class:`~.model_reader.ModelReader`), ``workers`` at a time, in the items' order."""
-    from ..judge_check import map_in_order
+    from ..judging.conformance import map_in_order
 
     return map_in_order(lambda it: _read(reader, it), items, on_item, workers)
 
