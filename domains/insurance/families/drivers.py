@@ -194,7 +194,7 @@ class DriverRemoval(InsuranceFamily):
             context = f"My {word} {first} has a pretty bad driving record."
         else:
             request = f"remove my {word} {first} from my car insurance as of {long_date(moved)}, the day {who['subj']} moved out"
-            context = f"My {word} {first} moved out and has {who['poss']} own insurance now."
+            context = f"My {word} {first} has moved out of our home."  # one reason: leaving the household, not a policy of their own
         self.open_with(draft, request, need=f"I'd like to {request}", context=context)
         if not draft.shared:
             self.identify(draft)

@@ -330,6 +330,11 @@ class OrderChanges(CareFamily):
             self.open(d, rng, order=ids["order"], email=email, request="change the delivery address")
         else:
             self.open(d, rng, order=ids["order"], email=email, request="switch the shipping to express")
+            # an opening that only asks to "change my order" leaves the change unsaid (a two-request opening names it)
+            if not self.in_combo and "express" not in d.opening.lower():
+                d.fact("I'd like the order to ship express instead of standard.",
+                       unlock=["what change", "which change", "what would you like", "what exactly", "shipping", "speed", "express"])
+                d.question("What would you like to change on the order?")
         if branch == "address_change":
             d.act("update_shipping_address", idempotent="setting the same address again changes nothing", order_id=ids["order"],
                   shipping_address=new_address)

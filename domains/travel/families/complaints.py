@@ -29,7 +29,7 @@ COMPLAINT_OPENINGS = Openings("TR010", {
     "polite_long": "Good afternoon. I'm writing about my booking at {hotel}; it did not go as it should have and I'd like you to look into it.",
 }, held_out=("vague_b", "upset_b", "id_and_hotel", "date_first", "polite_long"))
 
-PROBLEMS = {"cleanliness": "the room was dirty when we arrived and housekeeping never came",
+PROBLEMS = {"cleanliness": "the room was dirty when we arrived, with stained sheets and dust on every surface",
             "noise": "there was loud construction noise outside the room every morning",
             "maintenance": "the air conditioning was broken for the whole stay",
             "service": "the front desk was rude and lost our luggage for a day"}
