@@ -203,7 +203,7 @@ WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel
 
 
 def test_release_user_context_drops_the_simulator_rules_and_groups_facts_into_three_turns():
-    from thinkingbox_env.tbbench.format import user_spec
+    from thinkingbox_env.tbbench.user_facts import user_spec
     from thinkingbox_env.users import ScriptedUser
 
     context = ("Rules:\n\nDo not invent or provide any data not present in the provided context.\n\n"

@@ -23,18 +23,20 @@ from typing import Any
 import gymnasium as gym
 from rank_bm25 import BM25Plus
 
-from ..actions import ParsedCall
 from ..checks import CheckResult, Judge, assemble_verdict
-from ..env import ThinkingboxEnv
-from ..events import is_tool_call
-from ..kb import tokenize
-from ..records import FinishReason, Verdict
-from ..spaces import AgentAction, ChatObservation
-from ..tools import ToolResult
+from ..contracts.actions import ParsedCall
+from ..contracts.events import is_tool_call
+from ..contracts.records import FinishReason, Verdict
+from ..envs.env import ThinkingboxEnv
+from ..envs.spaces import AgentAction, ChatObservation
+from ..toolkit.kb import tokenize
+from ..toolkit.tools import ToolResult
 from ..users import ScriptedUser, SimulatedUser
 from .client import StdioServer, TBBenchServerError
-from .format import RESERVED_PREFIX, SEARCH_TOOL, TBBench, TBTask
+from .clone import TBBench
+from .format import RESERVED_PREFIX, SEARCH_TOOL
 from .pool import bench_pool
+from .task import TBTask
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .client import StdioServer, TBBenchServerError
-from .format import ServerCommand, TBBench
+from .clone import TBBench
+from .format import ServerCommand
 
 log = logging.getLogger(__name__)
 

@@ -14,9 +14,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..events import is_tool_call
+from ..contracts.events import is_tool_call
+from .clone import TBBench
 from .env import TBBenchEnv
-from .format import NAMESPACE, TBBench, TBBenchFormatError
+from .format import NAMESPACE, TBBenchFormatError
 from .pool import set_pool_size
 
 log = logging.getLogger(__name__)
@@ -81,7 +82,7 @@ def task_source() -> TBBenchSource:
 
 def register_source() -> TBBenchSource:
     """Register the namespace directly (for an install whose entry points were not refreshed)."""
-    from ..registry import register_task_source
+    from ..envs.registration import register_task_source
 
     register_task_source(NAMESPACE, _SOURCE)
     return _SOURCE
