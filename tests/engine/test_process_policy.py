@@ -3,19 +3,22 @@
 A consent check that demands agreement the written policy never asks for fails a policy-following
 agent (retail refunds and installation cancellations, insurance changes made exactly as asked); one
 that misses a write the policy guards rewards an agent that skips the question. The policy reader
-(:mod:`thinkingbox_env.policy_rules`) finds the sentences and the writes they guard; these tests hold
+(:mod:`thinkingbox_env.checks.policy_rules`) finds the sentences and the writes they guard; these tests hold
 verdicts.yaml to it, and check that a disagreement is reported with the tool and the sentence.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from thinkingbox_env.domain import domain_dirs
-from thinkingbox_env.policy_rules import conformance_problems, normalise, policy_guarded_writes
-from thinkingbox_env.verdict_rules import ProcessRule, load_verdict_rules
+from thinkingbox_env.checks.policy_rules import conformance_problems, normalise, policy_guarded_writes
+from thinkingbox_env.checks.verdict_rules import ProcessRule, load_verdict_rules
+from thinkingbox_env.tasks.domain import domain_dirs
 
 DOMAINS = ("retail", "travel", "insurance", "neobank", "consulting")
+TASK_SET_3_RULES = Path(__file__).resolve().parents[1] / "data" / "task_set_3_rules"
 
 # what each policy asks, read by hand from its sentences: the reader must find exactly this
 EXPECTED = {
@@ -119,3 +122,22 @@ def test_a_rule_that_declares_a_condition_for_a_write_it_does_not_guard_does_not
     with pytest.raises(ValueError, match="not one of"):
         ProcessRule(name="r", kind="consent_before", writes={"cancel_order": "cancel {order_id}"},
                     when={"cancel_order": "sometimes"})
+
+
+# What task set 3's rules guarded that its own policy never asks agreement for (or asks only for a change not as asked).
+OVER_DEMANDING_IN_TASK_SET_3 = {
+    "retail": {"issue_refund", "refund_order_amount", "refund_membership_fee", "cancel_installation"},
+    "insurance": {"record_payment", "remove_driver", "remove_vehicle", "schedule_cancellation"},
+    "neobank": {"revoke_access"},
+}
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_the_rules_task_set_3_was_graded_with_disagree_with_its_policy(domain: str) -> None:
+    """The same reader over task set 3's policy and verdicts.yaml: every domain's guards disagree with its sentences
+    (a guard quoting none, a write guarded that the policy never guards, a guarded write left unguarded)."""
+    problems = conformance_problems(str(TASK_SET_3_RULES / domain))
+    assert problems
+    over = {tool for tool in OVER_DEMANDING_IN_TASK_SET_3.get(domain, set())
+            if any(f"guards {tool}" in p and ("no sentence of the policy" in p or "asks only for a change" in p) for p in problems)}
+    assert over == OVER_DEMANDING_IN_TASK_SET_3.get(domain, set())
