@@ -240,7 +240,7 @@ class _ColdTimer:
     """A timer that empties the memoised template reads before every timed step."""
 
     def __init__(self, domains: set[str]) -> None:
-        from thinkingbox_env.domain import load_domain
+        from thinkingbox_env.tasks.domain import load_domain
 
         self.caches = [load_domain(d).db.read_cache for d in sorted(domains)]
         self.armed = True
@@ -357,7 +357,7 @@ def episode_task_list(per_domain_heavy: int = 5, per_domain_spread: int = 5) -> 
     episode's cost grows with its writes and an average over light tasks would hide that.
     """
     import thinkingbox_env
-    from thinkingbox_env.domain import load_domain
+    from thinkingbox_env.tasks.domain import load_domain
 
     out: list[str] = []
     for domain in ("retail", "insurance"):
@@ -374,7 +374,7 @@ def episode_task_list(per_domain_heavy: int = 5, per_domain_spread: int = 5) -> 
 def task_of(task_id_or_spec: Any) -> Task:
     """The golden calls and closing message of a task id or a generated spec."""
     import thinkingbox_env
-    from thinkingbox_env.domain import load_domain
+    from thinkingbox_env.tasks.domain import load_domain
     from thinkingbox_env.users import DONE_MARKER
 
     spec = thinkingbox_env.load_task(task_id_or_spec) if isinstance(task_id_or_spec, str) else task_id_or_spec
@@ -398,7 +398,7 @@ def statement_memo(mode: str) -> Iterator[None]:
     trajectory costs that leaves every other one at its first write. "off": every
     statement goes to DuckDB, as in a process that has never seen the task.
     """
-    from thinkingbox_env.domain import load_domain
+    from thinkingbox_env.tasks.domain import load_domain
 
     if mode not in ("on", "template", "off"):
         raise ValueError(f"memo mode must be on, template or off, got {mode!r}")
@@ -474,7 +474,7 @@ def bench_episode_cpu(task_ids: list[str], rounds: int, phases_too: bool = True)
 
 def _fresh_variants(n: int, seed_base: int) -> list[tuple[str, str, int]]:
     """(domain, family, seed) triples, round-robin over every family of both domains, never drawn before."""
-    from thinkingbox_env.domain import load_domain
+    from thinkingbox_env.tasks.domain import load_domain
 
     fams = [(d, code) for d in ("retail", "insurance") for code in load_domain(d).families]
     return [(fams[i % len(fams)][0], fams[i % len(fams)][1], seed_base + i) for i in range(n)]
@@ -490,7 +490,7 @@ def bench_fresh_variants(n: int) -> dict[str, Any]:
     import thinkingbox_env
 
     clock = time.process_time
-    from thinkingbox_env.domain import load_domain
+    from thinkingbox_env.tasks.domain import load_domain
 
     n_families = sum(len(load_domain(d).families) for d in ("retail", "insurance"))
     for domain, family, seed in _fresh_variants(n_families, 7_000_000):
@@ -625,7 +625,7 @@ def bench_fresh_variants_against(other: str, n: int) -> dict[str, Any]:
     """
     import subprocess
 
-    from thinkingbox_env.domain import load_domain
+    from thinkingbox_env.tasks.domain import load_domain
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     trees = {"this tree": here, "other": os.path.abspath(other)}

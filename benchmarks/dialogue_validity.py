@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from validity.blind_closings import FALSE_CLASSES, Closing, closings, golden_episode  # noqa: E402
 
 from thinkingbox_env.agents.baselines import OracleAgent, run_episode  # noqa: E402
-from thinkingbox_env.env import ThinkingboxEnv  # noqa: E402
-from thinkingbox_env.registry import list_tasks, load_task  # noqa: E402
+from thinkingbox_env.envs.env import ThinkingboxEnv  # noqa: E402
+from thinkingbox_env.tasks.lookup import list_tasks, load_task  # noqa: E402
 
 DOMAINS = ("retail", "travel", "insurance", "neobank", "consulting")
 CLASSES = ("correct",) + FALSE_CLASSES

@@ -1,4 +1,4 @@
-"""Writes thinkingbox_env/data/judge_check.jsonl, the labelled closings ``thinkingbox judge-check`` asks a judge about.
+"""Writes thinkingbox_env/judging/data/judge_check.jsonl, the labelled closings ``thinkingbox judge-check`` asks a judge about.
 
 For a spread of frozen tasks over the five domains the oracle's golden episode is run once;
 its final message is then replaced by the closing classes of tests/validity_suite.py:
@@ -23,9 +23,9 @@ if str(ROOT) not in sys.path:
 from tests.validity_suite import _CLAIM_ALL, _DENY, _LEAKS, _paraphrase, _recontract, _reformat, sample_tasks  # noqa: E402
 from thinkingbox_env.agents.baselines import OracleAgent, run_episode  # noqa: E402
 from thinkingbox_env.checks.truthfulness import state_change_in_words  # noqa: E402
-from thinkingbox_env.env import ThinkingboxEnv  # noqa: E402
-from thinkingbox_env.judge_check import DATA_FILE, EXPECTED, QUESTION  # noqa: E402
-from thinkingbox_env.registry import load_task  # noqa: E402
+from thinkingbox_env.envs.env import ThinkingboxEnv  # noqa: E402
+from thinkingbox_env.judging.conformance import DATA_FILE, EXPECTED, QUESTION  # noqa: E402
+from thinkingbox_env.tasks.lookup import load_task  # noqa: E402
 
 PER_DOMAIN = 12
 _INVENTED = [" I've also added a $25.00 goodwill credit to your account.",

@@ -11,8 +11,8 @@ import pytest
 
 import thinkingbox_env as tb
 from thinkingbox_env.agents import OracleAgent
-from thinkingbox_env.domain import load_domain
 from thinkingbox_env.integrations.episode import outcome
+from thinkingbox_env.tasks.domain import load_domain
 
 TASK = "retail/ST030_001"
 

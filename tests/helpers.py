@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from thinkingbox_env.diff import canonical_hash
+from thinkingbox_env.state.diff import canonical_hash
 
 
 def call(env, name, **arguments):

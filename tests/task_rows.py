@@ -9,9 +9,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.spec import TaskSpec
+from thinkingbox_env.contracts.spec import TaskSpec
 from thinkingbox_env.state.database import read_seed_csv
+from thinkingbox_env.tasks.domain import load_domain
 
 
 @cache

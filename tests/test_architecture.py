@@ -187,10 +187,10 @@ def test_no_import_cycle_between_modules():
 
 
 @pytest.mark.parametrize(("module", "line", "expected"), [
-    ("env.py", "from .eval import trial", "engine -> eval"),
+    ("envs/env.py", "from ..eval import trial", "engine -> eval"),
     ("serving/mcp_app.py", "from ..agents import baselines", "serving -> agents"),
     ("agents/baselines.py", "from ..serving import transports", "agents -> serving"),
-    ("registry.py", "from .tbbench import source", "engine -> tbbench"),
+    ("envs/registration.py", "from ..tbbench import source", "engine -> tbbench"),
 ])
 def test_an_added_forbidden_import_is_caught(tmp_path, module, line, expected):
     copy = tmp_path / PACKAGE
@@ -213,7 +213,7 @@ def test_a_domain_importing_evaluation_is_caught(tmp_path):
 def test_an_added_cycle_is_caught(tmp_path):
     copy = tmp_path / PACKAGE
     shutil.copytree(ROOT / PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "_bundled"))
-    (copy / "spaces.py").write_text((copy / "spaces.py").read_text() + "\nfrom . import env\n")
+    (copy / "envs/spaces.py").write_text((copy / "envs/spaces.py").read_text() + "\nfrom . import env\n")
     modules, edges = import_graph(copy)
     cycles = _without_facade_cycles(module_cycles(modules, edges))
-    assert any(f"{PACKAGE}.spaces" in c and f"{PACKAGE}.env" in c for c in cycles)
+    assert any(f"{PACKAGE}.envs.spaces" in c and f"{PACKAGE}.envs.env" in c for c in cycles)

@@ -8,7 +8,7 @@ from pathlib import Path
 import gymnasium as gym
 
 import thinkingbox_env  # noqa: F401 - registers the Gymnasium ids
-from thinkingbox_env.registry import current_task_set_version
+from thinkingbox_env.tasks.lookup import current_task_set_version
 
 ROOT = Path(__file__).resolve().parents[1]
 

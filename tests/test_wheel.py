@@ -26,10 +26,10 @@ def test_wheel_install_works_outside_the_source_tree(tmp_path):
         import sys
         sys.path.insert(0, sys.argv[1])
         import thinkingbox_env as tb
-        from thinkingbox_env.domain import domain_dirs
+        from thinkingbox_env.tasks.domain import domain_dirs
         assert tb.__file__.startswith(sys.argv[1]), tb.__file__
         assert str(domain_dirs()["retail"]).startswith(sys.argv[1]), domain_dirs()
-        from thinkingbox_env.judge_check import DATA_FILE, load_items  # the judge-check set ships in the wheel
+        from thinkingbox_env.judging.conformance import DATA_FILE, load_items  # the judge-check set ships in the wheel
         assert str(DATA_FILE).startswith(sys.argv[1]) and len(load_items()) >= 300, DATA_FILE
         from thinkingbox_env.cli.new_domain import template_dir  # `thinkingbox new` copies the bundled template domain
         assert str(template_dir()).startswith(sys.argv[1]) and "library" not in domain_dirs(), template_dir()

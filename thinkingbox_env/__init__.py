@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 from .agents import NoopAgent, OpenAIChatAgent, OracleAgent, run_episode
-from .domain_env import DomainEnv
-from .env import ThinkingboxEnv
-from .family import TaskFamily
-from .registry import (
-    generate_variant,
-    list_tasks,
-    load_task,
-    make,
-    make_variant,
-    register_gym_envs,
-)
-from .spec import SpecError, TaskSpec
-from .tools import ToolError, tool
+from .authoring.family import TaskFamily
+from .contracts.spec import SpecError, TaskSpec
+from .envs.domain_env import DomainEnv
+from .envs.env import ThinkingboxEnv
+from .envs.registration import make, make_variant, register_gym_envs
+from .tasks.lookup import generate_variant, list_tasks, load_task
+from .toolkit.tools import ToolError, tool
 from .users import LLMUser, ScriptedUser
 from .version import __version__ as __version__
 

@@ -1,7 +1,7 @@
 """Named backends (agents, simulated users, judges) that a run chooses by name, found through entry points.
 
 One :class:`Registry` per kind of backend. Installed packages add backends through an
-entry-point group, the way task sources are added (:mod:`thinkingbox_env.registry`), and code
+entry-point group, the way task sources are added (:mod:`thinkingbox_env.envs.registration`), and code
 through :meth:`Registry.register`, so a new backend is one module and one entry point, never
 an edit of the harness. Each :class:`Backend` states its options as a pydantic model and its
 abilities as a capabilities record: the harness and the command line read the declaration

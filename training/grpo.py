@@ -113,7 +113,7 @@ def rubric_judge(args: ThinkingboxArguments) -> Any:
     """The episodes' rubric judge, when the run names one (model or endpoint); else None."""
     if not (args.judge_model or args.judge_base_url):
         return None
-    from thinkingbox_env.judge import RubricJudge
+    from thinkingbox_env.judging.judge import RubricJudge
 
     return RubricJudge(model=args.judge_model, base_url=args.judge_base_url)
 

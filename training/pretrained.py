@@ -101,7 +101,7 @@ def gguf_file(where: str) -> Path:
 def heldout_ids(tb_args: Any, n: int, seed: int) -> list[str]:
     """Held-out variant ids: drawn with their own seed, none equal to a warm-start or GRPO variant."""
     from thinkingbox_env.integrations.trl import grpo_rows
-    from thinkingbox_env.registry import generate_variant
+    from thinkingbox_env.tasks.lookup import generate_variant
 
     report = _script("shaping_report", HERE / "experiments" / "shaping_report.py")
     report.register_variant_source()

@@ -1,5 +1,5 @@
 -- The ticketing tables (ticket_users, tickets) are not here: they come from the Ticketing that tools.py
--- declares (thinkingbox_env/ticketing.py, Ticketing.schema_sql), with this domain's categories and teams.
+-- declares (thinkingbox_env/toolkit/ticketing.py, Ticketing.schema_sql), with this domain's categories and teams.
 -- Halcrow & Vine Advisory service desk backend: eighteen small systems that must agree
 -- with each other. Every table has a primary key; free text that does not carry the
 -- outcome of a task is declared volatile in domain.yaml.

@@ -15,12 +15,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from thinkingbox_env.injection import report_injection  # noqa: F401  (offered to the agent: instructions planted in records)
-from thinkingbox_env.invariants import money_within, not_before, not_too_far_ahead, plausible_date, well_formed_text
-from thinkingbox_env.kb import search_knowledge_base
 from thinkingbox_env.state import ToolContext
-from thinkingbox_env.ticketing import Ticketing
-from thinkingbox_env.tools import FreeText, IsoDate, ToolError, tool
+from thinkingbox_env.toolkit.injection import report_injection  # noqa: F401  (offered to the agent: instructions planted in records)
+from thinkingbox_env.toolkit.invariants import money_within, not_before, not_too_far_ahead, plausible_date, well_formed_text
+from thinkingbox_env.toolkit.kb import search_knowledge_base
+from thinkingbox_env.toolkit.ticketing import Ticketing
+from thinkingbox_env.toolkit.tools import FreeText, IsoDate, ToolError, tool
 
 from .rules import MAX_AMOUNT, MAX_TRIP_DAYS, PHASES, next_phase
 

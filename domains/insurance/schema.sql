@@ -1,5 +1,5 @@
 -- The ticketing tables (ticket_users, tickets) are not here: they come from the Ticketing that tools.py
--- declares (thinkingbox_env/ticketing.py, Ticketing.schema_sql), with this domain's categories and teams.
+-- declares (thinkingbox_env/toolkit/ticketing.py, Ticketing.schema_sql), with this domain's categories and teams.
 -- Ashgrove Mutual Insurance: personal auto support backend.
 -- Eight systems: ticketing; customer records and identity verification; policy
 -- administration (policies, drivers, vehicles, endorsements); motor-vehicle records;

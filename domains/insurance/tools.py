@@ -21,8 +21,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from thinkingbox_env.injection import report_injection  # noqa: F401  offered to the agent with the tools below
-from thinkingbox_env.invariants import (
+from thinkingbox_env.state import ToolContext
+from thinkingbox_env.toolkit.injection import report_injection  # noqa: F401  offered to the agent with the tools below
+from thinkingbox_env.toolkit.invariants import (
     MINIMUM_DRIVING_AGE,
     digits,
     not_after,
@@ -33,10 +34,9 @@ from thinkingbox_env.invariants import (
     well_formed_text,
     years_later,
 )
-from thinkingbox_env.kb import search_knowledge_base
-from thinkingbox_env.state import ToolContext
-from thinkingbox_env.ticketing import Ticketing
-from thinkingbox_env.tools import FreeText, IsoDate, ToolError, tool
+from thinkingbox_env.toolkit.kb import search_knowledge_base
+from thinkingbox_env.toolkit.ticketing import Ticketing
+from thinkingbox_env.toolkit.tools import FreeText, IsoDate, ToolError, tool
 
 from .rules import DOCS_BASE_URL, HOLIDAYS, cancellation_refund, decode_vin, installment_quote, is_business_day, money
 

@@ -1,5 +1,5 @@
 -- The ticketing tables (ticket_users, tickets) are not here: they come from the Ticketing that tools.py
--- declares (thinkingbox_env/ticketing.py, Ticketing.schema_sql), with this domain's categories and teams.
+-- declares (thinkingbox_env/toolkit/ticketing.py, Ticketing.schema_sql), with this domain's categories and teams.
 -- Tidewell Bank: internal IT support backend.
 -- Three systems behind one service desk: the HR directory (Crew Directory), identity and
 -- access management (Keyring) and IT service management (Harbour Desk: tickets,

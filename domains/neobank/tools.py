@@ -18,12 +18,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from thinkingbox_env.injection import report_injection  # noqa: F401 - offered to every task: instructions planted in records are reported, not followed
-from thinkingbox_env.invariants import different_people, not_too_far_ahead
-from thinkingbox_env.kb import search_knowledge_base as _search_kb
 from thinkingbox_env.state import ToolContext
-from thinkingbox_env.ticketing import Ticketing
-from thinkingbox_env.tools import FreeText, IsoDate, ToolError, tool
+from thinkingbox_env.toolkit.injection import report_injection  # noqa: F401 - offered to every task: instructions planted in records are reported, not followed
+from thinkingbox_env.toolkit.invariants import different_people, not_too_far_ahead
+from thinkingbox_env.toolkit.kb import search_knowledge_base as _search_kb
+from thinkingbox_env.toolkit.ticketing import Ticketing
+from thinkingbox_env.toolkit.tools import FreeText, IsoDate, ToolError, tool
 
 from .rules import LEVEL_RANK, MAX_EMERGENCY_HOURS, STEPS, money
 

@@ -1,5 +1,5 @@
 -- The ticketing tables (ticket_users, tickets) are not here: they come from the Ticketing that tools.py
--- declares (thinkingbox_env/ticketing.py, Ticketing.schema_sql), with this domain's categories and teams.
+-- declares (thinkingbox_env/toolkit/ticketing.py, Ticketing.schema_sql), with this domain's categories and teams.
 -- Brightwell Electronics support backend. Every table has a primary key; free-text
 -- columns that do not carry the outcome of a task are declared volatile in domain.yaml.
 

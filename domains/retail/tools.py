@@ -15,12 +15,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from thinkingbox_env.injection import report_injection  # noqa: F401  (offered to the agent: instructions planted in records)
-from thinkingbox_env.invariants import money_within, non_negative_balance, not_too_far_ahead, well_formed_text
-from thinkingbox_env.kb import search_knowledge_base
 from thinkingbox_env.state import ToolContext
-from thinkingbox_env.ticketing import Ticketing
-from thinkingbox_env.tools import IsoDate, ToolError, tool
+from thinkingbox_env.toolkit.injection import report_injection  # noqa: F401  (offered to the agent: instructions planted in records)
+from thinkingbox_env.toolkit.invariants import money_within, non_negative_balance, not_too_far_ahead, well_formed_text
+from thinkingbox_env.toolkit.kb import search_knowledge_base
+from thinkingbox_env.toolkit.ticketing import Ticketing
+from thinkingbox_env.toolkit.tools import IsoDate, ToolError, tool
 
 from .rules import INSTALL_FEE, MAX_POINTS_ADJUSTMENT, MAX_SHIPPING_CHARGE, MAX_STORE_CREDIT, installer_works_on, to_money, years_after
 

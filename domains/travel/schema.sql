@@ -1,5 +1,5 @@
 -- The ticketing tables (ticket_users, tickets) are not here: they come from the Ticketing that tools.py
--- declares (thinkingbox_env/ticketing.py, Ticketing.schema_sql), with this domain's categories and teams.
+-- declares (thinkingbox_env/toolkit/ticketing.py, Ticketing.schema_sql), with this domain's categories and teams.
 -- Harborlight Stays: eight backend systems. Ticketing; the customer CRM (profiles, VIP tiers,
 -- loyalty, preferences); reservations (bookings, modification history, special requests,
 -- inventory); group sales (group blocks and their services); corporate accounts (negotiated

@@ -16,12 +16,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from thinkingbox_env.injection import report_injection  # noqa: F401  (offered to the agent: instructions planted in records)
-from thinkingbox_env.invariants import money_within, not_too_far_ahead, years_later
-from thinkingbox_env.kb import search_knowledge_base
 from thinkingbox_env.state import ToolContext
-from thinkingbox_env.ticketing import Ticketing
-from thinkingbox_env.tools import FreeText, IsoDate, ToolError, tool
+from thinkingbox_env.toolkit.injection import report_injection  # noqa: F401  (offered to the agent: instructions planted in records)
+from thinkingbox_env.toolkit.invariants import money_within, not_too_far_ahead, years_later
+from thinkingbox_env.toolkit.kb import search_knowledge_base
+from thinkingbox_env.toolkit.ticketing import Ticketing
+from thinkingbox_env.toolkit.tools import FreeText, IsoDate, ToolError, tool
 
 from .rules import MAX_CARD_YEARS, MAX_COMPENSATION, MAX_TRANSACTION, nights, public_rate, service_price, to_money
 

@@ -16,11 +16,11 @@ import pytest
 from fake_openai import FakeOpenAI
 
 import thinkingbox_env as tb
-from thinkingbox_env import registry
-from thinkingbox_env.domain import REQUIRED_FILES, load_domain
 from thinkingbox_env.eval.validate import validate_task
-from thinkingbox_env.judge import RubricJudge
+from thinkingbox_env.judging.judge import RubricJudge
 from thinkingbox_env.state import DomainDatabase, ToolContext
+from thinkingbox_env.tasks import lookup
+from thinkingbox_env.tasks.domain import REQUIRED_FILES, load_domain
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -136,7 +136,7 @@ def test_generating_variants_builds_no_database(domain, monkeypatch):
         raise AssertionError("generating a variant built a task template")
 
     monkeypatch.setattr(DomainDatabase, "build_task_template", refuse)
-    forbidden = registry.test_task_keys(domain)
+    forbidden = lookup.test_task_keys(domain)
     for code in load_domain(domain).families:
         keys = {tb.generate_variant(domain, code, seed).content_key() for seed in range(1, SEEDS_GENERATED + 1)}
         assert not keys & forbidden, f"{domain}/{code}: a variant reproduces a test task"
@@ -200,7 +200,7 @@ def test_every_write_that_sets_a_declared_date_role_is_where_the_claims_read_it(
 
     import yaml
 
-    from thinkingbox_env.domain import load_domain
+    from thinkingbox_env.tasks.domain import load_domain
 
     box = load_domain(domain).toolbox
     roles = (yaml.safe_load((ROOT / "domains" / domain / "claims.yaml").read_text()) or {}).get("roles") or {}

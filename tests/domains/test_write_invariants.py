@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import thinkingbox_env as tb
-from thinkingbox_env.diff import canonical_hash
-from thinkingbox_env.domain import domain_dirs, load_domain
-from thinkingbox_env.tools import FREE_TEXT
+from thinkingbox_env.state.diff import canonical_hash
+from thinkingbox_env.tasks.domain import domain_dirs, load_domain
+from thinkingbox_env.toolkit.tools import FREE_TEXT
 
 DOMAINS = sorted(domain_dirs())
 

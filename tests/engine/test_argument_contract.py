@@ -9,8 +9,8 @@ import pytest
 from helpers import state_hash
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.tools import MAX_FREE_TEXT_CHARS, MAX_TEXT_ARGUMENT_CHARS
+from thinkingbox_env.tasks.domain import load_domain
+from thinkingbox_env.toolkit.tools import MAX_FREE_TEXT_CHARS, MAX_TEXT_ARGUMENT_CHARS
 
 DOMAINS = ["retail", "insurance", "travel", "neobank", "consulting"]
 FIRST_TASK = {"retail": "retail/ST030_001", "insurance": "insurance/IN001_001", "travel": "travel/TR001_001",

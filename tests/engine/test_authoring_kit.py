@@ -11,9 +11,9 @@ import pytest
 
 from thinkingbox_env.authoring import StoryOpenings, TaskDraft
 from thinkingbox_env.authoring.saying import amount_pattern, cents, iso, literal, long_date, policy_ref, short_date, slug, ts, usd
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.spec import SpecError, parse_task
-from thinkingbox_env.task_cache import runtime_for
+from thinkingbox_env.contracts.spec import SpecError, parse_task
+from thinkingbox_env.tasks.domain import load_domain
+from thinkingbox_env.tasks.runtime import runtime_for
 
 LIBRARY = Path(__file__).resolve().parents[1] / "data" / "domains" / "library"
 

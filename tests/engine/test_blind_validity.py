@@ -16,8 +16,8 @@ from datetime import timedelta
 import pytest
 from validity import blind_closings as bc
 
-from thinkingbox_env.env import ThinkingboxEnv
-from thinkingbox_env.registry import load_task
+from thinkingbox_env.envs.env import ThinkingboxEnv
+from thinkingbox_env.tasks.lookup import load_task
 
 # A few tasks per domain: writes with amounts and dates, identity checks, escalations and refusals.
 TASKS = [

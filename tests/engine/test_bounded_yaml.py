@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from thinkingbox_env.bounded_yaml import MAX_YAML_DEPTH, BoundedYAMLError, load_bounded_yaml
-from thinkingbox_env.spec import SpecError, load_task_file
+from thinkingbox_env.contracts.spec import SpecError, load_task_file
 from thinkingbox_env.tbbench import TBBench, TBBenchFormatError
 
 TBBENCH = Path(__file__).resolve().parents[1] / "data" / "tbbench"

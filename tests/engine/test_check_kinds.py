@@ -15,10 +15,10 @@ from thinkingbox_env.agents.baselines import OracleAgent
 from thinkingbox_env.checks import base, failure_category, grade, kinds_where, reward_groups, spec_sections, trial_outcome
 from thinkingbox_env.checks.states import stated_roles
 from thinkingbox_env.cli.tasks import render_task
-from thinkingbox_env.env import ThinkingboxEnv
+from thinkingbox_env.contracts.records import CheckResult, FailureCategory
+from thinkingbox_env.contracts.spec import SpecError, dump_task, parse_task
+from thinkingbox_env.envs.env import ThinkingboxEnv
 from thinkingbox_env.integrations.trl import REWARD_GROUPS
-from thinkingbox_env.records import CheckResult, FailureCategory
-from thinkingbox_env.spec import SpecError, dump_task, parse_task
 
 REFUND_TASK = "retail/ST011_001"  # "Since you're keeping it, I've refunded $97.35 to your card."
 
@@ -86,7 +86,7 @@ def test_a_section_no_kind_declares_is_refused_naming_the_known_ones() -> None:
 
 
 def test_later_sections_left_empty_keep_a_frozen_spec_byte_identical() -> None:
-    from thinkingbox_env.registry import task_files
+    from thinkingbox_env.tasks.lookup import task_files
 
     path = task_files()[REFUND_TASK]
     assert dump_task(tb.load_task(REFUND_TASK)) == path.read_text(encoding="utf-8")

@@ -6,8 +6,8 @@ import pytest
 from fake_openai import FakeOpenAI
 
 import thinkingbox_env as tb
-from thinkingbox_env.judge import RubricJudge, parse_verdict
-from thinkingbox_env.spec import SpecError
+from thinkingbox_env.contracts.spec import SpecError
+from thinkingbox_env.judging.judge import RubricJudge, parse_verdict
 
 
 def _with_checks(**checks):

@@ -23,10 +23,10 @@ import pytest
 
 import thinkingbox_env as tb
 from thinkingbox_env.checks.states import stated_roles
-from thinkingbox_env.domain import load_domain
+from thinkingbox_env.contracts.spec import TaskSpec
 from thinkingbox_env.reading.claims import RoleSpec, load_vocabulary, term_values
-from thinkingbox_env.registry import list_tasks, load_task
-from thinkingbox_env.spec import TaskSpec
+from thinkingbox_env.tasks.domain import load_domain
+from thinkingbox_env.tasks.lookup import list_tasks, load_task
 
 DOMAINS = ("retail", "travel", "insurance", "neobank", "consulting")
 

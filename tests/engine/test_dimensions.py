@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from thinkingbox_env.authoring.dimensions import DIMENSIONS, Bands, BySplit, Keyed, Period, carries, declare
-from thinkingbox_env.domain import load_domain
+from thinkingbox_env.tasks.domain import load_domain
 
 seeds = st.integers(min_value=0, max_value=10**6)
 codes = st.sampled_from(["ST001", "TR004", "IN012", "LB001"])

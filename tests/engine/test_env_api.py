@@ -11,7 +11,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import thinkingbox_env as tb
-from thinkingbox_env.registry import gym_id
+from thinkingbox_env.envs.registration import gym_id
 
 ALL_TASKS = tb.list_tasks()
 

@@ -9,7 +9,7 @@ import pytest
 
 import thinkingbox_env as tb
 from thinkingbox_env.checks import CheckKind, GradingContext, grade, kind, kinds, kinds_in, state_outcome
-from thinkingbox_env.records import CheckResult, FailureCategory, FinishReason, Verdict
+from thinkingbox_env.contracts.records import CheckResult, FailureCategory, FinishReason, Verdict
 
 
 def test_the_built_in_kinds_are_registered_in_result_order():

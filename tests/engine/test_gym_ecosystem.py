@@ -9,8 +9,8 @@ from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AsyncVectorEnv
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.registry import gym_id
+from thinkingbox_env.envs.registration import gym_id
+from thinkingbox_env.tasks.domain import load_domain
 
 
 def test_gym_ids_carry_the_task_set_version_and_the_unversioned_id_still_resolves():

@@ -15,9 +15,9 @@ from pydantic import ValidationError
 import thinkingbox_env as tb
 from thinkingbox_env.checks.base import GradingContext
 from thinkingbox_env.checks.process import _initial_state_owner
+from thinkingbox_env.checks.verdict_rules import ProcessRule, domain_rules
 from thinkingbox_env.state import fastpath
-from thinkingbox_env.task_cache import TaskRuntime, runtime_for
-from thinkingbox_env.verdict_rules import ProcessRule, domain_rules
+from thinkingbox_env.tasks.runtime import TaskRuntime, runtime_for
 
 _UNPLAYED = iter(range(7_063_000, 7_063_400))  # variants no other test plays: none of their reads is memoised
 

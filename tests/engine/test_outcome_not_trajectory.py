@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import thinkingbox_env as tb
-from thinkingbox_env.spec import ToolCall
+from thinkingbox_env.contracts.spec import ToolCall
 
 
 def _verdict(task_id, calls):

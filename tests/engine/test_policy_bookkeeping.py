@@ -27,11 +27,11 @@ import pytest
 
 import thinkingbox_env as tb
 from thinkingbox_env.checks._bookkeeping import bookkeeping_problems, bookkeeping_rule, is_bookkeeping_call, without_bookkeeping
-from thinkingbox_env.diff import StateDiff
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.spec import TaskSpec, ToolCall
-from thinkingbox_env.task_cache import runtime_for
-from thinkingbox_env.verdict_rules import BookkeepingSpec
+from thinkingbox_env.checks.verdict_rules import BookkeepingSpec
+from thinkingbox_env.contracts.spec import TaskSpec, ToolCall
+from thinkingbox_env.state.diff import StateDiff
+from thinkingbox_env.tasks.domain import load_domain
+from thinkingbox_env.tasks.runtime import runtime_for
 
 DOMAINS = ("retail", "travel", "insurance", "neobank", "consulting")
 VARIANTS = 3  # training variants drawn per family, so that the generator, not only the frozen sample, is held

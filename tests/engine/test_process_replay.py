@@ -17,11 +17,11 @@ from functools import cache
 
 import pytest
 
-from thinkingbox_env.domain import domain_dirs
+from thinkingbox_env.checks.verdict_rules import load_verdict_rules
+from thinkingbox_env.contracts.spec import TaskSpec
 from thinkingbox_env.eval.validate import _run
-from thinkingbox_env.registry import generate_variant, list_tasks, load_task
-from thinkingbox_env.spec import TaskSpec
-from thinkingbox_env.verdict_rules import load_verdict_rules
+from thinkingbox_env.tasks.domain import domain_dirs
+from thinkingbox_env.tasks.lookup import generate_variant, list_tasks, load_task
 
 DOMAINS = ("retail", "travel", "insurance", "neobank", "consulting")
 

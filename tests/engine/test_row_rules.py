@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.row_rules import UNSURE, RowRules, coerce, parse_check, parse_default
 from thinkingbox_env.state import _Process
+from thinkingbox_env.state.row_rules import UNSURE, RowRules, coerce, parse_check, parse_default
+from thinkingbox_env.tasks.domain import load_domain
 
 DOMAINS = ("retail", "insurance", "travel", "neobank", "consulting")
 KINDS = ["VARCHAR", "INTEGER", "BIGINT", "SMALLINT", "BOOLEAN", "DATE", "TIMESTAMP", "DECIMAL(12,2)", "DECIMAL(5,2)",

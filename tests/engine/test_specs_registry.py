@@ -9,9 +9,10 @@ import pytest
 import yaml
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.registry import UnknownTaskError, gym_id
-from thinkingbox_env.spec import SpecError, dump_task, load_task_file
+from thinkingbox_env.contracts.spec import SpecError, dump_task, load_task_file
+from thinkingbox_env.envs.registration import gym_id
+from thinkingbox_env.tasks.domain import load_domain
+from thinkingbox_env.tasks.lookup import UnknownTaskError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -167,7 +168,7 @@ def test_a_golden_call_on_a_missing_id_never_reaches_step(tmp_path):
     path, spec = _loaded(tmp_path, lambda d: d["golden"].append({"name": "get_order", "arguments": {"order_id": "ORD-404404"}}))
     with pytest.raises(SpecError, match=r"field 'golden\.\d+'.*ORD-404404"):
         tb.make(spec)
-    from thinkingbox_env.task_cache import runtime_for
+    from thinkingbox_env.tasks.runtime import runtime_for
 
     with pytest.raises(SpecError):  # a second load is refused the same way, not cached as checked
         runtime_for(spec)

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 import thinkingbox_env as tb
 from thinkingbox_env.checks import state_checks
-from thinkingbox_env.diff import canonical_hash, compute_diff
-from thinkingbox_env.spec import ToolCall
-from thinkingbox_env.task_cache import runtime_for
+from thinkingbox_env.contracts.spec import ToolCall
+from thinkingbox_env.state.diff import canonical_hash, compute_diff
+from thinkingbox_env.tasks.runtime import runtime_for
 
 
 def test_episodes_are_isolated(st030):

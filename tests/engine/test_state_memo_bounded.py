@@ -6,9 +6,9 @@ from __future__ import annotations
 import gc
 
 import thinkingbox_env as tb
-from thinkingbox_env import task_cache
 from thinkingbox_env.agents.baselines import OracleAgent, run_episode
-from thinkingbox_env.domain import load_domain
+from thinkingbox_env.tasks import runtime as task_cache
+from thinkingbox_env.tasks.domain import load_domain
 
 
 def _cycle(tasks: list[str], seed: int) -> None:

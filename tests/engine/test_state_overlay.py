@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import thinkingbox_env as tb
-from thinkingbox_env.diff import canonical_hash, compute_diff
 from thinkingbox_env.state import EpisodeState, StateError, _Process, fastpath
-from thinkingbox_env.task_cache import runtime_for
+from thinkingbox_env.state.diff import canonical_hash, compute_diff
+from thinkingbox_env.tasks.runtime import runtime_for
 
 TASK = "retail/ST030_001"
 TICKETS = [50001, 50002, 50003, 50004]

@@ -12,9 +12,9 @@ import pytest
 from helpers import template_tables_in_duckdb
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
 from thinkingbox_env.state import StateError, _Process
-from thinkingbox_env.task_cache import TaskRuntime, runtime_for
+from thinkingbox_env.tasks.domain import load_domain
+from thinkingbox_env.tasks.runtime import TaskRuntime, runtime_for
 
 _UNPLAYED = iter(range(7_052_000, 7_052_400))  # variants no other test plays: none of their reads is memoised
 

@@ -15,9 +15,9 @@ import pytest
 from helpers import template_tables_in_duckdb
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.spec import Patch
+from thinkingbox_env.contracts.spec import Patch
 from thinkingbox_env.state import KEPT_OPTIMIZERS, DomainDatabase, StateError, TaskTemplate, _CopyRules, _Process, _quote
+from thinkingbox_env.tasks.domain import load_domain
 
 DOMAINS = ("retail", "insurance", "travel", "neobank", "consulting")
 
@@ -266,7 +266,7 @@ def test_a_patch_built_in_python_holds_what_duckdb_would():
 
 def test_checking_a_tasks_queries_at_load_does_not_put_its_template_into_duckdb():
     """The check at load runs the task's SQL checks on the initial state: a probe, which patches its own copies."""
-    from thinkingbox_env.task_cache import runtime_for
+    from thinkingbox_env.tasks.runtime import runtime_for
 
     spec = tb.generate_variant("insurance", "IN002", 5_200_000)  # its SQL checks read a patched table
     assert spec.checks.sql and "payment_arrangements" in spec.patch.tables()
@@ -298,7 +298,7 @@ def test_a_task_with_no_patch_reaches_duckdb_through_the_domain_template_alone()
 def test_the_first_episode_of_a_fresh_variant_builds_no_template_in_duckdb(domain):
     """What makes a fresh variant cheap: its check at load, oracle episode, golden replay and grading leave the
     template in Python (only a second episode needing a patched table in DuckDB puts it there)."""
-    from thinkingbox_env.task_cache import runtime_for
+    from thinkingbox_env.tasks.runtime import runtime_for
 
     for i, family in enumerate(sorted(load_domain(domain).families)):
         spec = tb.generate_variant(domain, family, 5_300_000 + i)

@@ -19,7 +19,7 @@ def test_every_frozen_task_and_a_variant_of_every_family_agree_with_duckdb(verif
     for task_id in tb.list_tasks():
         info = run_episode(tb.make(task_id), OracleAgent(), seed=0)
         assert info["finish_reason"] != "error", task_id
-    from thinkingbox_env.domain import load_domain
+    from thinkingbox_env.tasks.domain import load_domain
 
     for domain in ("retail", "insurance", "travel", "neobank", "consulting"):
         for family in load_domain(domain).families.values():

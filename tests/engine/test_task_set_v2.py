@@ -18,10 +18,10 @@ import yaml
 
 import thinkingbox_env as tb
 from thinkingbox_env.authoring import Openings, TaskBody, ask, combine, propose
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.family import TaskFamily
-from thinkingbox_env.spec import RubricCheck, SpecError, parse_task
-from thinkingbox_env.task_cache import runtime_for
+from thinkingbox_env.authoring.family import TaskFamily
+from thinkingbox_env.contracts.spec import RubricCheck, SpecError, parse_task
+from thinkingbox_env.tasks.domain import load_domain
+from thinkingbox_env.tasks.runtime import runtime_for
 from thinkingbox_env.users import ScriptedUser
 
 LIBRARY = Path(__file__).resolve().parents[1] / "data" / "domains" / "library"
@@ -52,7 +52,7 @@ def shelf(tmp_path, monkeypatch):
     (folder / "policy.md").write_text(POLICY)
     (folder / "verdicts.yaml").write_text(yaml.safe_dump(VERDICTS))
     tools = (folder / "tools.py").read_text()
-    tools = tools.replace("from thinkingbox_env.tools import ToolError, tool", "from thinkingbox_env.tools import FreeText, ToolError, tool")
+    tools = tools.replace("from thinkingbox_env.toolkit.tools import ToolError, tool", "from thinkingbox_env.toolkit.tools import FreeText, ToolError, tool")
     tools = tools.replace("borrower: Annotated[str, Field(min_length=1, max_length=100)]) -> dict:",
                           "borrower: Annotated[str, Field(min_length=1, max_length=100)], note: FreeText | None = None) -> dict:")
     tools = tools.replace("        borrower: Borrower's name.\n", "        borrower: Borrower's name.\n        note: Anything the librarian notes.\n")
@@ -381,7 +381,7 @@ def test_validate_sets_rubrics_aside_without_a_judge_and_reads_them_with_one(she
 
 
 def test_a_domain_env_without_a_judge_does_not_draw_rubric_tasks():
-    from thinkingbox_env.domain_env import DomainEnv
+    from thinkingbox_env.envs.domain_env import DomainEnv
 
     judged = [t for t in tb.list_tasks() if tb.load_task(t).checks.rubric]
     if not judged:

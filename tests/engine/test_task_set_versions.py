@@ -11,18 +11,12 @@ import pytest
 
 import thinkingbox_env as tb
 from thinkingbox_env.cli.main import main
-from thinkingbox_env.domain import domain_dirs, load_domain
 from thinkingbox_env.eval.api import select_tasks
 from thinkingbox_env.eval.trial import task_set_version
-from thinkingbox_env.registry import (
-    UnknownTaskError,
-    archived_task_set_versions,
-    split_task_version,
-    task_files,
-    task_set_versions,
-)
-from thinkingbox_env.task_cache import runtime_for
-from thinkingbox_env.task_stats import markdown_table, task_set_statistics
+from thinkingbox_env.tasks.domain import domain_dirs, load_domain
+from thinkingbox_env.tasks.lookup import UnknownTaskError, archived_task_set_versions, split_task_version, task_files, task_set_versions
+from thinkingbox_env.tasks.runtime import runtime_for
+from thinkingbox_env.tasks.stats import markdown_table, task_set_statistics
 
 ROOT = Path(__file__).resolve().parents[2]
 DOMAINS = ("retail", "insurance", "travel", "neobank", "consulting")

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from thinkingbox_env.contracts.spec import load_yaml
 from thinkingbox_env.reading.claims import subject_terms
 from thinkingbox_env.reading.text import STOP_WORDS, PhraseMatcher, filter_spans, lemma, parse
 from thinkingbox_env.reading.text import lemmas as lemma_table
-from thinkingbox_env.spec import load_yaml
 
 DOMAINS_DIR = Path(__file__).resolve().parents[2] / "domains"
 

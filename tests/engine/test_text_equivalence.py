@@ -31,13 +31,14 @@ spacy = pytest.importorskip("spacy")
 import validity_suite  # noqa: E402
 
 from thinkingbox_env.agents.baselines import OracleAgent, run_episode  # noqa: E402
-from thinkingbox_env.env import ThinkingboxEnv  # noqa: E402
+from thinkingbox_env.envs.env import ThinkingboxEnv  # noqa: E402
 from thinkingbox_env.reading import claims  # noqa: E402
 from thinkingbox_env.reading.text import PhraseMatcher, is_punct, lemma, like_num, parse  # noqa: E402
 from thinkingbox_env.reading.text.chars import UNITS  # noqa: E402
 from thinkingbox_env.reading.text.lemmas import table  # noqa: E402
 from thinkingbox_env.reading.text.special_cases import special_cases  # noqa: E402
-from thinkingbox_env.registry import list_tasks, load_domain, load_task  # noqa: E402
+from thinkingbox_env.tasks.domain import load_domain  # noqa: E402
+from thinkingbox_env.tasks.lookup import list_tasks, load_task
 
 DOMAINS = validity_suite.DOMAINS
 VARIANT_SEEDS = (0, 1, 2)

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import thinkingbox_env as tb
-from thinkingbox_env.actions import MAX_MESSAGE_CHARS, parse_action, valid_text
+from thinkingbox_env.contracts.actions import MAX_MESSAGE_CHARS, parse_action, valid_text
 
 TASKS = ["retail/ST030_001", "insurance/IN001_001", "travel/TR001_001", "neobank/NB001_001", "consulting/HV001_001"]
 HOSTILE = ["\ud800", "\udfff", "\ud83d", "\u2028", "\u2029", "\x85", "\u202e", "\u202d", "\u2066", "\x00", "\ufeff", "\u200b",

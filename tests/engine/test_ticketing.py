@@ -8,8 +8,8 @@ import pytest
 from helpers import call
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.ticketing import Ticketing
+from thinkingbox_env.tasks.domain import load_domain
+from thinkingbox_env.toolkit.ticketing import Ticketing
 
 
 def test_each_domain_sees_its_own_values_in_the_schema():

@@ -8,9 +8,9 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import Field
 
-from thinkingbox_env.filters import FilterError, compile_filter, compile_order_by
-from thinkingbox_env.kb import search_documents
-from thinkingbox_env.tools import IsoDate, Toolbox, ToolError, tool
+from thinkingbox_env.toolkit.filters import FilterError, compile_filter, compile_order_by
+from thinkingbox_env.toolkit.kb import search_documents
+from thinkingbox_env.toolkit.tools import IsoDate, Toolbox, ToolError, tool
 
 
 @tool(writes=True)
@@ -155,7 +155,7 @@ def test_annotated_limits_and_dates_reach_the_schema_and_are_enforced():
 
 
 def test_plain_annotations_give_dates_as_text_for_hint_based_schema_readers():
-    from thinkingbox_env.tools import plain_annotation
+    from thinkingbox_env.toolkit.tools import plain_annotation
 
     assert plain_annotation(date) is str
     assert plain_annotation(date | None) == (str | None)

@@ -8,7 +8,7 @@ from fake_openai import FakeOpenAI
 
 import thinkingbox_env as tb
 from thinkingbox_env.checks.truthfulness import state_change_in_words
-from thinkingbox_env.judge import RubricJudge
+from thinkingbox_env.judging.judge import RubricJudge
 
 TASK = "retail/ST030_001"  # upgrade to Plus: a customer updated, a membership and a solved ticket created
 # the scripted judge's whole reading: the two denials this file sends (a correct refusal such as "I can't grant

@@ -43,9 +43,9 @@ import pytest
 from task_rows import starting_rows
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.registry import archived_task_set_versions, current_task_set_version
-from thinkingbox_env.spec import TaskSpec
+from thinkingbox_env.contracts.spec import TaskSpec
+from thinkingbox_env.tasks.domain import load_domain
+from thinkingbox_env.tasks.lookup import archived_task_set_versions, current_task_set_version
 
 DOMAINS = ("retail", "travel", "insurance", "neobank", "consulting")
 TRAIN_SEEDS = range(1, 21)  # training variants per family, beside the test seeds 1..test_count freeze writes

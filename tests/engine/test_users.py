@@ -9,7 +9,7 @@ import pytest
 from fake_openai import FakeOpenAI
 
 import thinkingbox_env as tb
-from thinkingbox_env.spec import UserSpec
+from thinkingbox_env.contracts.spec import UserSpec
 from thinkingbox_env.users import (
     DONT_KNOW,
     SATISFIED,

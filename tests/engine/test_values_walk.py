@@ -124,8 +124,8 @@ def test_a_text_the_prefilter_skips_holds_no_value_but_its_ids(text):
 
 def test_the_prefilter_reads_every_text_of_the_task_sets_as_the_full_reading_does():
     import thinkingbox_env as tb
-    from thinkingbox_env.domain import load_domain
     from thinkingbox_env.reading import values
+    from thinkingbox_env.tasks.domain import load_domain
 
     checked = 0
     for task_id in tb.list_tasks():

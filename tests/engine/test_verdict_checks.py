@@ -1,9 +1,9 @@
 """Typed dialogue checks and process checks on real episodes of frozen tasks."""
 
 from thinkingbox_env.agents.baselines import OracleAgent, run_episode
-from thinkingbox_env.env import ThinkingboxEnv
-from thinkingbox_env.registry import load_task
-from thinkingbox_env.verdict_rules import agreed
+from thinkingbox_env.checks.agreement import agreed
+from thinkingbox_env.envs.env import ThinkingboxEnv
+from thinkingbox_env.tasks.lookup import load_task
 
 
 def _run(task_id: str, **oracle) -> dict:
@@ -73,7 +73,7 @@ def test_agreement_reader() -> None:
 
 def test_verification_counts_only_for_the_holder_of_the_policy_the_write_touches() -> None:
     """IN001_001 grants an extension on CUS-1000001's billing account; verifying another customer does not allow it."""
-    from thinkingbox_env.spec import ToolCall
+    from thinkingbox_env.contracts.spec import ToolCall
 
     spec = load_task("insurance/IN001_001")
     other = [ToolCall(name="verify_identity", arguments={"customer_id": "CUS-900001", "date_of_birth": "1971-04-09"})

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 import thinkingbox_env as tb
-from thinkingbox_env.actions import hermes_calls, parse_action
 from thinkingbox_env.agents.baselines import OracleAgent, run_episode
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.env import ThinkingboxEnv
-from thinkingbox_env.registry import generate_variant
-from thinkingbox_env.spec import TaskSpec, ToolCall
+from thinkingbox_env.contracts.actions import hermes_calls, parse_action
+from thinkingbox_env.contracts.spec import TaskSpec, ToolCall
+from thinkingbox_env.envs.env import ThinkingboxEnv
+from thinkingbox_env.tasks.domain import load_domain
+from thinkingbox_env.tasks.lookup import generate_variant
 
 DOMAINS = ["retail", "insurance", "travel", "neobank", "consulting"]
 
@@ -215,7 +215,7 @@ def test_a_closing_is_a_message_whatever_call_text_it_quotes():
 
 
 def test_the_customer_tool_protocol_always_closes_even_when_the_closing_is_refused():
-    from thinkingbox_env.wrappers import CustomerToolWrapper
+    from thinkingbox_env.envs.wrappers import CustomerToolWrapper
 
     env = CustomerToolWrapper(tb.make("retail/ST030_001"))
     for closing in ("x" * 30_000, 'All set <tool_call>{"name": "get_customer_profile", "argu'):

@@ -8,8 +8,8 @@ import pytest
 
 import thinkingbox_env as tb
 from thinkingbox_env.agents.customer_tool import CustomerToolAgent
-from thinkingbox_env.protocol import DONE_MARKER, END_TOOL_NAME, EPISODE_OVER, REPLY_TOOL
-from thinkingbox_env.wrappers import CheckRewardWrapper, CustomerToolWrapper
+from thinkingbox_env.contracts.protocol import DONE_MARKER, END_TOOL_NAME, EPISODE_OVER, REPLY_TOOL
+from thinkingbox_env.envs.wrappers import CheckRewardWrapper, CustomerToolWrapper
 
 TASK = "retail/ST030_001"
 

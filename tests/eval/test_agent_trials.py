@@ -13,7 +13,7 @@ from thinkingbox_env.agents.openai_chat import SamplingConfig
 from thinkingbox_env.eval.config import EndpointConfig, EvalConfig
 from thinkingbox_env.eval.metrics import row_messages
 from thinkingbox_env.eval.trial import RecordingJudge, run_trial
-from thinkingbox_env.judge import RubricJudge
+from thinkingbox_env.judging.judge import RubricJudge
 
 TASK = "retail/ST030_001"
 
@@ -174,7 +174,7 @@ def test_judge_answers_and_reasons_are_kept_and_unparseable_is_unjudged(caplog):
         env = tb.ThinkingboxEnv(_rubric_task(), judge=judge)
         info = tb.run_episode(env, tb.OracleAgent())
         assert info["verdict"] == 1.0
-        with caplog.at_level(logging.WARNING, logger="thinkingbox_env.judge"):
+        with caplog.at_level(logging.WARNING, logger="thinkingbox_env.judging.judge"):
             info = tb.run_episode(env, tb.OracleAgent())
     assert info["checks"]["rubric:mentions_plus"] is None and info["checks"]["rubric:truthfulness"] is True
     assert info["outcome"] == "unjudged" and info["failure_category"] is None

@@ -15,8 +15,8 @@ from thinkingbox_env.eval import EvalConfig, evaluate
 from thinkingbox_env.eval import trial as trial_module
 from thinkingbox_env.eval.config import EndpointConfig, check_config
 from thinkingbox_env.eval.trial import build_agent, build_judge, build_user, run_trial
-from thinkingbox_env.judge import RubricJudge
-from thinkingbox_env.judges import JUDGES
+from thinkingbox_env.judging.judge import RubricJudge
+from thinkingbox_env.judging.registry import JUDGES
 from thinkingbox_env.plugins import Backend, BackendOptionError, NoOptions, Options, UnknownBackendError
 from thinkingbox_env.users import LLMUser, ScriptedUser
 from thinkingbox_env.users.phrases import DONE_MARKER
@@ -261,7 +261,7 @@ def test_the_built_ins_are_found_in_a_source_tree_that_was_never_installed() -> 
     from pathlib import Path
 
     from thinkingbox_env.agents.registry import AGENTS, AgentCapabilities
-    from thinkingbox_env.judges import JUDGES
+    from thinkingbox_env.judging.registry import JUDGES
     from thinkingbox_env.plugins import Registry
     from thinkingbox_env.users.registry import USERS
 

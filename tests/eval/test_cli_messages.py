@@ -74,7 +74,7 @@ def test_agg_on_a_file_that_is_not_a_run_says_so(tmp_path, name, content, expect
 def test_an_unknown_domain_lists_the_domains(capsys, pattern, expected):
     assert main(["list", pattern]) == 2
     text = capsys.readouterr().out
-    from thinkingbox_env.domain import domain_dirs
+    from thinkingbox_env.tasks.domain import domain_dirs
 
     assert expected in text and f"the domains are {', '.join(sorted(domain_dirs()))}" in text
 
@@ -122,7 +122,7 @@ def test_freeze_never_writes_into_an_installed_package(tmp_path):
     import os
     import shutil
 
-    from thinkingbox_env.domain import PATH_VARIABLE, domain_dirs
+    from thinkingbox_env.tasks.domain import PATH_VARIABLE, domain_dirs
 
     fake = tmp_path / "site-packages" / "thinkingbox_env" / "_bundled"
     shutil.copytree(domain_dirs()["retail"], fake / "domains" / "retail")

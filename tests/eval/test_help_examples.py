@@ -10,7 +10,7 @@ import pytest
 
 from thinkingbox_env.cli.common import select_tasks
 from thinkingbox_env.cli.main import build_parser
-from thinkingbox_env.registry import load_task
+from thinkingbox_env.tasks.lookup import load_task
 
 ROOT = Path(__file__).resolve().parents[2]
 

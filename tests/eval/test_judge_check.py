@@ -16,8 +16,8 @@ import pytest
 
 from tests.fake_openai import FakeOpenAI
 from thinkingbox_env.cli import main
-from thinkingbox_env.judge import build_judge_prompt, judge_turns
-from thinkingbox_env.judge_check import CLASSES, DATA_FILE, EXPECTED, JudgeCheckDataError, load_items, select
+from thinkingbox_env.judging.conformance import CLASSES, DATA_FILE, EXPECTED, JudgeCheckDataError, load_items, select
+from thinkingbox_env.judging.judge import build_judge_prompt, judge_turns
 
 ROOT = Path(__file__).resolve().parents[2]
 ITEMS = load_items()
@@ -84,7 +84,7 @@ def test_shipped_file_is_what_the_generator_writes():
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
     assert make_judge_check.render(make_judge_check.build_items()) == DATA_FILE.read_text(encoding="utf-8"), \
-        "thinkingbox_env/data/judge_check.jsonl is stale: run python benchmarks/make_judge_check.py"
+        "thinkingbox_env/judging/data/judge_check.jsonl is stale: run python benchmarks/make_judge_check.py"
 
 
 def test_a_mislabelled_item_is_named(tmp_path):

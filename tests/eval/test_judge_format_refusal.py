@@ -8,7 +8,7 @@ import pytest
 from fake_openai import FakeOpenAI
 
 from thinkingbox_env.cli import main
-from thinkingbox_env.judge import RubricJudge
+from thinkingbox_env.judging.judge import RubricJudge
 
 QUESTION = "Does the assistant thank the customer?"
 DIALOGUE = [{"role": "assistant", "content": "Thanks for waiting!"}]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from thinkingbox_env.agents.baselines import OracleAgent, run_episode
+from thinkingbox_env.envs.registration import make
 from thinkingbox_env.eval import EvalConfig, evaluate
 from thinkingbox_env.eval.metrics import final_agent_text, row_messages, summarize
 from thinkingbox_env.eval.run_files import ROW_SCHEMA_VERSION, prepare_resume, read_rows, scan_rows
-from thinkingbox_env.registry import make
 
 TASKS = ["retail/ST030_001", "retail/ST004_001"]
 
@@ -80,7 +80,7 @@ def test_schema_1_rows_are_still_read_with_their_stored_messages(tmp_path):
 
 
 def test_the_optional_fields_are_written_only_where_they_say_something(tmp_path):
-    from thinkingbox_env.records import EvalRow
+    from thinkingbox_env.contracts.records import EvalRow
 
     evaluate(TASKS[:1], EvalConfig(agent="oracle"), out=tmp_path / "run.jsonl")
     (row,) = read_rows(tmp_path / "run.jsonl")

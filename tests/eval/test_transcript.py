@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from thinkingbox_env.contracts.events import invalid_action_event, message_event, tool_call_event
+from thinkingbox_env.contracts.records import EvalRow
 from thinkingbox_env.eval.config import EvalConfig
 from thinkingbox_env.eval.transcript import TranscriptLine, render_trace
 from thinkingbox_env.eval.trial import run_trial
-from thinkingbox_env.events import invalid_action_event, message_event, tool_call_event
-from thinkingbox_env.records import EvalRow
 
 STORED_KEYS = ["schema", "task_id", "domain", "family", "trial", "seed", "status", "system_error", "verdict", "checks",
                "check_details", "reward_vector", "unevaluated", "outcome", "unverified", "diff", "state_hash", "finish_reason",

@@ -13,7 +13,7 @@ from thinkingbox_env.eval.config import EndpointConfig, EvalConfig
 from thinkingbox_env.eval.metrics import compare_runs, row_outcome, summarize
 from thinkingbox_env.eval.report import build_report
 from thinkingbox_env.eval.run_files import read_rows
-from thinkingbox_env.judge import JUDGE_PROMPT_VERSION
+from thinkingbox_env.judging.judge import JUDGE_PROMPT_VERSION
 
 RUBRIC_TASK = "retail/ST005_004"  # carries a rubric question; the oracle passes everything else
 PLAIN_TASK = "retail/ST005_001"
@@ -92,8 +92,8 @@ def test_unparsed_judge_answers_are_counted_in_the_summary_and_agg(tmp_path, cap
 
 def test_validate_reports_a_task_whose_judge_answers_do_not_parse_as_unjudged_not_invalid(capsys):
     from thinkingbox_env.eval.validate import validate_task
-    from thinkingbox_env.judge import RubricJudge
-    from thinkingbox_env.registry import load_task
+    from thinkingbox_env.judging.judge import RubricJudge
+    from thinkingbox_env.tasks.lookup import load_task
 
     with FakeOpenAI(lambda body: "I cannot decide.") as server:
         judge = RubricJudge(model="judge", base_url=server.base_url, api_key="k", max_retries=0)

@@ -37,8 +37,8 @@ def test_validation_catches_an_undeclared_idempotent_write():
 
 
 def test_validation_catches_a_write_whose_drop_goes_unnoticed(monkeypatch):
-    from thinkingbox_env.domain import load_domain
-    from thinkingbox_env.tools import tool
+    from thinkingbox_env.tasks.domain import load_domain
+    from thinkingbox_env.toolkit.tools import tool
 
     @tool(writes=True)
     def touch(db) -> dict:

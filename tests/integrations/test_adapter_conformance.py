@@ -13,8 +13,8 @@ import json
 import pytest
 from adapter_helpers import TASK, plain_outcome, require_adapter, single_steps, wrong_steps
 
+from thinkingbox_env.contracts.protocol import DONE_MARKER
 from thinkingbox_env.integrations.episode import Episode
-from thinkingbox_env.protocol import DONE_MARKER
 
 
 def _episode(steps):
@@ -83,7 +83,7 @@ def _verifiers(steps):
 
 def _trl(steps):
     from thinkingbox_env.integrations.trl import environment_class
-    from thinkingbox_env.registry import load_task
+    from thinkingbox_env.tasks.lookup import load_task
 
     spec = load_task(TASK)
     env = environment_class("retail")()

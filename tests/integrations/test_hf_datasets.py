@@ -9,7 +9,7 @@ import pytest
 import thinkingbox_env as tb
 from thinkingbox_env.cli import main
 from thinkingbox_env.integrations.hf_datasets import COLUMNS, task_rows
-from thinkingbox_env.registry import current_task_set_version
+from thinkingbox_env.tasks.lookup import current_task_set_version
 
 
 def test_one_row_per_frozen_task_with_its_split_version_and_hash():

@@ -15,11 +15,11 @@ vf = require_adapter("verifiers", "verifiers", 'pip install -e ".[verifiers]"')
 from scripted_model import Calls, Say, ScriptedModel, golden_script, turn_of  # noqa: E402
 
 import thinkingbox_env as tb  # noqa: E402
+from thinkingbox_env.contracts.protocol import REPLY_TOOL  # noqa: E402
 from thinkingbox_env.eval.config import EndpointConfig, EvalConfig  # noqa: E402
 from thinkingbox_env.eval.trial import run_trial  # noqa: E402
 from thinkingbox_env.integrations.trl import REWARD_GROUPS  # noqa: E402
 from thinkingbox_env.integrations.verifiers import load_environment  # noqa: E402
-from thinkingbox_env.protocol import REPLY_TOOL  # noqa: E402
 
 TASK = "retail/ST030_001"
 

@@ -26,11 +26,11 @@ vf = require_adapter("verifiers04", "verifiers.v1", 'pip install -e ".[verifiers
 from scripted_model import Calls, Reply, Say, ScriptedModel, Status, golden_script, turn_of  # noqa: E402
 
 import thinkingbox_env as tb  # noqa: E402
+from thinkingbox_env.contracts.protocol import REPLY_TOOL  # noqa: E402
 from thinkingbox_env.eval.config import EndpointConfig, EvalConfig  # noqa: E402
 from thinkingbox_env.eval.trial import run_trial  # noqa: E402
 from thinkingbox_env.integrations.trl import REWARD_GROUPS  # noqa: E402
 from thinkingbox_env.integrations.verifiers_v1 import TASKSET_ID, ThinkingboxVerifiersEnv, load_environment  # noqa: E402
-from thinkingbox_env.protocol import REPLY_TOOL  # noqa: E402
 
 KEY_VAR = "TB_TEST_KEY"
 

@@ -7,8 +7,8 @@ import pytest
 
 import thinkingbox_env as tb
 from thinkingbox_env.checks import dialogue_positions
-from thinkingbox_env.env import EpisodeBackend, InProcessTools
-from thinkingbox_env.records import Verdict
+from thinkingbox_env.contracts.records import Verdict
+from thinkingbox_env.envs.env import EpisodeBackend, InProcessTools
 from thinkingbox_env.serving.backend import MCPToolBackend
 
 TASK = "retail/ST030_001"

@@ -19,7 +19,7 @@ from mcp_helpers import HttpServer
 
 import thinkingbox_env as tb
 from thinkingbox_env.serving.backend import MCPBackendError, MCPToolBackend, OperatorClient
-from thinkingbox_env.task_cache import runtime_for
+from thinkingbox_env.tasks.runtime import runtime_for
 
 
 @pytest.fixture(scope="module")

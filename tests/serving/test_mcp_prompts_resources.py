@@ -9,7 +9,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
+from thinkingbox_env.tasks.domain import load_domain
 
 
 def test_opening_request_prompt_and_policy_and_kb_resources_over_stdio():

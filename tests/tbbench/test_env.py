@@ -11,7 +11,7 @@ from fake_openai import FakeOpenAI
 
 import thinkingbox_env as tb
 from thinkingbox_env.agents import OracleAgent, run_episode
-from thinkingbox_env.judge import RubricJudge
+from thinkingbox_env.judging.judge import RubricJudge
 from thinkingbox_env.tbbench import TBBenchFormatError, register_source
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "tbbench"
@@ -138,7 +138,7 @@ def test_registry_namespaces_and_clear_errors(monkeypatch):
         tb.make(CANCEL, server_python=sys.executable)
     with pytest.raises(KeyError, match="unknown task 'nosuchsource/x'"):
         tb.make("nosuchsource/x")
-    from thinkingbox_env.registry import suite_tasks
+    from thinkingbox_env.envs.registration import suite_tasks
 
     assert suite_tasks("tbbench-v1", data_dir=DATA, server_python=sys.executable) == [CANCEL, LOOKUP]
     with pytest.raises(KeyError, match="unknown suite 'nope'.*tbbench-v1"):

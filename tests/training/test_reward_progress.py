@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from thinkingbox_env.domain import domain_dirs, load_domain
 from thinkingbox_env.integrations.trl import (
     REPLY_TOOL,
     asked_checks,
@@ -14,6 +13,7 @@ from thinkingbox_env.integrations.trl import (
     reward_verdict,
     task_for_row,
 )
+from thinkingbox_env.tasks.domain import domain_dirs, load_domain
 
 IDLE = [{"role": "assistant", "content": "I'm unable to help with this request."}]
 # train variants whose task has no effect check: the right outcome is an answer (the latest shipment event, the
@@ -93,8 +93,8 @@ def test_verifiers_groups_pay_nothing_where_a_task_has_none_of_their_checks():
 
 def test_the_weighted_check_reward_pays_an_idle_episode_nothing_and_partial_work_something():
     import thinkingbox_env as tb
+    from thinkingbox_env.envs.wrappers import CheckRewardWrapper
     from thinkingbox_env.integrations.trl import reward_checks
-    from thinkingbox_env.wrappers import CheckRewardWrapper
 
     weighted = reward_checks({"effect": 2.0, "no_collateral": 1.0, "dialogue": 0.5})
     cls = environment_class("retail")

@@ -100,10 +100,10 @@ def test_smollm2_s_template_knows_no_tools_so_the_prompt_protocol_is_chosen_and_
 @pytest.mark.timeout(600)
 def test_the_local_agent_plays_a_task_to_the_end_on_smollm2(smollm2, tmp_path):
     from thinkingbox_env.agents.openai_chat import SamplingConfig
+    from thinkingbox_env.contracts.events import tool_calls
     from thinkingbox_env.eval import evaluate
     from thinkingbox_env.eval.config import EndpointConfig, EvalConfig
     from thinkingbox_env.eval.run_files import read_rows
-    from thinkingbox_env.events import tool_calls
 
     config = EvalConfig(agent="transformers", agent_endpoint=EndpointConfig(model=str(smollm2)),
                         sampling=SamplingConfig(max_tokens=64), protocol="customer-tool", include_policy=False,

@@ -107,7 +107,7 @@ def test_a_wrong_trajectory_scores_zero_with_the_right_components():
 
 
 def test_the_weighted_check_reward_is_the_wrappers_on_the_same_episode():
-    from thinkingbox_env.wrappers import CheckRewardWrapper
+    from thinkingbox_env.envs.wrappers import CheckRewardWrapper
 
     row = _row("ST030", 777)
     spec = task_for_row("retail", row)
@@ -181,8 +181,8 @@ def test_without_a_judge_rubric_variants_are_left_out_with_a_warning(caplog, mon
     """Variants of one family are given a rubric question (real generated specs, one check added)."""
     import logging
 
+    from thinkingbox_env.contracts.spec import RubricCheck
     from thinkingbox_env.integrations import trl as tb_trl
-    from thinkingbox_env.spec import RubricCheck
 
     generated = tb_trl.task_for_row
 

@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from thinkingbox_env.domain import domain_dirs, load_domain
 from thinkingbox_env.integrations.trl import REPLY_TOOL, environment_class, task_for_row, trl_tool_schemas
+from thinkingbox_env.tasks.domain import domain_dirs, load_domain
 
 pytest.importorskip("trl", reason="needs the train extra: pip install 'thinkingbox-env[train]'")
 pytest.importorskip("transformers", reason="needs the train extra: pip install 'thinkingbox-env[train]'")

@@ -24,8 +24,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from thinkingbox_env.agents.baselines import OracleAgent, run_episode
-from thinkingbox_env.env import ThinkingboxEnv
-from thinkingbox_env.registry import load_task
+from thinkingbox_env.envs.env import ThinkingboxEnv
+from thinkingbox_env.tasks.lookup import load_task
 
 TICKET_TOOLS = frozenset({"create_ticket", "update_ticket", "create_ticket_user"})
 # Writes that record a step of the conversation (an identity check), not an outcome the customer asked for.

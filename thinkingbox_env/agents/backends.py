@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ..llm import EndpointOptions
+from ..llm.client import EndpointOptions
 from ..plugins import Backend, NoOptions, Options
 from .baselines import NoopAgent, OracleAgent
 from .heard_facts import HeardFactsOracle

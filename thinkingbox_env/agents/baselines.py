@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..domain import domain_dirs
-from ..spec import GoldenTurn, TaskSpec, ToolCall, interleave
+from ..checks.verdict_rules import describe, load_verdict_rules
+from ..contracts.spec import GoldenTurn, TaskSpec, ToolCall, interleave
+from ..tasks.domain import domain_dirs
 from ..users import DONE_MARKER
-from ..verdict_rules import describe, load_verdict_rules
 
 
 class Agent(Protocol):

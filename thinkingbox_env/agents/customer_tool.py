@@ -3,7 +3,7 @@
 Trainers with a built-in tool loop (TRL's GRPOTrainer) have no user turn, so during
 training the customer is reached through a ``reply_to_customer`` tool and the
 model's first plain-text message closes the conversation. The protocol itself lives
-in :mod:`thinkingbox_env.wrappers` (``CustomerToolWrapper``, which the evaluation
+in :mod:`thinkingbox_env.envs.wrappers` (``CustomerToolWrapper``, which the evaluation
 harness and the TRL classes run on). :class:`CustomerToolAgent` plays the same
 protocol, through the same translation, against an unwrapped chat env: one env
 action per ``act``, for loops that step the env themselves.
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..domain import load_domain
-from ..protocol import EPISODE_OVER, REPLY_TOOL, customer_tool_prompt, reply_tool_schema
-from ..spec import TaskSpec
-from ..wrappers import CustomerToolProtocol, protocol_tools
+from ..contracts.protocol import EPISODE_OVER, REPLY_TOOL, customer_tool_prompt, reply_tool_schema
+from ..contracts.spec import TaskSpec
+from ..envs.wrappers import CustomerToolProtocol, protocol_tools
+from ..tasks.domain import load_domain
 
 __all__ = ["EPISODE_OVER", "REPLY_TOOL", "CustomerToolAgent", "protocol_tools", "reply_tool_schema", "system_prompt"]
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Literal
 
-from ..spec import TaskSpec, ToolCall
+from ..contracts.spec import TaskSpec, ToolCall
 from .baselines import OracleAgent
 
 FactUse = Literal["heard", "substituted", "missing", "composed"]

@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..llm import openai_client, resolve_model, sum_usage, token_usage
-from ..spec import TaskSpec
+from ..contracts.spec import TaskSpec
+from ..llm.client import openai_client, resolve_model, sum_usage, token_usage
 from .context_overflow import ContextOverflowError, overflow_from_status_error
 
 log = logging.getLogger(__name__)

@@ -21,8 +21,8 @@ import re
 import time
 from typing import Any
 
-from ..actions import hermes_calls
-from ..spec import TaskSpec
+from ..contracts.actions import hermes_calls
+from ..contracts.spec import TaskSpec
 from .tool_protocol import ToolProtocol, prepare_tokenizer
 
 _THINK = re.compile(r"<think>.*?</think>", re.S)
@@ -31,7 +31,7 @@ _THINK = re.compile(r"<think>.*?</think>", re.S)
 def parse_hermes(text: str) -> dict[str, Any]:
     """Content and tool calls of a Qwen/Hermes-format completion (used when TRL's parser is not there).
 
-    The blocks are read by the env's own reader (:func:`thinkingbox_env.actions.hermes_calls`), so a
+    The blocks are read by the env's own reader (:func:`thinkingbox_env.contracts.actions.hermes_calls`), so a
     completion stepped as raw text and one stepped as this parse run the same calls.
     """
     content, found = hermes_calls(_THINK.sub("", text))

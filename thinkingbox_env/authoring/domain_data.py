@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..spec import DomainSpec, Patch, SpecError, load_domain_spec
+from ..contracts.spec import DomainSpec, Patch, SpecError, load_domain_spec
 
 _TRAILING_NUMBER = re.compile(r"\d+$")
 

@@ -7,8 +7,9 @@ final canonical state equals the golden one. Explicit checks add SQL predicates,
 dialogue patterns and rubric questions. A check that could not be evaluated (a
 rubric with no judge) is ``None``: it never counts as passed.
 
-Every module of this package other than the contract, the outcome and grading is
-imported here, so a new kind is one new module (see :mod:`.base`).
+Every module of this package other than the contract, the outcome, grading and the declarations
+and readings the kinds share (``verdict_rules``, ``dialogue``, ``agreement``, ``policy_rules``,
+``asked_checks``) is imported here, so a new kind is one new module (see :mod:`.base`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..diff import StateDiff
-from ..records import FAILURE_CATEGORIES, CheckResult
+from ..contracts.records import FAILURE_CATEGORIES, CheckResult
+from ..state.diff import StateDiff
 from .base import (
     CheckGroup,
     CheckKind,
@@ -45,7 +46,7 @@ from .grading import (
 )
 from .outcome import StateOutcome, state_outcome
 
-_INFRASTRUCTURE = {"base", "grading", "outcome"}
+_INFRASTRUCTURE = {"base", "grading", "outcome", "verdict_rules", "dialogue", "agreement", "policy_rules", "asked_checks"}
 
 
 def _discover() -> None:

@@ -8,7 +8,7 @@ fail ``no_collateral``, and one that skips a note the golden run wrote would fai
 ``effect`` check: the state checks would grade a trajectory, not an outcome.
 
 The domain declares the rule once, under ``bookkeeping:`` in ``verdicts.yaml``
-(:class:`~thinkingbox_env.verdict_rules.BookkeepingSpec`): the table, the columns a note
+(:class:`~thinkingbox_env.checks.verdict_rules.BookkeepingSpec`): the table, the columns a note
 changes, and the tool and arguments that write one. The rows it covers are the request's own:
 the rows of that table the golden run writes. On them, and only on them, the declared columns
 are dropped from both runs' update effects (an update left with no change is no effect at
@@ -22,11 +22,11 @@ from collections import Counter
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from ..diff import StateDiff
-from ..verdict_rules import BookkeepingSpec, load_verdict_rules
+from ..state.diff import StateDiff
+from .verdict_rules import BookkeepingSpec, load_verdict_rules
 
 if TYPE_CHECKING:
-    from ..domain import Domain
+    from ..tasks.domain import Domain
     from .base import GradingContext
 
 
@@ -58,7 +58,7 @@ def bookkeeping_problems(rule: BookkeepingSpec, domain: Domain) -> list[str]:
 
 @lru_cache(maxsize=16)
 def _rule_of(domain_name: str) -> BookkeepingSpec | None:
-    from ..domain import load_domain
+    from ..tasks.domain import load_domain
 
     domain = load_domain(domain_name)
     rule = load_verdict_rules(str(domain.path)).bookkeeping

@@ -42,8 +42,8 @@ class TextReading:
 
 
 def _domain(context: GradingContext) -> tuple[str, Any, tuple[str, ...], tuple[str, ...]]:
-    from ..domain import load_domain
-    from ..verdict_rules import domain_rules
+    from ..tasks.domain import load_domain
+    from .verdict_rules import domain_rules
 
     domain = load_domain(context.task.domain)
     confidential = tuple(domain_rules(context.task).confidential.columns)
@@ -85,8 +85,8 @@ def agent_texts(context: GradingContext) -> list[str]:
 
 def claims_in(context: GradingContext, texts: list[str]) -> list[Claim]:
     """The rule reader's claims of ``texts`` in the graded task's domain."""
-    from ..domain import load_domain
     from ..reading.claims import read_claims
+    from ..tasks.domain import load_domain
 
     domain = load_domain(context.task.domain)
     clock, ids = domain.spec.clock.date(), tuple(domain.spec.id_patterns)

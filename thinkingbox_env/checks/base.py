@@ -11,7 +11,7 @@ Adding a kind is adding a module that defines a ``CheckKind`` subclass: the pack
 imports every module it holds, and the subclass registers itself. The class declares
 everything the rest of the package needs to know about the kind, so that nothing else
 names it by string: the section of a task's ``checks`` it reads and the type of one entry
-(``spec_section``, ``spec_item``; :class:`thinkingbox_env.spec.CheckSpecs` accepts
+(``spec_section``, ``spec_item``; :class:`thinkingbox_env.contracts.spec.CheckSpecs` accepts
 exactly the sections registered kinds declare), its place in the failure taxonomy
 (``group``, ``follows_write``, ``judged``), the trainers' reward group it feeds
 (``reward_group``), what it asks of a task at load time (:meth:`CheckKind.check_task`)
@@ -24,15 +24,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from ..events import ToolCallEvent, TraceEvent, is_tool_call
-from ..records import CheckResult, FailureCategory, FinishReason
-from ..spec import declare_check_section, withdraw_check_section
+from ..contracts.events import ToolCallEvent, TraceEvent, is_tool_call
+from ..contracts.records import CheckResult, FailureCategory, FinishReason
+from ..contracts.spec import declare_check_section, withdraw_check_section
 
 if TYPE_CHECKING:
-    from ..diff import StateDiff
-    from ..spec import TaskSpec
+    from ..contracts.spec import TaskSpec
     from ..state import EpisodeState
-    from ..task_cache import TaskRuntime
+    from ..state.diff import StateDiff
+    from ..tasks.runtime import TaskRuntime
     from .outcome import StateOutcome
 
 # (question, transcript) -> (answer, reason); an answer of None is "unjudged" (the reply did not parse). A judge
@@ -69,7 +69,7 @@ class GradingContext:
     def task_runtime(self) -> TaskRuntime:
         """The graded task's runtime: the caller's, or the shared one found by the task's content."""
         if self.runtime is None:
-            from ..task_cache import runtime_for
+            from ..tasks.runtime import runtime_for
 
             self.runtime = runtime_for(self.task)
         return self.runtime

@@ -29,10 +29,10 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from ..events import ToolCallEvent, TraceEvent, is_tool_call, tool_calls
+from ..contracts.events import ToolCallEvent, TraceEvent, is_tool_call, tool_calls
+from ..contracts.records import CheckResult
 from ..reading.claims import GENERIC, Claim, ClaimsVocabulary, load_vocabulary, subject_terms
 from ..reading.values import Value, extract_values, money_norm, parse_value, same_value
-from ..records import CheckResult
 from ._reading import claims_in, reading_of
 from .base import CheckKind, GradingContext
 
@@ -162,7 +162,7 @@ def _leaves(x: Any, key: str = "") -> list[tuple[str, Any]]:
 
 def claims_results(context: GradingContext) -> list[CheckResult]:
     """The four claim results of one episode; [] where the task's domain declares no vocabulary."""
-    from ..domain import load_domain
+    from ..tasks.domain import load_domain
 
     domain = load_domain(context.task.domain)
     vocab = load_vocabulary(str(domain.path))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from ..diff import StateDiff
-from ..records import CheckResult
+from ..contracts.records import CheckResult
+from ..state.diff import StateDiff
 from ._bookkeeping import compared
 from .base import CheckKind, GradingContext
 

@@ -1,4 +1,4 @@
-"""``grade``: the one function that turns an episode into a :class:`~thinkingbox_env.records.Verdict`.
+"""``grade``: the one function that turns an episode into a :class:`~thinkingbox_env.contracts.records.Verdict`.
 
 The in-process environment and the MCP server's operator API both call it, so the
 two cannot drift apart in fields or values.
@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ..diff import StateDiff
-from ..events import ToolCallEvent, TraceEvent, is_tool_call, message_event, tool_calls
-from ..protocol import DONE_MARKER
-from ..records import CheckResult, FailureCategory, FinishReason, TrialOutcome, Verdict
-from ..spec import TaskSpec
+from ..contracts.events import ToolCallEvent, TraceEvent, is_tool_call, message_event, tool_calls
+from ..contracts.protocol import DONE_MARKER
+from ..contracts.records import CheckResult, FailureCategory, FinishReason, TrialOutcome, Verdict
+from ..contracts.spec import TaskSpec
+from ..state.diff import StateDiff
 from .base import GradingContext, Judge, kinds, kinds_in, kinds_where
 from .outcome import StateOutcome
 
 if TYPE_CHECKING:
-    from ..task_cache import TaskRuntime
+    from ..tasks.runtime import TaskRuntime
 
 
 def finish_reason_of(value: FinishReason | str) -> FinishReason:
@@ -190,7 +190,7 @@ def grade(
     cannot; ``strict_dialogue`` counts an undetermined dialogue check as failed.
     """
     if golden is None:
-        from ..task_cache import runtime_for
+        from ..tasks.runtime import runtime_for
 
         runtime = runtime if runtime is not None else runtime_for(task)
         golden = runtime.golden.diff

@@ -17,10 +17,10 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
+from ..contracts.records import CheckResult
 from ..reading.values import extract_values, keyed_leaves, money_norm, values_of
-from ..records import CheckResult
-from ..verdict_rules import DialogueContext, dialogue_context
 from .base import CheckKind, GradingContext
+from .dialogue import DialogueContext, dialogue_context
 
 _ACTION_CLAIM = r"\b(?:i(?:'ve| have)?|we(?:'ve| have)?|has been|have been|was|were|is being|will be)\s+(?:also\s+|just\s+|now\s+)?(?:{verbs})\b"
 # columns whose numbers are amounts of money: a claimed amount must be one of them, not a count

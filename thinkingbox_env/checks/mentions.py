@@ -4,27 +4,21 @@ A value (money, date, duration, count, id) is matched as a whole value after
 normalisation; an outcome term with its polarity and the domain's declared variants,
 so that "could not be cancelled" does not report "is cancelled". The task's regex
 ``dialogue`` entries are translated into mentions at load time
-(:func:`thinkingbox_env.verdict_rules.translate_dialogue`).
+(:func:`thinkingbox_env.checks.dialogue.translate_dialogue`).
 """
 
 from __future__ import annotations
 
 import re
 
+from ..contracts.records import CheckResult
+from ..contracts.spec import DialogueCheck
 from ..reading.claims import read_claims, term_claims
+from ..reading.phrases import expand_contractions, phrase_polarity
 from ..reading.values import same_value
-from ..records import CheckResult
-from ..spec import DialogueCheck
-from ..verdict_rules import (
-    DialogueContext,
-    Mention,
-    dialogue_context,
-    expand_contractions,
-    phrase_polarity,
-    typed_dialogue,
-)
 from ._reading import agent_texts, could_hold_a_value, reading_of
 from .base import CheckKind, GradingContext
+from .dialogue import DialogueContext, Mention, dialogue_context, typed_dialogue
 
 # "I can cancel it. Shall I go ahead?" proposes the outcome; it does not report it
 _PROPOSAL = re.compile(r"\b(shall i|should i|would you like( me)? to|do you want( me)? to|ok(ay)? to|go ahead\?|proceed\?)",
@@ -93,7 +87,7 @@ class MentionsCheck(CheckKind):
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         if not context.task.checks.dialogue:
             return []
-        from ..domain import load_domain
+        from ..tasks.domain import load_domain
 
         ctx = dialogue_context(context)
         domain_path = str(load_domain(context.task.domain).path)

@@ -12,15 +12,15 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..diff import StateDiff
-from ..events import ToolCallEvent
-from ..records import CheckResult
+from ..contracts.events import ToolCallEvent
+from ..contracts.records import CheckResult
+from ..state.diff import StateDiff
 from ._bookkeeping import bookkeeping_rule, compared
 from .base import CheckKind, GradingContext
 from .effect import effect_label
 
 if TYPE_CHECKING:
-    from ..spec import TaskSpec
+    from ..contracts.spec import TaskSpec
 
 
 def collateral_result(golden: StateDiff, agent: StateDiff) -> CheckResult:

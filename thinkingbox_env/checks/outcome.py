@@ -6,10 +6,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from ..diff import StateDiff, canonical_hash, compute_diff
-from ..records import CheckResult
-from ..spec import TaskSpec
+from ..contracts.records import CheckResult
+from ..contracts.spec import TaskSpec
 from ..state import EpisodeState
+from ..state.diff import StateDiff, canonical_hash, compute_diff
 from .base import kinds
 
 

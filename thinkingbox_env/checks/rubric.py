@@ -8,8 +8,8 @@ failure either; a trial whose only open checks are these is *unjudged*
 
 from __future__ import annotations
 
-from ..records import CheckResult
-from ..spec import RubricCheck as RubricCheckSpec
+from ..contracts.records import CheckResult
+from ..contracts.spec import RubricCheck as RubricCheckSpec
 from .base import CheckKind, GradingContext, Judge
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ..records import CheckResult
-from ..spec import SqlCheck as SqlCheckSpec
+from ..contracts.records import CheckResult
+from ..contracts.spec import SqlCheck as SqlCheckSpec
 from .base import CheckKind, GradingContext
 
 if TYPE_CHECKING:
-    from ..spec import TaskSpec
+    from ..contracts.spec import TaskSpec
     from ..state import EpisodeState
 
 log = logging.getLogger(__name__)

@@ -31,16 +31,16 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from ..events import ToolCallEvent, tool_calls
+from ..contracts.events import ToolCallEvent, tool_calls
+from ..contracts.records import CheckResult
+from ..contracts.spec import TaskSpec
 from ..reading.claims import ClaimsVocabulary, RoleSpec, load_vocabulary, term_values
 from ..reading.values import Value, extract_values, keyed_leaves, money_norm, parse_value, same_value
-from ..records import CheckResult
-from ..spec import TaskSpec
 from ._reading import claims_in, could_hold_a_value, reading_of
 from .base import CheckKind, GradingContext
 
 if TYPE_CHECKING:
-    from ..task_cache import TaskRuntime
+    from ..tasks.runtime import TaskRuntime
 
 # A place in a trajectory that holds a role's value: (tool, "arguments" | "result", field name); ("*sum*", role, "")
 # stands for the sum of the amounts of the role's calls (two refunds of one order are told as their total).
@@ -101,14 +101,14 @@ def role_values(spec: RoleSpec, calls: Sequence[ToolCallEvent], clock: Any, ids:
 def golden_calls(task: TaskSpec, runtime: TaskRuntime | None = None) -> list[ToolCallEvent]:
     """The golden trajectory's calls as trace events (replayed once per task and process)."""
     if runtime is None:
-        from ..task_cache import runtime_for
+        from ..tasks.runtime import runtime_for
 
         runtime = runtime_for(task)
     return runtime.golden_calls()
 
 
 def _context(task: TaskSpec) -> tuple[ClaimsVocabulary | None, Any, tuple[str, ...]]:
-    from ..domain import load_domain
+    from ..tasks.domain import load_domain
 
     domain = load_domain(task.domain)
     return load_vocabulary(str(domain.path)), domain.spec.clock.date(), tuple(domain.spec.id_patterns)
@@ -150,7 +150,8 @@ def _translated(task: TaskSpec, vocab: ClaimsVocabulary, calls: Sequence[ToolCal
     """Stated roles read from the phrase checks of a task that declares none."""
     if not task.checks.dialogue or not vocab.roles:
         return []
-    from ..verdict_rules import domain_rules, typed_dialogue_for
+    from .dialogue import typed_dialogue_for
+    from .verdict_rules import domain_rules
 
     golden_values = extract_values(task.golden_reply, clock, ids)
     wanted = [v for t in typed_dialogue_for(task, clock, ids, domain_rules(task)) for m in t.mentions for v in m.values]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..records import CheckResult
+from ..contracts.records import CheckResult
 from .base import CheckKind, GradingContext
 from .rubric import ask_judge
 

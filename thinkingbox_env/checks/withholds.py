@@ -15,11 +15,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..contracts.records import CheckResult
+from ..reading.phrases import phrase_polarity
 from ..reading.values import Value, keyed_leaves, parse_value, same_value
-from ..records import CheckResult
-from ..verdict_rules import DialogueContext, Withhold, dialogue_context, phrase_polarity, typed_dialogue
 from ._reading import agent_texts, reading_of
 from .base import CheckKind, GradingContext
+from .dialogue import DialogueContext, Withhold, dialogue_context, typed_dialogue
 
 
 def _internal_values(ctx: DialogueContext, columns: list[str], records: list[Any]) -> list[Value]:
@@ -134,8 +135,8 @@ class WithholdsCheck(CheckKind):
             leaked = [w.label for w in t.withholds if _leaked(ctx, w, said)]
             out.append(_undecided(context, f"withholds:{t.name}") if not leaked else
                        CheckResult(name=f"withholds:{t.name}", kind="withholds", passed=False, detail=f"said: {leaked}"))
-        from ..domain import load_domain
         from ..reading.claims import concepts_said, load_vocabulary
+        from ..tasks.domain import load_domain
 
         domain_path = str(load_domain(context.task.domain).path)
         vocab = load_vocabulary(domain_path)

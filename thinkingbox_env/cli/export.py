@@ -13,7 +13,7 @@ from .common import UserError, add_command, console
 def cmd_export_dataset(args: argparse.Namespace) -> int:
     """Write one row per task: a dataset folder (``datasets``, the train extra), or JSONL when OUT ends in .jsonl."""
     from ..integrations.hf_datasets import task_dataset, task_rows
-    from ..registry import UnknownTaskError
+    from ..tasks.lookup import UnknownTaskError
 
     out = Path(args.output)
     try:

@@ -21,7 +21,7 @@ def _probe(args: argparse.Namespace, role: str) -> None:
 
     from ..eval.config import EndpointConfig
     from ..eval.preflight import endpoint_error, preflight_timeout
-    from ..llm import openai_client
+    from ..llm.client import openai_client
 
     ep = EndpointConfig(model=args.judge_model, base_url=args.judge_base_url, api_key=args.judge_api_key,
                         timeout=args.timeout, max_retries=0)
@@ -37,7 +37,7 @@ def _probe(args: argparse.Namespace, role: str) -> None:
 
 def _judge(args: argparse.Namespace) -> Any:
     """The judge, after one short request: a dead or refusing endpoint is reported before any item is asked."""
-    from ..judge import RubricJudge
+    from ..judging.judge import RubricJudge
 
     _probe(args, "judge")
     return RubricJudge(model=args.judge_model, base_url=args.judge_base_url, api_key=args.judge_api_key,
@@ -68,7 +68,7 @@ def cmd_judge_check(args: argparse.Namespace) -> int:
     """
     from rich.markup import escape
 
-    from ..judge_check import load_items, run_judge_check, select, summarise, why_unjudged
+    from ..judging.conformance import load_items, run_judge_check, select, summarise, why_unjudged
 
     if args.limit is not None and args.limit < 1:
         raise UserError(f"--limit must be at least 1, not {args.limit}")
@@ -128,7 +128,7 @@ def _reader_check(args: argparse.Namespace) -> int:
     """
     from rich.markup import escape
 
-    from ..judge_check import select
+    from ..judging.conformance import select
     from ..reading.model_reader import ModelReader
     from ..reading.reader_check import DATA_FILE, ReaderCheckDataError, load_items, run_reader_check, summarise, why_unread
 

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 from rich.markup import escape
 
+from ..contracts.spec import SpecError
 from ..extras import MissingExtraError
-from ..registry import UnknownTaskError
-from ..spec import SpecError
+from ..tasks.lookup import UnknownTaskError
 from ..version import __version__
 from .common import HelpFormatter, UserError, console
 from .eval import add_eval_commands

@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..domain import _PACKAGE_DIR, PATH_VARIABLE, domain_dirs
+from ..tasks.domain import _PACKAGE_DIR, PATH_VARIABLE, domain_dirs
 from .common import UserError, add_command, console
 
 TEMPLATE_NAME = "library"

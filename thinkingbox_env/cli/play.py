@@ -19,8 +19,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..protocol import DONE_MARKER, END_TOOL_NAME
-from ..records import EvalRow
+from ..contracts.protocol import DONE_MARKER, END_TOOL_NAME
+from ..contracts.records import EvalRow
 from .common import UserError, add_command
 
 HELP = f"""commands:
@@ -156,7 +156,7 @@ class TerminalCustomer:
 
 def _agent_texts(row: EvalRow) -> list[str]:
     """What the agent wrote to the customer, in order: its plain messages (tool calls are not shown to a customer)."""
-    from ..protocol import DONE_MARKER
+    from ..contracts.protocol import DONE_MARKER
 
     return [str(e["content"]).replace(DONE_MARKER, "").strip() for e in row.trace
             if e.get("type") == "message" and e.get("source") == "agent" and e.get("content") and not e.get("tool_calls")]
@@ -173,7 +173,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     from ..eval.config import EndpointConfig, EvalConfig
     from ..eval.run_files import RowWriter
     from ..eval.trial import run_trial
-    from ..registry import load_task
+    from ..tasks.lookup import load_task
     from ..users.registry import UserCapabilities
 
     load_task(args.task)  # an unknown task fails before the terminal session starts

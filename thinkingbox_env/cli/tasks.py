@@ -10,10 +10,11 @@ from rich.table import Table
 
 from ..agents.baselines import NoopAgent, OracleAgent, run_episode
 from ..checks import trial_outcome
-from ..domain import domain_dirs, load_domain
-from ..registry import generate_variant, load_task, make
-from ..spec import GoldenTurn, SpecError, TaskSpec, dump_task, interleave
-from ..task_cache import runtime_for
+from ..contracts.spec import GoldenTurn, SpecError, TaskSpec, dump_task, interleave
+from ..envs.registration import make
+from ..tasks.domain import domain_dirs, load_domain
+from ..tasks.lookup import generate_variant, load_task
+from ..tasks.runtime import runtime_for
 from ..version import __version__
 from .common import UserError, add_command, console, new_progress, select_tasks
 
@@ -21,8 +22,8 @@ from .common import UserError, add_command, console, new_progress, select_tasks
 def cmd_list(args: argparse.Namespace) -> int:
     """``thinkingbox list``: what tasks and domains this install can see, including those added through THINKINGBOX_PATH."""
     if args.stats:
-        from ..registry import task_set_versions
-        from ..task_stats import markdown_table, task_set_statistics
+        from ..tasks.lookup import task_set_versions
+        from ..tasks.stats import markdown_table, task_set_statistics
 
         domains = args.tasks or list(domain_dirs())
         unknown = [d for d in domains if d not in domain_dirs()]
@@ -32,7 +33,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(markdown_table(rows))
         return 0
     if args.domains:
-        from ..registry import list_tasks
+        from ..tasks.lookup import list_tasks
 
         table = Table("domain", "tasks", "families", "folder")
         for name, path in domain_dirs().items():
@@ -52,7 +53,7 @@ def _judge(args: argparse.Namespace) -> Any:
     """The rubric judge the options ask for, or None (rubric questions are then unjudged, never failed)."""
     if not (args.judge_model or args.judge_base_url):
         return None
-    from ..judge import RubricJudge
+    from ..judging.judge import RubricJudge
 
     return RubricJudge(model=args.judge_model, base_url=args.judge_base_url, api_key=getattr(args, "judge_api_key", None))
 

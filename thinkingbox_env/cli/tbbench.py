@@ -62,7 +62,7 @@ def select(args: argparse.Namespace, options: dict[str, dict[str, Any]]) -> list
     if not args.suite:
         explicit = [p for p in patterns if p.startswith("tbbench/") and not any(ch in p for ch in "*?[")]
         return explicit if explicit and len(explicit) == len(patterns) else None
-    from ..registry import suite_tasks
+    from ..envs.registration import suite_tasks
 
     every = suite_tasks(args.suite, **options.get(args.suite.split("-", 1)[0], {}))
     if not patterns:

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ..agents.registry import AGENTS
-from ..domain import domain_dirs
-from ..records import EvalRow
-from ..registry import UnknownTaskError, list_tasks, load_task, split_task_version
+from ..contracts.records import EvalRow
+from ..tasks.domain import domain_dirs
+from ..tasks.lookup import UnknownTaskError, list_tasks, load_task, split_task_version
 from .config import EvalConfig, check_config
 from .context_fit import ON_OVERFLOW, ContextFit, check_context, compact_savings
 from .executors import RunControl, plan_trials, run_local, run_ray

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..agents.openai_chat import SamplingConfig
 from ..agents.registry import AGENTS, AgentCapabilities
-from ..judges import DEFAULT_JUDGE, JUDGES
+from ..judging.registry import DEFAULT_JUDGE, JUDGES
 from ..plugins import Options, Registry
 from ..users.registry import USERS
 
@@ -62,7 +62,7 @@ class EvalConfig:
     # run on purpose without a judge although tasks carry rubrics: recorded in every row, whose rubric
     # checks are then not evaluated (and the verdict 0) by choice, not by a missing endpoint
     no_judge: bool = False
-    # the registered judge backend (judges.py); it runs when it needs no endpoint or judge_endpoint is given
+    # the registered judge backend (judging/registry.py); it runs when it needs no endpoint or judge_endpoint is given
     judge: str = DEFAULT_JUDGE
     # show the agent the compact tool schemas (agents/compact_tools.py), for models with a short context
     compact_tools: bool = False

@@ -174,7 +174,7 @@ def request_chars(request: dict[str, Any]) -> int:
 
 def _opening_length(task_id: str) -> int:
     """The customer's opening request's length: the only part of a domain's openings that differs between tasks."""
-    from ..registry import load_task
+    from ..tasks.lookup import load_task
 
     try:
         return len(load_task(task_id).user.opening)
@@ -244,7 +244,7 @@ def check_context(config: Any, task_ids: list[str], context_length: int | None =
     """
     import openai
 
-    from ..llm import openai_client
+    from ..llm.client import openai_client
     from .preflight import preflight_timeout
 
     ep = config.agent_endpoint

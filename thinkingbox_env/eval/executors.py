@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from ..records import EvalRow
+from ..contracts.records import EvalRow
 from .config import EvalConfig
 from .run_files import RunFileError
 from .trial import TrialCancelled, run_trial

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..checks import FAILURE_CATEGORIES, trial_outcome
-from ..events import is_message, is_tool_call, tool_calls
+from ..contracts.events import is_message, is_tool_call, tool_calls
 from ..users import DONE_MARKER
 
 BOOTSTRAP_SAMPLES = 2000

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..agents.context_overflow import ContextOverflowError
-from ..records import FailureCategory, FinishReason
+from ..contracts.records import FailureCategory, FinishReason
 
 # grading needs a finish reason; the conversation was cut short, as by a limit (the row records none)
 _GRADED_AS = FinishReason.ACTION_LIMIT

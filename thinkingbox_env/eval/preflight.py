@@ -24,7 +24,7 @@ def endpoint_location(ep: EndpointConfig) -> str:
 
 def resolve_agent_model(ep: EndpointConfig) -> str:
     """The model to evaluate: ``--model`` (or its variable), else the only model the server lists."""
-    from ..llm import openai_client
+    from ..llm.client import openai_client
 
     chosen = ep.model or os.environ.get("THINKINGBOX_AGENT_MODEL")
     if chosen:
@@ -56,7 +56,7 @@ def preflight_timeout(ep: EndpointConfig) -> Any:
 
 def served_models(ep: EndpointConfig) -> list[str] | None:
     """The models the endpoint lists, or None when it cannot list them (to name the choices when a model is refused)."""
-    from ..llm import openai_client
+    from ..llm.client import openai_client
 
     client = openai_client("agent", ep.base_url, ep.api_key, timeout=preflight_timeout(ep), max_retries=0)
     try:
@@ -87,7 +87,7 @@ def preflight(config: EvalConfig, check_tools: bool = True) -> None:
     tool and a prompt that needs it (:mod:`.tool_check`): a server that returns no tool
     call would make every trial end without one, so the run is refused, saying what to fix.
     """
-    from ..llm import openai_client
+    from ..llm.client import openai_client
     from .tool_check import check_tool_calls, ignored_tools_message
 
     ep = config.agent_endpoint
@@ -123,7 +123,7 @@ _ROLE_FLAGS = {"user": "--user-model/--user-base-url", "judge": "--judge-model/-
 
 def role_endpoints(config: EvalConfig) -> list[tuple[str, EndpointConfig]]:
     """The endpoints besides the agent's that the run's trials will ask: the LLM user's, the judge's, the reader's."""
-    from ..judges import JUDGES
+    from ..judging.registry import JUDGES
     from ..users.registry import USERS
     from .config import judge_runs
 
@@ -146,7 +146,7 @@ def preflight_roles(config: EvalConfig) -> None:
     every trial as a system error. Each refusal is named with its role, the endpoint's answer
     and the flags that set that endpoint.
     """
-    from ..llm import openai_client, resolve_model
+    from ..llm.client import openai_client, resolve_model
 
     for role, ep in role_endpoints(config):
         model = resolve_model(role, ep.model)

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..events import is_message
-from ..records import EvalRow
+from ..contracts.events import is_message
+from ..contracts.records import EvalRow
 from .config import EvalConfig, config_changes
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..events import is_message, is_tool_call
+from ..contracts.events import is_message, is_tool_call
 
 LineKind = Literal["reasoning", "said", "call", "result"]
 

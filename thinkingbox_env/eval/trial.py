@@ -28,16 +28,16 @@ from ..agents.customer_tool import CustomerToolAgent
 from ..agents.openai_chat import ModelCallError
 from ..agents.registry import AGENTS, AgentCapabilities
 from ..checks import trial_outcome
-from ..domain import load_domain
-from ..env import ThinkingboxEnv
-from ..events import TraceEvent, is_message, tool_calls
-from ..judges import JUDGES, Judge
-from ..llm import sum_usage
-from ..records import EvalRow, TrialCounts, TrialOutcome
-from ..registry import make
-from ..spec import TaskSpec
+from ..contracts.events import TraceEvent, is_message, tool_calls
+from ..contracts.records import EvalRow, TrialCounts, TrialOutcome
+from ..contracts.spec import TaskSpec
+from ..envs.env import ThinkingboxEnv
+from ..envs.registration import make
+from ..envs.wrappers import CustomerToolWrapper
+from ..judging.registry import JUDGES, Judge
+from ..llm.client import sum_usage
+from ..tasks.domain import load_domain
 from ..users.registry import USERS, UserCapabilities
-from ..wrappers import CustomerToolWrapper
 from .config import EvalConfig, agent_options, check_protocol, declared_capabilities, judge_options, judge_runs, user_options
 from .overflow import overflow_info
 from .run_files import ROW_SCHEMA_VERSION

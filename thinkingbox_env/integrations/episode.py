@@ -7,11 +7,11 @@ lines each over the same env and wrappers the TRL path uses:
 
 - the *target* is a task id (``retail/ST030_001``, every episode plays it) or a domain
   (``retail``: each reset draws a frozen test task or, with ``split="train"``, a generated
-  variant of a family, through :class:`~thinkingbox_env.domain_env.DomainEnv`);
+  variant of a family, through :class:`~thinkingbox_env.envs.domain_env.DomainEnv`);
 - the *protocol* is the env's own ``chat`` protocol (a plain message goes to the simulated
   customer, ``<DONE>`` or the end tool closes) or ``customer-tool`` (the customer is the
   ``reply_to_customer`` tool and the first plain-text turn closes), through
-  :class:`~thinkingbox_env.wrappers.CustomerToolWrapper`;
+  :class:`~thinkingbox_env.envs.wrappers.CustomerToolWrapper`;
 - the outcome is the env's final ``info``; :func:`outcome` keeps the part every adapter
   reports (verdict, checks, reward vector, state hash, finish reason).
 """
@@ -24,14 +24,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..checks import Judge
-from ..domain import load_domain
-from ..domain_env import DomainEnv
-from ..env import ThinkingboxEnv
-from ..protocol import DONE_MARKER
-from ..registry import list_tasks, load_task, make
-from ..spec import TaskSpec
+from ..contracts.protocol import DONE_MARKER
+from ..contracts.spec import TaskSpec
+from ..envs.domain_env import DomainEnv
+from ..envs.env import ThinkingboxEnv
+from ..envs.registration import make
+from ..envs.wrappers import CustomerToolWrapper
+from ..tasks.domain import load_domain
+from ..tasks.lookup import list_tasks, load_task
 from ..users import ScriptedUser
-from ..wrappers import CustomerToolWrapper
 
 PROTOCOLS = ("chat", "customer-tool")
 SPLITS = ("test", "train")

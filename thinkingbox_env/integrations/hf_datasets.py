@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..extras import require_extra
-from ..registry import current_task_set_version, list_tasks, load_task
+from ..tasks.lookup import current_task_set_version, list_tasks, load_task
 from .episode import Episode
 
 __all__ = ["task_dataset", "task_rows"]

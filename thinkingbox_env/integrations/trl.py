@@ -27,16 +27,16 @@ from typing import Any
 
 import gymnasium as gym
 
-from ..asked_checks import ASKED_CHECKS, ASKED_KINDS, asked_checks
 from ..checks import Judge, reward_groups
-from ..domain import load_domain
-from ..env import ThinkingboxEnv
-from ..protocol import END_TOOL_NAME, EPISODE_OVER, REPLY_TOOL, customer_tool_prompt, reply_to_customer, tool_function
-from ..registry import generate_variant
-from ..spec import GoldenTurn, TaskSpec, interleave
-from ..tools import Tool
+from ..checks.asked_checks import ASKED_CHECKS, ASKED_KINDS, asked_checks
+from ..contracts.protocol import END_TOOL_NAME, EPISODE_OVER, REPLY_TOOL, customer_tool_prompt, reply_to_customer, tool_function
+from ..contracts.spec import GoldenTurn, TaskSpec, interleave
+from ..envs.env import ThinkingboxEnv
+from ..envs.wrappers import CheckRewardWrapper, CustomerToolWrapper
+from ..tasks.domain import load_domain
+from ..tasks.lookup import generate_variant
+from ..toolkit.tools import Tool
 from ..users import ScriptedUser
-from ..wrappers import CheckRewardWrapper, CustomerToolWrapper
 
 log = logging.getLogger(__name__)
 
@@ -282,7 +282,7 @@ class _NullEnv(gym.Env):
 
 
 def reward_checks(weights: Mapping[str, float] | None = None, default: float = 1.0) -> Callable[..., list[float | None]]:
-    """A reward function giving :class:`~thinkingbox_env.wrappers.CheckRewardWrapper`'s weighted per-check reward.
+    """A reward function giving :class:`~thinkingbox_env.envs.wrappers.CheckRewardWrapper`'s weighted per-check reward.
 
     The same weights (by check name, then kind, then ``default``) and the same value in [0, 1]
     as the wrapper gives a Gymnasium trainer, so a shaping experiment with TRL and one with a

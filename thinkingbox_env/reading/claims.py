@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..spec import load_yaml
+from ..contracts.spec import load_yaml
 from .values import Value, extract_values
 
 if TYPE_CHECKING:

@@ -109,7 +109,7 @@ def domain_nouns(domain_path: str, confidential_columns: tuple[str, ...] = ()) -
     A column the domain keeps internal names what the customer is never told ("customer_score"):
     its words stay unread, so a sentence about it is never read as harmless.
     """
-    from ..domain import load_domain
+    from ..tasks.domain import load_domain
     from .claims import load_vocabulary, word_lemma
 
     path = Path(domain_path) / "schema.sql"
@@ -271,7 +271,7 @@ def record_words(trace: Iterable[Any], hidden_keys: frozenset[str] = frozenset()
     A customer's name, a product, a hotel, a city: the agent may say them, and they state no act.
     Long texts (a policy passage a search returned) are left out, as are the columns kept internal.
     """
-    from ..events import is_tool_call
+    from ..contracts.events import is_tool_call
     from .values import keyed_leaves
 
     words: set[str] = set()

@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..checks import StateOutcome
-from ..tools import ToolResult
+from ..toolkit.tools import ToolResult
 from .episodes import STDIO_SESSION
 from .gate import OPERATOR_TOKEN_VARIABLE
 from .mcp_app import ERROR_KIND_META, WRITES_META
@@ -96,7 +96,7 @@ class OperatorClient:
 
 
 class MCPToolBackend:
-    """An :class:`~thinkingbox_env.env.EpisodeBackend` whose episode lives on an MCP server.
+    """An :class:`~thinkingbox_env.envs.env.EpisodeBackend` whose episode lives on an MCP server.
 
     Build it with :meth:`stdio` or :meth:`http`. The server holds the state; ``outcome``
     asks its operator API for what grading needs.

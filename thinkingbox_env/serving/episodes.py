@@ -25,12 +25,12 @@ from typing import Any
 import anyio
 
 from ..checks import grade, interleave, state_outcome
-from ..domain import Domain, load_domain
-from ..registry import list_tasks, load_task
-from ..spec import TaskSpec
+from ..contracts.spec import TaskSpec
 from ..state import EpisodeState
-from ..task_cache import runtime_for
-from ..tools import ToolResult
+from ..tasks.domain import Domain, load_domain
+from ..tasks.lookup import list_tasks, load_task
+from ..tasks.runtime import runtime_for
+from ..toolkit.tools import ToolResult
 from .limits import IdentityGuard, check_failed
 
 log = logging.getLogger(__name__)
@@ -248,7 +248,7 @@ class EpisodeHost:
 
     def reset(self, session: str, task_id: str | None = None, spec: dict[str, Any] | None = None, seed: int = 0) -> HostedEpisode:
         if spec is not None:
-            from ..spec import parse_task
+            from ..contracts.spec import parse_task
 
             task = parse_task(spec, "operator reset request")
         elif task_id is not None:

@@ -16,7 +16,7 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 
-from ..domain import Domain
+from ..tasks.domain import Domain
 from ..version import __version__
 from .episodes import EpisodeHost, SessionError
 

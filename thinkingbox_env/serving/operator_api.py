@@ -17,9 +17,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..actions import valid_text
-from ..records import FinishReason
-from ..registry import UnknownTaskError
+from ..contracts.actions import valid_text
+from ..contracts.records import FinishReason
+from ..tasks.lookup import UnknownTaskError
 from .episodes import EpisodeHost, OperatorError, SessionError
 from .gate import bearer_ok
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..spec import DomainSpec
+    from ..contracts.spec import DomainSpec
 
 
 class ToolContext(Protocol):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from ..spec import DomainSpec, Patch, TableMeta
+from ..contracts.spec import DomainSpec, Patch, TableMeta
 from .errors import StateError
 from .memo import ReadCache
 from .patching import _CopyRules, build_task_template

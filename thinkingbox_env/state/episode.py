@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from ..spec import DomainSpec, SequenceSpec
+from ..contracts.spec import DomainSpec, SequenceSpec
 from . import fastpath
 from .errors import StateError
 from .memo import Answer, ReadCache, _params_key

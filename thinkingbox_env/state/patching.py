@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from ..spec import Patch
+from ..contracts.spec import Patch
 from .errors import StateError
 from .row_rules import UNSURE, RowRules, coerce
 from .sandbox import _Process, _quote

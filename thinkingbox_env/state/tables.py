@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from ..spec import TableMeta
+from ..contracts.spec import TableMeta
 from .memo import VOLATILE_RE
 from .sandbox import _quote
 

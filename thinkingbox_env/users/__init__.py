@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..spec import UserSpec
+from ..contracts.spec import UserSpec
 from .acts import Reading, customer_agreed, read_agent_message, read_customer_answer
 from .llm import USER_SYSTEM_PROMPT, LLMUser, escape_dialogue_text, normalise_reply, render_profile
 from .phrases import DONE_MARKER, DONT_KNOW, SATISFIED

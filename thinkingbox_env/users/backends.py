@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from ..llm import EndpointOptions
+from ..llm.client import EndpointOptions
 from ..plugins import Backend, Options
 from .llm import PERSONA_NOTES, LLMUser
 from .registry import UserCapabilities

@@ -17,7 +17,7 @@ from typing import Literal
 
 from dateutil import parser as date_parser
 
-from ..spec import Decision, UserSpec
+from ..contracts.spec import Decision, UserSpec
 
 _DATE_RX = re.compile(
     r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?,? \d{4}\b",

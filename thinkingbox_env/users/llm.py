@@ -13,9 +13,9 @@ import logging
 import re
 from typing import Any
 
-from ..fencing import fence_dialogue, fence_lines, quoted_turn
-from ..llm import openai_client, resolve_model
-from ..spec import UserSpec
+from ..contracts.spec import UserSpec
+from ..llm.client import openai_client, resolve_model
+from ..llm.fencing import fence_dialogue, fence_lines, quoted_turn
 from .decisions import derive_decisions
 from .echo import EchoDetector
 from .phrases import DONE_MARKER, DONT_KNOW
@@ -183,7 +183,7 @@ class LLMUser:
         assert self.spec is not None, "reset() first"
         visible = [m for m in dialogue if m["role"] in ("user", "assistant") and m.get("content")]
         last = next((m["content"] for m in reversed(visible) if m["role"] == "assistant"), "")
-        # the agent's text is quoted, one turn a line, inside fences it cannot close (thinkingbox_env.fencing)
+        # the agent's text is quoted, one turn a line, inside fences it cannot close (thinkingbox_env.llm.fencing)
         turns = [("CUSTOMER" if m["role"] == "user" else "ASSISTANT", escape_dialogue_text(m["content"])) for m in visible]
         profile = escape_dialogue_text(render_profile(self.spec, self.persona))
         history, nonce = fence_dialogue("DIALOGUE", turns, profile)

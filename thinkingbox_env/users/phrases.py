@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..protocol import DONE_MARKER  # defined with the other protocol words of the engine
+from ..contracts.protocol import DONE_MARKER  # defined with the other protocol words of the engine
 
 __all__ = ["DONE_MARKER", "DONT_KNOW", "SATISFIED"]
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..spec import DomainSpec, UserSpec
+from ..contracts.spec import DomainSpec, UserSpec
 from .acts import MAX_SLOTS_PER_TURN, Reading, read_agent_message
 from .decisions import Answer, answer_choice, answer_proposal, dates_in, derive_decisions
 from .phrases import DONT_KNOW, SATISFIED

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..spec import DomainSpec, Fact
+from ..contracts.spec import DomainSpec, Fact
 
 _POSSESSIVE_OTHER = r"(?:his|her|their|the (?:new |additional |other )?driver'?s|your (?:son|daughter|wife|husband|partner|father|mother|dad|mom|mum|child|kid|spouse)'?s)"
 

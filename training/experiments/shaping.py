@@ -199,7 +199,7 @@ def parse_config(data: Any) -> ExperimentConfig:
 
 
 def _validate(cfg: ExperimentConfig) -> None:
-    from thinkingbox_env.domain import load_domain
+    from thinkingbox_env.tasks.domain import load_domain
 
     domain = load_domain(cfg.domain)
     for code in cfg.families:
@@ -298,7 +298,7 @@ def tb_arguments(cfg: ExperimentConfig) -> Any:
 def heldout_ids(cfg: ExperimentConfig) -> list[str]:
     """Held-out variant ids: seeds drawn apart from the warm start's and GRPO's, checked to share no task with them."""
     from thinkingbox_env.integrations.trl import grpo_rows
-    from thinkingbox_env.registry import generate_variant
+    from thinkingbox_env.tasks.lookup import generate_variant
 
     fams = {cfg.domain: list(cfg.families)}
     n = cfg.eval.heldout_variants_per_family

@@ -44,7 +44,7 @@ class VariantSource:
     """Generated train variants under ids of their own, so the evaluation library runs them like frozen tasks."""
 
     def make(self, name: str, **kwargs: Any) -> Any:
-        from thinkingbox_env.env import ThinkingboxEnv
+        from thinkingbox_env.envs.env import ThinkingboxEnv
 
         return ThinkingboxEnv(_variant(name), **kwargs)
 
@@ -56,7 +56,7 @@ class VariantSource:
 
 
 def _variant(name: str) -> Any:
-    from thinkingbox_env.registry import generate_variant
+    from thinkingbox_env.tasks.lookup import generate_variant
 
     parts = name.split("/")
     if len(parts) != 3 or not parts[2].isdigit():
@@ -65,13 +65,13 @@ def _variant(name: str) -> Any:
 
 
 def register_variant_source() -> None:
-    from thinkingbox_env.registry import register_task_source
+    from thinkingbox_env.envs.registration import register_task_source
 
     register_task_source(NAMESPACE, VariantSource())
 
 
 def golden_reply(task_id: str) -> str:
-    from thinkingbox_env.registry import load_task
+    from thinkingbox_env.tasks.lookup import load_task
 
     if task_id.startswith(NAMESPACE + "/"):
         return str(_variant(task_id.split("/", 1)[1]).golden_reply or "")

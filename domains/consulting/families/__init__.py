@@ -7,7 +7,7 @@ frozen tests in ``task_specs/consulting`` are instances of these families.
 
 from __future__ import annotations
 
-from thinkingbox_env.family import TaskFamily
+from thinkingbox_env.authoring.family import TaskFamily
 
 from .access import ClientSystemAccess, FolderAccess
 from .combined import TwoRequests

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from thinkingbox_env.authoring import TaskBody
 from thinkingbox_env.authoring.dimensions import carries
-from thinkingbox_env.family import TaskFamily
+from thinkingbox_env.authoring.family import TaskFamily
 
 from ..rules import EMPLOYEES
 from ._dimensions import INJECTION, RECOVERY

@@ -11,7 +11,7 @@ its members as one person each, ``_identity`` verifies to the level the request 
 
 from __future__ import annotations
 
-from thinkingbox_env.family import TaskFamily
+from thinkingbox_env.authoring.family import TaskFamily
 
 from .billing import BillingExtension, InstallmentPlan
 from .claims import FirstNoticeOfLoss

@@ -21,7 +21,7 @@ import random
 from typing import Any, ClassVar
 
 from thinkingbox_env.authoring import Openings, TaskBody
-from thinkingbox_env.family import TaskFamily
+from thinkingbox_env.authoring.family import TaskFamily
 
 from . import _injection as injection
 from ._dimensions import RECOVERY

@@ -11,7 +11,7 @@ ids a golden run mints.
 
 from __future__ import annotations
 
-from thinkingbox_env.family import TaskFamily
+from thinkingbox_env.authoring.family import TaskFamily
 
 from .access import AccessRequest, AccessUpgrade, ContractorAccess
 from .combined import TwoRequests

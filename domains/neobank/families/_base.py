@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 
 from thinkingbox_env.authoring import TaskBody, TaskDraft
 from thinkingbox_env.authoring.dimensions import carries
+from thinkingbox_env.authoring.family import TaskFamily
 from thinkingbox_env.authoring.saying import iso, ts
-from thinkingbox_env.family import TaskFamily
 
 from ..rules import NOW, ROLE_DEFAULTS, TODAY
 from ._dimensions import INJECTION, RECOVERY

@@ -8,7 +8,7 @@ ones. One module per workflow group; ``_base`` holds the shared building blocks.
 
 from __future__ import annotations
 
-from thinkingbox_env.family import TaskFamily
+from thinkingbox_env.authoring.family import TaskFamily
 
 from .accounts import DuplicateCharge, MembershipAccount, MembershipUpgrade, PromotionDispute, RefundFollowUp, TicketFollowUp
 from .combined import TwoRequests

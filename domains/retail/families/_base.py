@@ -15,8 +15,8 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from thinkingbox_env.authoring import Openings, TaskBody
+from thinkingbox_env.authoring.family import TaskFamily
 from thinkingbox_env.authoring.saying import iso, ts
-from thinkingbox_env.family import TaskFamily
 
 from ..rules import NOW, money, shipping_fee
 from ._claims import claims_form

@@ -10,7 +10,7 @@ built by ``_base.TravelFamily``, which adds the planted instructions of ``_injec
 
 from __future__ import annotations
 
-from thinkingbox_env.family import TaskFamily
+from thinkingbox_env.authoring.family import TaskFamily
 
 from .cancellations import Cancellation
 from .changes import CorporateChange, IndividualChange

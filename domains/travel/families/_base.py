@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 from thinkingbox_env.authoring import TaskBody, TaskDraft
-from thinkingbox_env.family import TaskFamily
+from thinkingbox_env.authoring.family import TaskFamily
 
 from ._draft import TravelDraft
 from ._injection import inject

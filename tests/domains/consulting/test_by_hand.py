@@ -13,7 +13,7 @@ from fake_openai import FakeOpenAI
 from helpers import call
 
 import thinkingbox_env as tb
-from thinkingbox_env.judge import RubricJudge
+from thinkingbox_env.judging.judge import RubricJudge
 
 TASK = "consulting/HV001_002"  # grant_with_vpn: staffed, NDA signed, clearance held; the system needs the client's VPN
 SPEC = tb.load_task(TASK)

@@ -16,8 +16,8 @@ from collections.abc import Callable
 import pytest
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.spec import TaskSpec, ToolCall
+from thinkingbox_env.contracts.spec import TaskSpec, ToolCall
+from thinkingbox_env.tasks.domain import load_domain
 
 Edit = Callable[[list[ToolCall]], list[ToolCall]]
 DOMAIN = "consulting"

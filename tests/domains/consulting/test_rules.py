@@ -8,8 +8,8 @@ from decimal import Decimal
 
 import pytest
 
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.spec import heading_slug
+from thinkingbox_env.contracts.spec import heading_slug
+from thinkingbox_env.tasks.domain import load_domain
 
 DOMAIN = load_domain("consulting")
 rules = DOMAIN.module("rules")

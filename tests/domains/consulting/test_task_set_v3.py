@@ -14,8 +14,8 @@ import pytest
 from helpers import play_oracle
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.env import ThinkingboxEnv
+from thinkingbox_env.envs.env import ThinkingboxEnv
+from thinkingbox_env.tasks.domain import load_domain
 
 DOMAIN = "consulting"
 FAMILY_CODES = [f"HV{n:03d}" for n in range(1, 11)]

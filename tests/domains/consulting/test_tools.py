@@ -7,8 +7,8 @@ import pytest
 from helpers import call, state_hash
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.kb import search_documents
+from thinkingbox_env.tasks.domain import load_domain
+from thinkingbox_env.toolkit.kb import search_documents
 
 DOMAIN = load_domain("consulting")
 EMP = "EMP-1000001"  # HV001_001: staffed on ENG-4102 (Caldera Bank), signed NDA, a VPN profile for CLI-202

@@ -6,7 +6,7 @@ import json
 from datetime import date
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
+from thinkingbox_env.tasks.domain import load_domain
 
 RULES = load_domain("insurance").module("rules")
 

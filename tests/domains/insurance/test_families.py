@@ -23,10 +23,10 @@ import pytest
 from fake_openai import FakeOpenAI
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
+from thinkingbox_env.contracts.spec import TaskSpec, ToolCall
 from thinkingbox_env.eval.validate import validate_task
-from thinkingbox_env.judge import RubricJudge
-from thinkingbox_env.spec import TaskSpec, ToolCall
+from thinkingbox_env.judging.judge import RubricJudge
+from thinkingbox_env.tasks.domain import load_domain
 
 DOMAIN = load_domain("insurance")
 TOOLS = DOMAIN.tools_module

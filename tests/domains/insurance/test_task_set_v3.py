@@ -13,8 +13,8 @@ from functools import cache
 from typing import Any
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.spec import TaskSpec, ToolCall
+from thinkingbox_env.contracts.spec import TaskSpec, ToolCall
+from thinkingbox_env.tasks.domain import load_domain
 
 DOMAIN = load_domain("insurance")
 VARIANTS = 200

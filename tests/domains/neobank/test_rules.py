@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 from decimal import Decimal
 
-from thinkingbox_env.domain import load_domain
+from thinkingbox_env.tasks.domain import load_domain
 
 DOMAIN = load_domain("neobank")
 RULES = DOMAIN.module("rules")

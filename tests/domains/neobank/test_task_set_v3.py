@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.env import ThinkingboxEnv
-from thinkingbox_env.spec import TaskSpec
+from thinkingbox_env.contracts.spec import TaskSpec
+from thinkingbox_env.envs.env import ThinkingboxEnv
+from thinkingbox_env.tasks.domain import load_domain
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from helpers import play_oracle  # noqa: E402

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
+from thinkingbox_env.tasks.domain import load_domain
 
 DOMAIN = load_domain("neobank")
 

@@ -17,9 +17,9 @@ from fake_openai import FakeOpenAI
 from helpers import call
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.judge import RubricJudge
-from thinkingbox_env.spec import TaskSpec, ToolCall
+from thinkingbox_env.contracts.spec import TaskSpec, ToolCall
+from thinkingbox_env.judging.judge import RubricJudge
+from thinkingbox_env.tasks.domain import load_domain
 
 Edit = Callable[[list[ToolCall]], list[ToolCall]]
 

@@ -13,9 +13,9 @@ import pytest
 from helpers import play_oracle
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.env import ThinkingboxEnv
-from thinkingbox_env.spec import TaskSpec, ToolCall
+from thinkingbox_env.contracts.spec import TaskSpec, ToolCall
+from thinkingbox_env.envs.env import ThinkingboxEnv
+from thinkingbox_env.tasks.domain import load_domain
 
 SEAMS = re.compile(r"Also,? while I have you|Two questions:|\{first\}|\{second\}|^\W*(Also|And) ", re.IGNORECASE)
 

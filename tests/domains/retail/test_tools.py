@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.kb import search_documents
+from thinkingbox_env.tasks.domain import load_domain
+from thinkingbox_env.toolkit.kb import search_documents
 
 DOMAIN = load_domain("retail")
 

@@ -18,9 +18,9 @@ from fake_openai import FakeOpenAI
 
 import thinkingbox_env as tb
 from thinkingbox_env.agents.baselines import OracleAgent, run_episode
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.judge import RubricJudge
-from thinkingbox_env.spec import ToolCall
+from thinkingbox_env.contracts.spec import ToolCall
+from thinkingbox_env.judging.judge import RubricJudge
+from thinkingbox_env.tasks.domain import load_domain
 
 DOMAIN = load_domain("travel")
 ROOT = Path(__file__).resolve().parents[3]

@@ -17,8 +17,8 @@ import pytest
 from helpers import play_oracle
 
 import thinkingbox_env as tb
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.env import ThinkingboxEnv
+from thinkingbox_env.envs.env import ThinkingboxEnv
+from thinkingbox_env.tasks.domain import load_domain
 
 DOMAIN = load_domain("travel")
 COMBINED = sys.modules[type(DOMAIN.family("TR011")).__module__]  # the two-request family's module, as the domain loaded it

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import yaml
 
-from thinkingbox_env.domain import load_domain
-from thinkingbox_env.registry import load_task
-from thinkingbox_env.spec import load_task_file
+from thinkingbox_env.contracts.spec import load_task_file
+from thinkingbox_env.tasks.domain import load_domain
+from thinkingbox_env.tasks.lookup import load_task
 from thinkingbox_env.users import DONT_KNOW, SATISFIED, ScriptedUser
 from thinkingbox_env.users.scripted import NOTHING_ELSE, TOO_MANY
 

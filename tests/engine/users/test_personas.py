@@ -6,9 +6,9 @@ import pytest
 from fake_openai import FakeOpenAI
 
 import thinkingbox_env as tb
-from thinkingbox_env.records import FinishReason
-from thinkingbox_env.registry import load_task
-from thinkingbox_env.spec import Decision, RequestChange, UserSpec
+from thinkingbox_env.contracts.records import FinishReason
+from thinkingbox_env.contracts.spec import Decision, RequestChange, UserSpec
+from thinkingbox_env.tasks.lookup import load_task
 from thinkingbox_env.users import LLMUser, ScriptedUser, customer_agreed, read_customer_answer
 from thinkingbox_env.users.scripted import GOODBYE, HURRY, LEFT
 

@@ -11,9 +11,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from thinkingbox_env.injection import report_injection  # noqa: F401 - offered to every task: instructions planted in records are reported, not followed
 from thinkingbox_env.state import ToolContext
-from thinkingbox_env.tools import ToolError, tool
+from thinkingbox_env.toolkit.injection import report_injection  # noqa: F401 - offered to every task: instructions planted in records are reported, not followed
+from thinkingbox_env.toolkit.tools import ToolError, tool
 
 from .rules import due_date
 

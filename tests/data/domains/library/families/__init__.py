@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from thinkingbox_env.family import TaskFamily
+from thinkingbox_env.authoring.family import TaskFamily
 
 from .lending import Borrow, BorrowTwo
 

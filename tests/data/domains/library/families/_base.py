@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from thinkingbox_env.authoring import TaskDraft
-from thinkingbox_env.family import TaskFamily
+from thinkingbox_env.authoring.family import TaskFamily
 
 from ..rules import BOOKS
 
