@@ -1,16 +1,18 @@
 """The package's parts and the arrows allowed between them, checked by parsing every import.
 
-The engine (the modules at the package root and its sub-packages ``checks`` and ``users``)
-knows no other part; agents and serving build on the engine; evaluation on the engine and
-agents; integrations on those three; the external-benchmark adapter ``tbbench`` on the engine;
-the command line on everything; domains on the engine only. Imports made only for type
-checking count for the arrows but not for cycles.
+Each folder of ``thinkingbox_env`` is one part with one job, and the parts are layered: a part
+imports only the parts below it (``PARTS_ALLOWED``). Every import counts, the ones inside
+functions (lazy) as well; an import made only for type checking counts for the arrows but not for
+cycles. No module may take part in an import cycle, lazy imports included. Every module has a row
+in ``docs/architecture.md``.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import shutil
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,18 +22,93 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "thinkingbox_env"
 
-PARTS_ALLOWED: dict[str, set[str]] = {
-    "engine": {"engine"},
-    "agents": {"engine", "agents"},
-    "serving": {"engine", "serving"},
-    "eval": {"engine", "agents", "eval"},
-    "integrations": {"engine", "agents", "eval", "integrations"},
-    "tbbench": {"engine", "tbbench"},
-    "cli": {"engine", "agents", "eval", "serving", "integrations", "tbbench", "cli"},
-    "facade": {"engine", "agents"},
-    "domain": {"engine", "domain"},
+# The root keeps the façade (``__init__``) and the plumbing every part may use.
+PLUMBING = {"version", "extras", "bounded_yaml", "plugins"}
+
+# The engine's parts, bottom to top: each may import the parts listed for it (and itself).
+_BASE = {"plumbing", "contracts"}
+ENGINE_ALLOWED: dict[str, set[str]] = {
+    "plumbing": set(),
+    "contracts": {"plumbing"},
+    "llm": _BASE,
+    "state": _BASE,
+    "toolkit": _BASE | {"state"},
+    "users": _BASE | {"llm"},
+    "judging": _BASE | {"llm"},
+    "reading": _BASE | {"llm", "judging"},
+    "authoring": _BASE,
+    "checks": _BASE | {"llm", "state", "toolkit", "users", "judging", "reading"},
+    "tasks": _BASE | {"state", "toolkit", "authoring", "checks"},
+    "envs": _BASE | {"llm", "state", "toolkit", "users", "judging", "reading", "authoring", "checks", "tasks"},
 }
-SUBPACKAGE_PARTS = {"agents", "eval", "serving", "integrations", "tbbench", "cli"}
+ENGINE = set(ENGINE_ALLOWED)
+
+# The outer parts build on the engine; the command line assembles them all.
+PARTS_ALLOWED: dict[str, set[str]] = {
+    **{part: allowed | {part} for part, allowed in ENGINE_ALLOWED.items()},
+    "agents": ENGINE | {"agents"},
+    "serving": ENGINE | {"serving"},
+    "eval": ENGINE | {"agents", "eval"},
+    "integrations": ENGINE | {"agents", "eval", "integrations"},
+    "tbbench": ENGINE | {"tbbench"},
+    "cli": ENGINE | {"agents", "eval", "serving", "integrations", "tbbench", "cli"},
+    "facade": ENGINE | {"agents"},
+    "domains": {"plumbing", "contracts", "state", "toolkit", "authoring", "domains"},
+}
+FOLDERS = set(PARTS_ALLOWED) - {"plumbing", "facade", "domains"}
+
+# Upward arrows and cycles the code still has, each with the reason it is still there: a check is to
+# be handed its domain and golden run rather than fetch them. The tests fail on any other upward
+# arrow or cycle, and on an entry here that no longer occurs, so these lists only shrink.
+KNOWN_UPWARD: dict[tuple[str, str], str] = {
+    (f"{PACKAGE}.checks._bookkeeping", f"{PACKAGE}.tasks.domain"):
+        "the check fetches its task's domain from the domain cache instead of being handed it",
+    (f"{PACKAGE}.checks._reading", f"{PACKAGE}.tasks.domain"):
+        "the check fetches its task's domain from the domain cache instead of being handed it",
+    (f"{PACKAGE}.checks.base", f"{PACKAGE}.tasks.runtime"):
+        "the check fetches the task runtime (golden run, template) from the runtime cache instead of being handed it",
+    (f"{PACKAGE}.checks.claims", f"{PACKAGE}.tasks.domain"):
+        "the check fetches its task's domain from the domain cache instead of being handed it",
+    (f"{PACKAGE}.checks.dialogue", f"{PACKAGE}.tasks.domain"):
+        "the check fetches its task's domain from the domain cache instead of being handed it",
+    (f"{PACKAGE}.checks.grading", f"{PACKAGE}.tasks.runtime"):
+        "the check fetches the task runtime (golden run, template) from the runtime cache instead of being handed it",
+    (f"{PACKAGE}.checks.injection", f"{PACKAGE}.tasks.domain"):
+        "the check fetches its task's domain from the domain cache instead of being handed it",
+    (f"{PACKAGE}.checks.mentions", f"{PACKAGE}.tasks.domain"):
+        "the check fetches its task's domain from the domain cache instead of being handed it",
+    (f"{PACKAGE}.checks.policy_rules", f"{PACKAGE}.tasks.domain"):
+        "the check fetches its task's domain from the domain cache instead of being handed it",
+    (f"{PACKAGE}.checks.process", f"{PACKAGE}.tasks.domain"):
+        "the check fetches its task's domain from the domain cache instead of being handed it",
+    (f"{PACKAGE}.checks.states", f"{PACKAGE}.tasks.domain"):
+        "the check fetches its task's domain from the domain cache instead of being handed it",
+    (f"{PACKAGE}.checks.states", f"{PACKAGE}.tasks.runtime"):
+        "the check fetches the task runtime (golden run, template) from the runtime cache instead of being handed it",
+    (f"{PACKAGE}.checks.verdict_rules", f"{PACKAGE}.tasks.domain"):
+        "the check fetches its task's domain from the domain cache instead of being handed it",
+    (f"{PACKAGE}.checks.withholds", f"{PACKAGE}.tasks.domain"):
+        "the check fetches its task's domain from the domain cache instead of being handed it",
+    (f"{PACKAGE}.contracts.actions", f"{PACKAGE}.toolkit.tools"):
+        "the argument parsing a call's arguments go through is defined with the tools' argument contract",
+    (f"{PACKAGE}.contracts.protocol", f"{PACKAGE}.toolkit.tools"):
+        "END_TOOL_NAME and the annotation reader the tool functions of the protocol use are defined with the tools",
+    (f"{PACKAGE}.contracts.protocol", f"{PACKAGE}.tasks.domain"):
+        "the prompts that state a domain's policy take a Domain (type only)",
+    (f"{PACKAGE}.judging.conformance", f"{PACKAGE}.checks.truthfulness"):
+        "the judge conformance check asks the truthfulness check's requirement, which that check defines",
+    (f"{PACKAGE}.reading.coverage", f"{PACKAGE}.tasks.domain"):
+        "the coverage report loads the domain's vocabulary by name from the domain cache",
+    (f"{PACKAGE}.reading.reader_check", f"{PACKAGE}.tasks.domain"):
+        "the reader check loads each item's domain terms by name from the domain cache",
+    (f"{PACKAGE}.toolkit.kb", f"{PACKAGE}.tasks.domain"):
+        "the knowledge base is read from the domain cache by the episode's domain name, not through the tool context",
+}
+KNOWN_CYCLES: dict[frozenset[str], str] = {
+    frozenset(f"{PACKAGE}.{m}" for m in ("checks", "checks.base", "checks.effect", "checks.grading", "checks.no_collateral",
+                                          "checks.outcome", "tasks.runtime")):
+        "the task runtime runs each check kind's load-time check, and grading fetches the runtime back from its cache",
+}
 
 
 @dataclass(frozen=True)
@@ -40,16 +117,21 @@ class Edge:
     target: str
     line: int
     type_only: bool
+    implied: bool = False  # a package its import runs on the way to the module named
 
 
 def part_of(module: str) -> str:
-    """The part a dotted module name belongs to (``domain`` for anything under ``domains``)."""
+    """The part a dotted module name belongs to (``domains`` for anything under ``domains/``)."""
     if not module.startswith(PACKAGE):
-        return "domain"
+        return "domains"
     parts = module.split(".")
     if len(parts) == 1:
         return "facade"
-    return parts[1] if parts[1] in SUBPACKAGE_PARTS else "engine"
+    if parts[1] in FOLDERS:
+        return parts[1]
+    if len(parts) == 2 and parts[1] in PLUMBING:
+        return "plumbing"
+    return "unplaced"  # a module at the root that is neither façade nor plumbing: a test below fails on it
 
 
 def _module_name(path: Path, package_root: Path, domains_root: Path | None) -> str:
@@ -69,9 +151,28 @@ def _is_type_checking(node: ast.If) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _imports(tree: ast.AST, module: str, is_package: bool) -> list[Edge]:
+def _imports(tree: ast.AST, module: str, is_package: bool, modules: set[str]) -> list[Edge]:
+    """Every import of a module, at the top or inside a function, as edges to the modules it runs.
+
+    Importing ``a.b.c`` runs the packages ``a.b`` and ``a`` first, so an edge to a module implies
+    edges to its packages, except to the package root (the façade, which every module's import
+    runs) and to the packages the importing module is itself inside (already running).
+    """
     edges: list[Edge] = []
     package = module if is_package else module.rpartition(".")[0]
+    own = {".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)}
+    if is_package:
+        own.add(module)
+
+    def add(target: str, line: int, type_only: bool) -> None:
+        if target not in modules:
+            return
+        edges.append(Edge(module, target, line, type_only))
+        parts = target.split(".")
+        for i in range(2, len(parts)):
+            parent = ".".join(parts[:i])
+            if parent not in own and parent in modules:
+                edges.append(Edge(module, parent, line, type_only, implied=True))
 
     def visit(node: ast.AST, type_only: bool) -> None:
         for child in ast.iter_child_nodes(node):
@@ -86,7 +187,7 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> list[Edge]:
     def visit_stmt(node: ast.AST, type_only: bool) -> None:
         if isinstance(node, ast.Import):
             for alias in node.names:
-                edges.append(Edge(module, alias.name, node.lineno, type_only))
+                add(alias.name, node.lineno, type_only)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -94,9 +195,11 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> list[Edge]:
                 target = ".".join([*base, node.module] if node.module else base)
             else:
                 target = node.module or ""
-            edges.append(Edge(module, target, node.lineno, type_only))
-            for alias in node.names:  # `from . import x` may name a module
-                edges.append(Edge(module, f"{target}.{alias.name}", node.lineno, type_only))
+            submodules = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in modules]
+            for sub in submodules:  # `from . import x` names a module
+                add(sub, node.lineno, type_only)
+            if len(submodules) < len(node.names) or target not in own:
+                add(target, node.lineno, type_only)  # a name read from the module (or a package run on the way)
         visit(node, type_only)
 
     visit(tree, False)
@@ -105,36 +208,38 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> list[Edge]:
 
 def import_graph(package_root: Path, domains_root: Path | None = None) -> tuple[set[str], list[Edge]]:
     """Every module of the package (and of the domains) and every import between them."""
-    files = sorted(package_root.rglob("*.py"))
+    files = sorted(p for p in package_root.rglob("*.py") if "_bundled" not in p.parts)
     if domains_root is not None:
         files += sorted(domains_root.rglob("*.py"))
-    modules: dict[str, Path] = {_module_name(p, package_root, domains_root): p for p in files}
+    paths: dict[str, Path] = {_module_name(p, package_root, domains_root): p for p in files}
+    modules = set(paths)
     edges: list[Edge] = []
-    for name, path in modules.items():
+    for name, path in paths.items():
         tree = ast.parse(path.read_text(), filename=str(path))
-        for edge in _imports(tree, name, path.name == "__init__.py"):
-            if edge.target in modules:
-                edges.append(edge)
-            elif edge.target.startswith(PACKAGE) or edge.target.startswith("domains"):
-                pass  # a name imported from a module, already recorded by the module edge
-    return set(modules), edges
+        edges += _imports(tree, name, path.name == "__init__.py", modules)
+    return modules, edges
 
 
-def forbidden_arrows(edges: list[Edge]) -> list[str]:
-    """Each import that crosses from one part into a part it may not import (the façade is for users only)."""
-    bad = []
+def upward_arrows(edges: list[Edge]) -> dict[tuple[str, str], list[str]]:
+    """Each import that crosses from one part into a part it may not import, by (source, target) module."""
+    bad: dict[tuple[str, str], list[str]] = defaultdict(list)
     for e in edges:
         src, dst = part_of(e.source), part_of(e.target)
-        if dst not in PARTS_ALLOWED[src]:
-            bad.append(f"{e.source}:{e.line} imports {e.target} ({src} -> {dst})")
+        if not e.implied and dst not in PARTS_ALLOWED.get(src, set()):
+            bad[(e.source, e.target)].append(f"{e.source}:{e.line} imports {e.target} ({src} -> {dst})")
     return bad
 
 
+def forbidden_arrows(edges: list[Edge]) -> list[str]:
+    """The upward arrows that are not in ``KNOWN_UPWARD``."""
+    return [line for key, lines in upward_arrows(edges).items() if key not in KNOWN_UPWARD for line in lines]
+
+
 def module_cycles(modules: set[str], edges: list[Edge]) -> list[list[str]]:
-    """Strongly connected components of more than one module (runtime imports only)."""
+    """Strongly connected components of more than one module, over every import that runs (lazy ones too)."""
     graph: dict[str, set[str]] = defaultdict(set)
     for e in edges:
-        if not e.type_only and e.source != e.target and not e.target.startswith(e.source + "."):
+        if not e.type_only and e.source != e.target:
             graph[e.source].add(e.target)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -165,55 +270,138 @@ def module_cycles(modules: set[str], edges: list[Edge]) -> list[list[str]]:
             if len(component) > 1:
                 found.append(sorted(component))
 
-    for v in sorted(modules):
-        if v not in index:
-            strongconnect(v)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        for v in sorted(modules):
+            if v not in index:
+                strongconnect(v)
+    finally:
+        sys.setrecursionlimit(limit)
     return found
 
 
-def _without_facade_cycles(cycles: list[list[str]]) -> list[list[str]]:
-    """A package ``__init__`` that re-exports its own sub-modules is not a cycle between parts."""
-    return [c for c in cycles if not all(m == c[0] or m.startswith(c[0] + ".") for m in c[1:])]
+def test_every_module_belongs_to_a_part():
+    modules, _ = import_graph(ROOT / PACKAGE)
+    assert sorted(m for m in modules if part_of(m) == "unplaced") == []
 
 
-def test_no_forbidden_arrow_between_parts():
+def test_no_upward_arrow_between_parts():
     _, edges = import_graph(ROOT / PACKAGE, ROOT / "domains")
     assert forbidden_arrows(edges) == []
 
 
+def test_every_known_upward_arrow_still_occurs():
+    _, edges = import_graph(ROOT / PACKAGE, ROOT / "domains")
+    assert sorted(set(KNOWN_UPWARD) - set(upward_arrows(edges))) == []
+
+
 def test_no_import_cycle_between_modules():
     modules, edges = import_graph(ROOT / PACKAGE)
-    assert _without_facade_cycles(module_cycles(modules, edges)) == []
+    assert [c for c in module_cycles(modules, edges) if frozenset(c) not in KNOWN_CYCLES] == []
+
+
+def test_every_known_cycle_still_occurs():
+    modules, edges = import_graph(ROOT / PACKAGE)
+    assert sorted(map(sorted, set(KNOWN_CYCLES) - {frozenset(c) for c in module_cycles(modules, edges)})) == []
+
+
+def _copy(tmp_path: Path) -> Path:
+    copy = tmp_path / PACKAGE
+    shutil.copytree(ROOT / PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "_bundled"))
+    return copy
 
 
 @pytest.mark.parametrize(("module", "line", "expected"), [
-    ("envs/env.py", "from ..eval import trial", "engine -> eval"),
+    ("envs/env.py", "from ..eval import trial", "envs -> eval"),
     ("serving/mcp_app.py", "from ..agents import baselines", "serving -> agents"),
     ("agents/baselines.py", "from ..serving import transports", "agents -> serving"),
-    ("envs/registration.py", "from ..tbbench import source", "engine -> tbbench"),
+    ("envs/registration.py", "from ..tbbench import source", "envs -> tbbench"),
+    ("contracts/records.py", "from ..state import EpisodeState", "contracts -> state"),
+    ("state/diff.py", "def f():\n    from ..checks import grade", "state -> checks"),
+    ("checks/grading.py", "def f():\n    from ..envs.env import ThinkingboxEnv", "checks -> envs"),
+    ("tasks/lookup.py", "from ..envs import registration", "tasks -> envs"),
+    ("llm/client.py", "if TYPE_CHECKING:\n    from ..users import LLMUser", "llm -> users"),
+    ("version.py", "from .contracts import spec", "plumbing -> contracts"),
 ])
-def test_an_added_forbidden_import_is_caught(tmp_path, module, line, expected):
-    copy = tmp_path / PACKAGE
-    shutil.copytree(ROOT / PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "_bundled"))
+def test_a_planted_upward_import_is_caught(tmp_path, module, line, expected):
+    copy = _copy(tmp_path)
     target = copy / module
     target.write_text(target.read_text() + f"\n{line}\n")
     _, edges = import_graph(copy)
     assert any(expected in v for v in forbidden_arrows(edges))
 
 
+def test_a_module_added_at_the_root_is_caught(tmp_path):
+    copy = _copy(tmp_path)
+    (copy / "helpers.py").write_text('"""A module outside every part."""\n')
+    modules, _ = import_graph(copy)
+    assert [m for m in modules if part_of(m) == "unplaced"] == [f"{PACKAGE}.helpers"]
+
+
 def test_a_domain_importing_evaluation_is_caught(tmp_path):
-    shutil.copytree(ROOT / PACKAGE, tmp_path / PACKAGE, ignore=shutil.ignore_patterns("__pycache__", "_bundled"))
+    _copy(tmp_path)
     domain = tmp_path / "domains" / "toy"
     domain.mkdir(parents=True)
     (domain / "tools.py").write_text("from thinkingbox_env.eval import trial\n")
     _, edges = import_graph(tmp_path / PACKAGE, tmp_path / "domains")
-    assert any("domain -> eval" in v for v in forbidden_arrows(edges))
+    assert any("domains -> eval" in v for v in forbidden_arrows(edges))
 
 
 def test_an_added_cycle_is_caught(tmp_path):
-    copy = tmp_path / PACKAGE
-    shutil.copytree(ROOT / PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "_bundled"))
-    (copy / "envs/spaces.py").write_text((copy / "envs/spaces.py").read_text() + "\nfrom . import env\n")
+    copy = _copy(tmp_path)
+    spaces = copy / "envs" / "spaces.py"
+    spaces.write_text(spaces.read_text() + "\nfrom . import env\n")
     modules, edges = import_graph(copy)
-    cycles = _without_facade_cycles(module_cycles(modules, edges))
-    assert any(f"{PACKAGE}.envs.spaces" in c and f"{PACKAGE}.envs.env" in c for c in cycles)
+    assert any(f"{PACKAGE}.envs.spaces" in c and f"{PACKAGE}.envs.env" in c for c in module_cycles(modules, edges))
+
+
+def test_an_added_lazy_cycle_through_a_package_is_caught(tmp_path):
+    copy = _copy(tmp_path)
+    diff = copy / "state" / "diff.py"
+    diff.write_text(diff.read_text() + "\n\ndef _late():\n    from ..toolkit import tools\n")
+    modules, edges = import_graph(copy)
+    assert any(f"{PACKAGE}.state.diff" in c and f"{PACKAGE}.toolkit.tools" in c for c in module_cycles(modules, edges))
+
+
+def test_an_import_made_for_type_checking_is_no_cycle(tmp_path):
+    copy = _copy(tmp_path)
+    diff = copy / "state" / "diff.py"
+    diff.write_text(diff.read_text() + "\nif TYPE_CHECKING:\n    from ..toolkit import tools\n")
+    modules, edges = import_graph(copy)
+    assert not any(f"{PACKAGE}.state.diff" in c for c in module_cycles(modules, edges))
+
+
+_ROW = re.compile(r"^\|\s*(.+?)\s*\|")
+
+
+def documented_modules() -> set[str]:
+    """The module paths (relative to the package) named in the first cell of a table row of docs/architecture.md."""
+    named: set[str] = set()
+    for line in (ROOT / "docs" / "architecture.md").read_text().splitlines():
+        match = _ROW.match(line)
+        if match:
+            named.update(re.findall(r"`([\w/]+(?:\.py|/))`", match.group(1)))
+    return named
+
+
+def test_every_module_has_a_row_in_the_architecture_doc():
+    named = documented_modules()
+    missing = []
+    for path in sorted((ROOT / PACKAGE).rglob("*.py")):
+        if "_bundled" in path.parts:
+            continue
+        rel = path.relative_to(ROOT / PACKAGE).as_posix()
+        if rel == "__init__.py":
+            continue  # the façade, described by the parts table
+        if path.name == "__init__.py":
+            rel = rel[: -len("__init__.py")]  # a package's row names its folder
+        if rel not in named:
+            missing.append(rel)
+    assert missing == []
+
+
+def test_every_part_has_a_row_in_the_parts_table():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    parts_rows = {m.group(1) for m in re.finditer(r"^\| (\w+) \| ", text, re.M)}
+    assert sorted(set(PARTS_ALLOWED) - parts_rows) == []
