@@ -11,6 +11,10 @@ DuckDB. Every successful write is also logged, and the episode's tables exist in
 only once a statement reaches it: the log is then replayed into ``e_<n>`` (copying each
 written table from the template, as a copy-on-write) before the statement runs, so DuckDB
 always computes what the memo and the fast path do not know, with its constraints.
+
+``EpisodeState`` is that chain, the episode's ids and its write scopes; what it builds on is
+beside it: ``episode_rows.py`` (the overlay read in Python: the fast path's view and the
+snapshots) over ``episode_duckdb.py`` (the episode's schema in DuckDB and the log replayed into it).
 """
 
 from __future__ import annotations
@@ -25,13 +29,11 @@ import duckdb
 
 from ..contracts.spec import DomainSpec, SequenceSpec
 from . import fastpath
+from .episode_rows import EpisodeRows
 from .errors import StateError
-from .memo import Answer, ReadCache, _params_key
-from .outcome import OutcomeInputs
-from .row_rules import RowRules
-from .sandbox import _Process, _quote
+from .memo import Answer, _params_key
+from .sandbox import _Process
 from .statements import is_read, plan_write, written_table
-from .tables import TableInfo
 from .verify import STATEMENTS, check_fast_path, verify_mode
 
 if TYPE_CHECKING:
@@ -45,7 +47,7 @@ def _dicts(names: tuple[str, ...], rows: Iterable[tuple]) -> list[dict[str, Any]
 
 
 @dataclass
-class EpisodeState:
+class EpisodeState(EpisodeRows):
     """One episode's view of the backend: reads fall through to the templates, writes stay here.
 
     The tool-facing API is ``query``, ``query_one``, ``execute``, ``next_id`` and ``now``;
@@ -86,10 +88,6 @@ class EpisodeState:
         return self.template.domain.spec
 
     @property
-    def tables(self) -> dict[str, TableInfo]:
-        return self.template.domain.tables
-
-    @property
     def now(self) -> datetime:
         """The domain's frozen evaluation time: tools stamp writes with this, never the wall clock."""
         return self.domain.clock
@@ -104,169 +102,6 @@ class EpisodeState:
         if seq.format == "{n}" and "INT" in info.types[info.columns.index(seq.column)].upper():
             return n
         return seq.format.format(n=n)
-
-    # ------------------------------------------------------------------ DuckDB, when needed
-
-    def _cur(self) -> duckdb.DuckDBPyConnection:
-        """The episode's cursor, opened (with its schema) the first time a statement must reach DuckDB."""
-        if self.cursor is None:
-            if self.closed:
-                raise StateError("this episode state is closed")
-            if self.template.in_db:  # built in DuckDB, or put there before this episode's first transaction
-                self._shared = True
-            elif not self.template.tables:  # nothing patched: nothing to share
-                self._shared = False
-            con = _Process.connection()
-            with _Process._lock:
-                cursor = con.cursor()
-            if self.reads_initial:  # its schema only once it copies a table in (_own_schema)
-                cursor.execute(f"SET search_path = '{self._search_path()}'")
-            else:
-                self._make_schema(cursor)
-            self.cursor = cursor
-        return self.cursor
-
-    def _make_schema(self, cursor: duckdb.DuckDBPyConnection) -> None:
-        self._schema_made = True
-        cursor.execute(f"CREATE SCHEMA {self.schema}; SET search_path = '{self._search_path()}'")
-
-    def _own_schema(self) -> None:
-        """The reader's schema, made when it first copies a table in (most of its reads name only domain tables)."""
-        if not self._schema_made:
-            self._make_schema(self._cur())
-
-    def _search_path(self) -> str:
-        template = self.template
-        bases = f"{template.schema},{template.domain.schema}" if self._shared else template.domain.schema
-        return f"{self.schema},{bases}" if self._schema_made or not self.reads_initial else bases
-
-    def _claim(self) -> bool:
-        """Whether this episode uses the template's schema for its patched tables; decided the first time one is needed.
-
-        Only outside a transaction may an episode ask for a Python-built template to be put
-        into the database (``TaskTemplate.claim``): a transaction cannot see a schema
-        created after it began. Inside one, or for a check at load, it patches its own copies.
-        """
-        cur = self._cur()
-        if self._shared is None:
-            if self._in_txn or self.probe:
-                self._shared = False
-            else:
-                self._shared = self.template.claim()
-                if self._shared:
-                    cur.execute(f"SET search_path = '{self._search_path()}'")
-        return self._shared
-
-    def _decide_for(self, tables: Sequence[str]) -> None:
-        """Claim (or not) before a transaction begins, if a patched table is about to be copied in."""
-        if self._shared is None and any(t in self.template.tables and t not in self._in_db for t in tables):
-            self._claim()
-
-    def _begin_if_pending(self) -> None:
-        if self._pending_begin:
-            self._cur().execute("BEGIN TRANSACTION")
-            self._pending_begin, self._in_txn = False, True
-
-    def _copy_in(self, table: str) -> None:
-        if table not in self._in_db:
-            cur = self._cur()
-            shared = table not in self.template.tables or self._claim()
-            if self.reads_initial:
-                self._own_schema()
-            patched = (None if shared or self.reads_initial or self._in_txn or self._pending_begin
-                       else self.template.patched_copy(table))
-            cur.execute(self._copy_sql(table, shared, patched))  # outside a transaction, from the reader's copy if it has one
-            if not shared and patched is None:  # the template's patch, run on this copy
-                for sql, params in self.template.patch_sql(table, self.schema):
-                    cur.execute(sql, params)
-            self._in_db.add(table)
-
-    def _copy_patched_in(self, tables: Sequence[str] | None) -> None:
-        """Before a read reaches DuckDB: the patched tables it names, copied in when the template is not in DuckDB."""
-        template = self.template
-        needed = [t for t in (template.tables if tables is None else tables) if t in template.tables and t not in self._in_db]
-        if needed and not self._claim():
-            self._begin_if_pending()  # inside the scope's transaction, so a rollback takes the copies back
-            for table in sorted(needed):
-                self._copy_in(table)
-
-    def _sync(self, tables: Sequence[str] | None = None) -> None:
-        """Replay the writes DuckDB has not seen, in order, so that it holds this episode's state of ``tables``.
-
-        With ``tables`` named and every pending write self-contained (it reads no table but
-        the one it writes), only the writes to those tables are replayed: writes to other
-        tables commute with them, and a table no statement reads never has to be copied in.
-        Otherwise (``None``, or a pending write that reads another table) every pending
-        write is replayed, in order.
-        """
-        if self._synced == len(self._log):
-            return
-        pending = [i for i in range(self._synced, len(self._log)) if i not in self._ahead]
-        entries = [(i, *self._logged(i)) for i in pending]
-        if tables is not None and all(contained for *_, contained in entries):
-            entries = [e for e in entries if e[3] in tables]
-        if not entries:
-            return
-        self._decide_for([table for _, _, _, table, _ in entries])
-        self._begin_if_pending()
-        cur = self._cur()
-        for i, run, params, table, _ in entries:
-            self._copy_in(table)
-            cur.execute(run, params)
-            self._mark_replayed(i)  # one at a time: outside a transaction each replayed write is already committed
-
-    def _mark_replayed(self, i: int) -> None:
-        self._ahead.add(i)
-        while self._synced in self._ahead:
-            self._ahead.discard(self._synced)
-            self._synced += 1
-
-    def _writes_to(self, tables: Sequence[str] | None) -> list[tuple[str, list[Any], str]] | None:
-        """This episode's writes to ``tables``, for the reader to replay, where it may: else None.
-
-        Only an episode that has nothing in DuckDB yet, outside a write scope, and only where
-        each of those writes reads no table but its own (so that leaving the others out changes
-        nothing the statement reads). Its first read of a written table then costs the reader a
-        transaction instead of a schema, a copy of each table and their drop.
-        """
-        if tables is None or self.reads_initial or self.cursor is not None or self._pending_begin or self._in_txn:
-            return None
-        writes = []
-        for i in range(len(self._log)):
-            run, params, table, contained = self._logged(i)
-            if table in tables:
-                if not contained:
-                    return None
-                writes.append((run, params, table))
-        return writes
-
-    def replay_and_read(self, sql: str, params: Sequence[Any], tables: Sequence[str],
-                        writes: list[tuple[str, list[Any], str]]) -> Answer:
-        """The reader's answer to a read on the initial state plus ``writes``, which it rolls back after.
-
-        Each table a write names is copied into the reader's schema first (its DDL, with its
-        defaults and constraints, and the template's rows), outside the transaction, so the
-        writes land on the reader's copies and never on a table another state reads.
-        """
-        assert self.reads_initial
-        for table in sorted({t for _, _, t in writes} | {t for t in tables if t in self.template.tables}):
-            self._copy_in(table)
-        cur = self._cur()
-        cur.execute("BEGIN TRANSACTION")
-        try:
-            for run, values, _ in writes:
-                cur.execute(run, values)
-            found = cur.execute(sql, list(params))
-            return tuple(d[0] for d in found.description), found.fetchall()
-        finally:
-            cur.execute("ROLLBACK")
-
-    def _logged(self, i: int) -> tuple[str, list[Any], str, bool]:
-        """A logged write: the statement as run, its parameters, the table it writes, whether it reads no other table."""
-        run, params = self._log[i]
-        table = written_table(run)
-        assert table is not None  # only statements written_table names are logged
-        return run, params, table, plan_write(run, self.tables[table]).self_contained and self.template.domain.no_foreign_keys
 
     def _token(self, table: str) -> int | None:
         """The memo token of a table's content in this episode: 0 untouched, None when it cannot be told."""
@@ -302,10 +137,6 @@ class EpisodeState:
         return (kind, sql, _params_key(params), tuple(parts))
 
     # ------------------------------------------------------------------ SQL: memo, fast path, DuckDB
-
-    @property
-    def _memo(self) -> ReadCache:
-        return self.template.domain.read_cache
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Run a parameterised read and return rows as dicts: from the memo, the fast path, or DuckDB."""
@@ -426,74 +257,6 @@ class EpisodeState:
         values = cur.fetchall() if cur.description is not None else []
         return names, values
 
-    # ------------------------------------------------------------------ the fast path's view (fastpath.View)
-
-    def rows_known(self, table: str) -> bool:
-        """Whether every current row of the table is held in Python, and the memo's mode lets the fast path read them."""
-        if table in self.untracked:
-            return False
-        return not (self._memo.template_only and table in self.materialized)  # the earlier engine read written tables in DuckDB
-
-    def row_rules(self, table: str) -> RowRules | None:
-        return self.template.domain.python_rules(table)
-
-    def current_rows(self, table: str) -> Iterable[dict[str, Any]] | None:
-        """The table's rows now (template rows and overlay), in key order; None when only a scan can tell."""
-        return self.final_rows(table) if table in self.materialized else self.base_index(table).values()
-
-    def live_row(self, table: str, key: tuple) -> dict[str, Any] | None:
-        """The row with this key in the episode now, or None (absent or deleted); the table must be tracked."""
-        if table in self.materialized:
-            overlay = self.overlay.get(table)
-            if overlay is not None and key in overlay:
-                return overlay[key]
-        return self.base_index(table).get(key)
-
-    def _track(self, table: str, kind: str, names: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
-        """Fold a write's returned rows into the overlay, or give the table up to a scan."""
-        if table in self.untracked:
-            return
-        info = self.tables[table]
-        if names != info.columns:
-            self.untracked.add(table)
-            return
-        pk = info.primary_key
-        overlay = self.overlay.setdefault(table, {})
-        base = self.template._base_rows.get(table)
-        if base is None:
-            base = self.template.base_rows(table)
-        for row in rows:
-            key = tuple(row[c] for c in pk)
-            if kind == "DELETE":
-                overlay[key] = None
-                continue
-            live = overlay[key] is not None if key in overlay else key in base
-            if kind == "INSERT" and live or kind == "UPDATE" and not live:
-                self.untracked.add(table)  # a duplicate key, or a row this overlay never saw
-                return
-            overlay[key] = dict(row)  # the tool gets the returned dict and may edit it
-
-    def materialize(self, table: str) -> None:
-        """Copy a table into the episode schema (done automatically before a write reaches DuckDB)."""
-        if table not in self.tables:
-            raise StateError(f"unknown table '{table}'")
-        self._decide_for([table])
-        self._sync([table])
-        self._begin_if_pending()
-        self._copy_in(table)
-        self.materialized.add(table)
-        self._tokens.pop(table, None)
-
-    def _copy_sql(self, table: str, shared: bool, base: str | None = None) -> str:
-        """The episode's copy of a table (its constraints and defaults declared) filled from ``base``'s."""
-        info = self.tables[table]
-        if base is None:
-            base = self.template.schema if shared and table in self.template.tables else self.template.domain.schema
-        return (
-            f"{info.create_episode_copy_in(self.schema).rstrip(';')}; "
-            f"INSERT INTO {self.schema}.{_quote(table)} SELECT * FROM {base}.{_quote(table)}"
-        )
-
     # ------------------------------------------------------------------ transactions
 
     def begin(self) -> tuple[Any, ...]:
@@ -525,62 +288,6 @@ class EpisodeState:
         self._synced = min(self._synced, len(self._log))
         self._ahead = {i for i in self._ahead if i < len(self._log)}
         self._tokens.clear()
-
-    # ------------------------------------------------------------------ snapshots
-
-    def rows(self, table: str, *, base: bool = False) -> list[dict[str, Any]]:
-        """All rows of a table, in this episode (or in the initial state with base=True), in key order."""
-        info = self.tables[table]
-        live = not base and table in self.materialized
-        if live:
-            kept = self.final_rows(table)
-            if kept is not None:
-                return [dict(r) for r in kept]
-            self._sync([table])
-        elif table in self.template.patch_statements:
-            return [dict(r) for r in self.base_index(table).values()]  # built in Python: these rows are the template
-        schema = self.schema if live and table in self._in_db else self.template.base_schema(table)
-        order = ", ".join(_quote(c) for c in info.primary_key)
-        sql = f"SELECT * FROM {schema}.{_quote(table)} ORDER BY {order}"
-        cache = self.template.domain.read_cache
-        key = ("rows", sql, (), (schema,))
-        hit = None if live else cache.get(key)
-        if hit is None:
-            if live:
-                cur = self._cur().execute(sql)
-                hit = (tuple(d[0] for d in cur.description), cur.fetchall())
-            else:  # the initial state, named by its schema: the template's reader reads it (no schema of this episode)
-                hit = self.template.read_initial(sql, (), ())
-                cache.put(key, hit)
-        names, rows = hit
-        return [dict(zip(names, row)) for row in rows]
-
-    def changed_tables(self) -> list[str]:
-        return sorted(self.materialized)
-
-    def outcome_inputs(self) -> OutcomeInputs:
-        """What ``diff.py`` reads to diff and hash this episode: the overlay and the template's shared facts."""
-        template = self.template
-        domain = template.domain
-        return OutcomeInputs(self.tables, frozenset(self.materialized), frozenset(self.untracked), self.overlay,
-                             template.base_schema, self.base_index, domain.schema, domain.base_rows, domain.row_lines)
-
-    def base_index(self, table: str) -> dict[tuple, dict[str, Any]]:
-        """The table's initial rows by primary key (shared with every episode of the task: read only)."""
-        index = self.template._base_rows.get(table)
-        return index if index is not None else self.template.base_rows(table)
-
-    def final_rows(self, table: str) -> list[dict[str, Any]] | None:
-        """The table's rows now, in key order, from the template and the overlay; None if it must be scanned."""
-        if table in self.untracked or table not in self.materialized:
-            return None
-        base = self.base_index(table)
-        overlay = self.overlay.get(table)
-        if not overlay:
-            return list(base.values())
-        merged = dict(base)
-        merged.update(overlay)
-        return [merged[k] for k in sorted(merged) if merged[k] is not None]
 
     def close(self) -> None:
         self.closed = True
