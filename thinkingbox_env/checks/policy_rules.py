@@ -1,7 +1,7 @@
 """Which writes need the customer's agreement, read from the domain's own policy sentences.
 
 A domain's ``verdicts.yaml`` declares the writes its consent rule guards; this module reads the
-same thing from ``policy.md``, so that the two can be held together (tests/engine/test_process_policy.py):
+same thing from ``policy.md``, so that the two can be held together (tests/checks/test_process_policy.py):
 a check that demands agreement the written policy never asks for fails a policy-following agent,
 and one that misses a write the policy guards rewards an agent that skips the question.
 

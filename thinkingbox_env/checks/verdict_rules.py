@@ -93,7 +93,7 @@ class ProcessRule(_Strict):
     verify_customer_argument: str = ""
     owners: dict[str, str | list[str]] = Field(default_factory=dict)
     # consent rules: per guarded write, the policy's own sentence that asks for the customer's agreement
-    # (quoted as written in policy.md; tests/engine/test_process_policy.py holds the two together), when the
+    # (quoted as written in policy.md; tests/checks/test_process_policy.py holds the two together), when the
     # agreement is needed, and per id argument how a proposal names the object the write touches
     policy: dict[str, str] = Field(default_factory=dict)
     when: dict[str, str] = Field(default_factory=dict)

@@ -5,7 +5,7 @@ table lookup and a phrase matcher, nothing statistical. They are written here, i
 Python over the lemma table of spacy-lookups-data, so that grading never imports spaCy (an
 import that, with its pipeline, costs most of a second in every fresh process). Tokens,
 lemmas, sentence starts and matches are those of spaCy's blank English pipeline on the texts
-this project reads (tests/engine/test_text_equivalence.py compares them wherever spaCy is
+this project reads (tests/reading/test_text_equivalence.py compares them wherever spaCy is
 installed); the emoticons kept whole, the units split off a number and the stop words are
 lists of this package's own, written for customer-service messages.
 """

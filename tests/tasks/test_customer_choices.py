@@ -2,7 +2,7 @@
 
 A golden write argument whose source is the customer (``why: customer``) and whose schema allows a fixed set of values
 (a return reason, a driver's relationship, an access level, a shipping speed) is a choice the checks hold an agent to:
-every other value fails the task (tests/engine/test_process_policy.py replays such writes; a replay of each alternative
+every other value fails the task (tests/checks/test_process_policy.py replays such writes; a replay of each alternative
 fails on every frozen task). Such a choice is fair only when what the customer says or knows (opening, goal, later
 request, facts, decisions) names the golden's value and no other value the same write could take. Two defects fail it:
 

@@ -12,7 +12,7 @@ from thinkingbox_env.bounded_yaml import MAX_YAML_DEPTH, BoundedYAMLError, load_
 from thinkingbox_env.contracts.spec import SpecError, load_task_file
 from thinkingbox_env.tbbench import TBBench, TBBenchFormatError
 
-TBBENCH = Path(__file__).resolve().parents[1] / "data" / "tbbench"
+TBBENCH = Path(__file__).resolve().parent / "data" / "tbbench"
 TASK_FILE = "dataset/tests/toy_shop_tasks.py"
 
 

@@ -1,6 +1,6 @@
 """The claim reader's English reading (thinkingbox_env.reading.text) on cases written out by hand.
 
-These hold without spaCy installed; tests/engine/test_text_equivalence.py compares the same
+These hold without spaCy installed; tests/reading/test_text_equivalence.py compares the same
 reading with spaCy's over the whole repository where spaCy is installed.
 """
 

@@ -11,7 +11,7 @@ claim reader's claims, subject terms and concepts equal with either reading unde
 
 The package's emoticons, units and stop words are its own lists, not spaCy's: the corpus must
 read the same all the same, while the random mixtures are drawn so that no face or unit on
-which the two lists differ forms in them (tests/engine/test_text.py states those differences).
+which the two lists differ forms in them (tests/reading/test_text.py states those differences).
 Skipped where spaCy is not installed (it is a development dependency only).
 """
 
