@@ -89,14 +89,6 @@ KNOWN_UPWARD: dict[tuple[str, str], str] = {
         "the check fetches its task's domain from the domain cache instead of being handed it",
     (f"{PACKAGE}.checks.withholds", f"{PACKAGE}.tasks.domain"):
         "the check fetches its task's domain from the domain cache instead of being handed it",
-    (f"{PACKAGE}.contracts.actions", f"{PACKAGE}.toolkit.tools"):
-        "the argument parsing a call's arguments go through is defined with the tools' argument contract",
-    (f"{PACKAGE}.contracts.protocol", f"{PACKAGE}.toolkit.tools"):
-        "END_TOOL_NAME and the annotation reader the tool functions of the protocol use are defined with the tools",
-    (f"{PACKAGE}.contracts.protocol", f"{PACKAGE}.tasks.domain"):
-        "the prompts that state a domain's policy take a Domain (type only)",
-    (f"{PACKAGE}.judging.conformance", f"{PACKAGE}.checks.truthfulness"):
-        "the judge conformance check asks the truthfulness check's requirement, which that check defines",
     (f"{PACKAGE}.reading.coverage", f"{PACKAGE}.tasks.domain"):
         "the coverage report loads the domain's vocabulary by name from the domain cache",
     (f"{PACKAGE}.reading.reader_check", f"{PACKAGE}.tasks.domain"):

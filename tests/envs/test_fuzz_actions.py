@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import thinkingbox_env as tb
-from thinkingbox_env.toolkit.tools import MAX_ARGUMENT_DEPTH
+from thinkingbox_env.contracts.arguments import MAX_ARGUMENT_DEPTH
 
 FUZZ_EXAMPLES = 5_000
 TASK = "retail/ST030_001"

@@ -15,8 +15,14 @@ import pytest
 from fake_openai import FakeOpenAI
 
 import thinkingbox_env as tb
-from thinkingbox_env.checks.truthfulness import TRUTHFULNESS_REQUIREMENT
-from thinkingbox_env.judging.judge import JUDGE_PROMPT_VERSION, RESPONSE_FORMAT, RubricJudge, build_judge_prompt, parse_verdict
+from thinkingbox_env.judging.judge import (
+    JUDGE_PROMPT_VERSION,
+    RESPONSE_FORMAT,
+    TRUTHFULNESS_REQUIREMENT,
+    RubricJudge,
+    build_judge_prompt,
+    parse_verdict,
+)
 from thinkingbox_env.llm.fencing import fence_dialogue, neutralise
 
 QUESTION = "Does the assistant thank the customer?"

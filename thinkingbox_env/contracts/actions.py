@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..toolkit.tools import arguments_text, parse_arguments, safe_repr
+from .arguments import arguments_text, parse_arguments, safe_repr
 from .protocol import DONE_MARKER
 
 __all__ = ["MAX_MESSAGE_CHARS", "ParsedAction", "ParsedCall", "hermes_calls", "parse_action", "valid_text"]

@@ -12,17 +12,12 @@ trainers cannot disagree about them.
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from ..toolkit.tools import END_TOOL_NAME, plain_annotation
-
-if TYPE_CHECKING:
-    from ..tasks.domain import Domain
-    from ..toolkit.tools import Tool
+from .spec import DomainSpec
 
 DONE_MARKER = "<DONE>"
+END_TOOL_NAME = "end_conversation"
 REPLY_TOOL = "reply_to_customer"
 EPISODE_OVER = "The conversation has already ended."
 EMPTY_MESSAGE = "(empty message)"
@@ -38,7 +33,6 @@ __all__ = [
     "customer_tool_prompt",
     "policy_section",
     "reply_tool_schema",
-    "tool_function",
 ]
 
 AGENT_SYSTEM_PROMPT = f"""You are a support agent working for a company through its internal tools. Resolve the customer's request completely and correctly, following the company policy in the next message.
@@ -62,12 +56,22 @@ PROTOCOL_SYSTEM_PROMPT = f"""You are a support agent working for a company throu
 - When everything is done, write your final message to the customer as plain text, without calling a tool. That message ends the conversation."""
 
 
-def policy_section(domain: Domain) -> str:
+class DomainPolicy(Protocol):
+    """What the prompts read of a domain: its spec (title, clock) and its policy text."""
+
+    @property
+    def spec(self) -> DomainSpec: ...
+
+    @property
+    def policy(self) -> str: ...
+
+
+def policy_section(domain: DomainPolicy) -> str:
     """The domain's title, frozen clock and policy, as both protocols show them."""
     return f"# {domain.spec.title}\n\nCurrent time: {domain.spec.clock.isoformat()}\n\n{domain.policy.strip()}"
 
 
-def customer_tool_prompt(domain: Domain, include_policy: bool = True) -> str:
+def customer_tool_prompt(domain: DomainPolicy, include_policy: bool = True) -> str:
     """The customer-as-a-tool system prompt: instructions, then the policy (optional for tiny models)."""
     if not include_policy:
         return PROTOCOL_SYSTEM_PROMPT.replace(", following the company policy below", "")
@@ -94,37 +98,6 @@ def reply_to_customer(self, message: str) -> str:  # type: ignore[no-untyped-def
         The customer's reply.
     """
     return self._reply(message)
-
-
-def tool_function(tool: Tool, run: Callable[[Any, str, dict[str, Any]], str]) -> Callable[..., str]:
-    """A method whose signature and docstring are the tool's, for schema extraction from Python functions.
-
-    Trainers that expose methods as tools (TRL) derive the schema the model sees from
-    the signature and the Google-style docstring; building both from the tool's own
-    definition keeps that schema equal to the env's. ``run(self, name, arguments)``
-    does the call.
-    """
-    name = tool.name
-
-    def method(self: Any, **kwargs: Any) -> str:
-        return run(self, name, kwargs)
-
-    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    annotations: dict[str, Any] = {}
-    for field_name, field in tool.model.model_fields.items():
-        default = inspect.Parameter.empty if field.is_required() else field.default
-        annotation = plain_annotation(field.annotation)  # transformers' schema extraction knows no date type
-        params.append(inspect.Parameter(field_name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
-        annotations[field_name] = annotation
-    annotations["return"] = str
-    method.__signature__ = inspect.Signature(params, return_annotation=str)  # type: ignore[attr-defined]
-    method.__annotations__ = annotations
-    method.__name__ = method.__qualname__ = name
-    args = "".join(f"    {k}: {tool.param_docs.get(k) or k}\n" for k in tool.model.model_fields)
-    method.__doc__ = f"{tool.description}\n\nArgs:\n{args}\nReturns:\n    The tool result as JSON text." if args else (
-        f"{tool.description}\n\nReturns:\n    The tool result as JSON text."
-    )
-    return method
 
 
 reply_to_customer.__name__ = reply_to_customer.__qualname__ = REPLY_TOOL

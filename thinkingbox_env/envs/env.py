@@ -17,13 +17,14 @@ import gymnasium as gym
 
 from ..checks import Judge, StateOutcome, grade, state_outcome
 from ..contracts.actions import ParsedCall, parse_action
+from ..contracts.arguments import arguments_text
 from ..contracts.events import Trace, invalid_action_event, message_event, tool_call_event
 from ..contracts.protocol import AGENT_SYSTEM_PROMPT, DONE_MARKER, END_TOOL_NAME, policy_section
 from ..contracts.records import FinishReason, Verdict
 from ..contracts.spec import TaskSpec
 from ..state import EpisodeState
 from ..tasks.runtime import TaskRuntime, runtime_for
-from ..toolkit.tools import ToolResult, arguments_text
+from ..toolkit.tools import ToolResult
 from ..users import ScriptedUser, SimulatedUser
 from .spaces import AgentAction, ChatObservation
 

@@ -34,8 +34,8 @@ from ..contracts.protocol import (
     customer_tool_prompt,
     reply_to_customer,
     reply_tool_schema,
-    tool_function,
 )
+from ..toolkit.tools import tool_function
 
 log = logging.getLogger(__name__)
 

@@ -29,13 +29,13 @@ import gymnasium as gym
 
 from ..checks import Judge, reward_groups
 from ..checks.asked_checks import ASKED_CHECKS, ASKED_KINDS, asked_checks
-from ..contracts.protocol import END_TOOL_NAME, EPISODE_OVER, REPLY_TOOL, customer_tool_prompt, reply_to_customer, tool_function
+from ..contracts.protocol import END_TOOL_NAME, EPISODE_OVER, REPLY_TOOL, customer_tool_prompt, reply_to_customer
 from ..contracts.spec import GoldenTurn, TaskSpec, interleave
 from ..envs.env import ThinkingboxEnv
 from ..envs.wrappers import CheckRewardWrapper, CustomerToolWrapper
 from ..tasks.domain import load_domain
 from ..tasks.lookup import generate_variant
-from ..toolkit.tools import Tool
+from ..toolkit.tools import Tool, tool_function
 from ..users import ScriptedUser
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..checks.truthfulness import TRUTHFULNESS_REQUIREMENT
+from .judge import TRUTHFULNESS_REQUIREMENT
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "judge_check.jsonl"
 CLASSES = ("correct", "paraphrased", "opposite", "invented", "leaking", "steered")
