@@ -23,6 +23,7 @@ from thinkingbox_env.envs.env import ThinkingboxEnv
 from thinkingbox_env.eval.validate import _process_probes, change_one_value
 from thinkingbox_env.reading.values import extract_values
 from thinkingbox_env.tasks.lookup import list_tasks, load_task
+from thinkingbox_env.tasks.runtime import runtime_for
 
 _NUM_WORDS = {1: "one", 2: "two", 3: "three", 5: "five", 7: "seven", 10: "ten", 14: "fourteen", 15: "fifteen",
               30: "thirty", 45: "forty-five", 60: "sixty", 90: "ninety"}
@@ -111,7 +112,7 @@ def _role_value_made_vague(spec, domain) -> str | None:
     from thinkingbox_env.reading.claims import load_vocabulary
     from thinkingbox_env.reading.values import same_value
 
-    required = stated_roles(spec)
+    required = stated_roles(spec, runtime_for(spec))
     vocab = load_vocabulary(str(domain.path))
     if not required or vocab is None:
         return None
@@ -321,7 +322,7 @@ def run_suite(per_domain: int = 35, process: bool = True, judge=None) -> dict:
                 dialogue.append({"role": "assistant", "content": turn})
             transcript = "\n".join(f"{m['role'].upper()}: {m['content']}" for m in dialogue)
             verdict = grade(spec, outcome, final_message=dialogue[-1]["content"], transcript=transcript,
-                            dialogue=dialogue, trace=info["trace"], judge=judge)
+                            dialogue=dialogue, trace=info["trace"], judge=judge, runtime=runtime_for(spec))
             results = [r for r in verdict.results if r.kind in DIALOGUE_KINDS]
             failed = sorted({r.kind for r in results if r.passed is False})
             if not case.correct and not failed and any(r.undetermined for r in results):

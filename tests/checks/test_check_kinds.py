@@ -19,6 +19,7 @@ from thinkingbox_env.contracts.records import CheckResult, FailureCategory
 from thinkingbox_env.contracts.spec import SpecError, dump_task, parse_task
 from thinkingbox_env.envs.env import ThinkingboxEnv
 from thinkingbox_env.integrations.trl import REWARD_GROUPS
+from thinkingbox_env.tasks.runtime import runtime_for
 
 REFUND_TASK = "retail/ST011_001"  # "Since you're keeping it, I've refunded $97.35 to your card."
 
@@ -66,7 +67,7 @@ def test_a_kind_declares_the_section_tasks_may_carry(budget_kind) -> None:
     assert spec.checks.budget_caps[0].at_most == 5.0
     assert "budget:refund <= 5.0" in " ".join(render_task(spec))  # `thinkingbox show --task` asks the kind
     outcome, trace, _ = _oracle_outcome(spec)
-    verdict = grade(spec, outcome, final_message=spec.golden_reply, trace=trace)
+    verdict = grade(spec, outcome, final_message=spec.golden_reply, trace=trace, runtime=runtime_for(spec))
     assert verdict.checks["budget:refund"] is False and verdict.reward == 0.0
     # next to a right state, the failure of a kind that follows the write is an incomplete resolution
     assert verdict.failure_category == FailureCategory.INCOMPLETE_USER_RESOLUTION
@@ -130,7 +131,7 @@ def _oracle_outcome(spec) -> tuple[Any, list[dict[str, Any]], list[dict[str, str
 def _grade_closing(spec, closing: str) -> dict[str, Any]:
     outcome, trace, head = _oracle_outcome(spec)
     dialogue = [*head, {"role": "assistant", "content": closing}]
-    v = grade(spec, outcome, final_message=closing, dialogue=dialogue, trace=trace)
+    v = grade(spec, outcome, final_message=closing, dialogue=dialogue, trace=trace, runtime=runtime_for(spec))
     return {r.name: (r.passed, r.detail) for r in v.results}
 
 
@@ -162,16 +163,16 @@ def test_a_real_value_of_the_episode_in_place_of_the_role_value_fails() -> None:
 
 def test_a_declared_role_the_domain_lacks_or_the_golden_does_not_state_is_a_spec_error() -> None:
     with pytest.raises(SpecError, match=r"checks\.states\.0.*unknown role 'refund\.amonut'.*refund\.amount"):
-        tb.env.ThinkingboxEnv(_with_states(REFUND_TASK, ["refund.amonut"]))
+        tb.ThinkingboxEnv(_with_states(REFUND_TASK, ["refund.amonut"]))
     with pytest.raises(SpecError, match=r"checks\.states\.0.*golden closing states no value of 'credit\.amount'"):
-        tb.env.ThinkingboxEnv(_with_states(REFUND_TASK, ["credit.amount"]))
+        tb.ThinkingboxEnv(_with_states(REFUND_TASK, ["credit.amount"]))
 
 
 def test_frozen_phrase_checks_translate_into_stated_roles() -> None:
     assert tb.load_task(REFUND_TASK).checks.states == ["refund.amount"]  # task set 3 declares it
     spec = tb.load_task(f"{REFUND_TASK}@v2")  # task set 2 said it with a phrase check
     assert not spec.checks.states
-    roles = stated_roles(spec)
+    roles = stated_roles(spec, runtime_for(spec))
     assert [r.label for r in roles] == ["refund.amount"]
     assert ("refund_order_amount", "arguments", "amount") in roles[0].places
     assert "states:refund.amount (from the phrase checks)" in render_task(spec)[-1]
@@ -188,7 +189,7 @@ def test_a_closing_spread_over_turns_after_the_write_states_the_role() -> None:
     dialogue = [*head, {"role": "assistant", "content": spec.golden_reply},
                 {"role": "user", "content": "Great, thanks."},
                 {"role": "assistant", "content": "You're welcome, have a good day."}]
-    v = grade(spec, outcome, final_message=dialogue[-1]["content"], dialogue=dialogue, trace=trace)
+    v = grade(spec, outcome, final_message=dialogue[-1]["content"], dialogue=dialogue, trace=trace, runtime=runtime_for(spec))
     assert v.checks["states:refund.amount"] is True
 
 
@@ -196,7 +197,7 @@ def test_the_oracle_passes_on_every_frozen_task_with_stated_roles() -> None:
     checked = 0
     for task_id in tb.list_tasks():
         spec = tb.load_task(task_id)
-        if not stated_roles(spec):
+        if not stated_roles(spec, runtime_for(spec)):
             continue
         env = tb.make(task_id)
         from thinkingbox_env.agents.baselines import run_episode

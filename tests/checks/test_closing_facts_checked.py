@@ -27,6 +27,7 @@ from thinkingbox_env.contracts.spec import TaskSpec
 from thinkingbox_env.reading.claims import RoleSpec, load_vocabulary, term_values
 from thinkingbox_env.tasks.domain import load_domain
 from thinkingbox_env.tasks.lookup import list_tasks, load_task
+from thinkingbox_env.tasks.runtime import runtime_for
 
 DOMAINS = ("retail", "travel", "insurance", "neobank", "consulting")
 
@@ -65,7 +66,7 @@ def unchecked_facts(spec: TaskSpec) -> list[str]:
     vocab = load_vocabulary(str(domain.path))
     tools = domain.toolbox.tools
     skip = set(vocab.bookkeeping if vocab else ()) | {"report_injection"}
-    read = {(tool, key) for s in stated_roles(spec) for tool, _, key in s.places}
+    read = {(tool, key) for s in stated_roles(spec, runtime_for(spec)) for tool, _, key in s.places}
     patterns = [p for m in spec.checks.dialogue for p in (m.must or [])]
     closing = spec.golden_reply
     found = []

@@ -56,7 +56,7 @@ def test_grade_of_a_state_outcome_equals_the_env_verdict():
     info = tb.run_episode(env, tb.OracleAgent(), seed=0)
     outcome = state_outcome(spec, env.state)
     again = grade(spec, outcome, final_message=env.final_message(), transcript=env.transcript(), trace=env.trace,
-                  finish_reason="done_marker")
+                  finish_reason="done_marker", runtime=env.runtime)
     assert again.reward == info["verdict"] == 1.0
     assert again.checks == info["checks"] and again.check_names == info["check_names"]
     assert again.failure_category is None and again.finish_reason is FinishReason.DONE_MARKER

@@ -42,11 +42,10 @@ class TextReading:
 
 
 def _domain(context: GradingContext) -> tuple[str, Any, tuple[str, ...], tuple[str, ...]]:
-    from ..tasks.domain import load_domain
-    from .verdict_rules import domain_rules
+    from .verdict_rules import load_verdict_rules
 
-    domain = load_domain(context.task.domain)
-    confidential = tuple(domain_rules(context.task).confidential.columns)
+    domain = context.domain
+    confidential = tuple(load_verdict_rules(str(domain.path)).confidential.columns)
     return str(domain.path), domain.spec.clock.date(), tuple(domain.spec.id_patterns), confidential
 
 
@@ -86,9 +85,8 @@ def agent_texts(context: GradingContext) -> list[str]:
 def claims_in(context: GradingContext, texts: list[str]) -> list[Claim]:
     """The rule reader's claims of ``texts`` in the graded task's domain."""
     from ..reading.claims import read_claims
-    from ..tasks.domain import load_domain
 
-    domain = load_domain(context.task.domain)
+    domain = context.domain
     clock, ids = domain.spec.clock.date(), tuple(domain.spec.id_patterns)
     return [c for t in texts for c in read_claims(t, str(domain.path), clock, ids)]
 

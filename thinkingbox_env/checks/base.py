@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from ..contracts.events import ToolCallEvent, TraceEvent, is_tool_call
 from ..contracts.records import CheckResult, FailureCategory, FinishReason
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from ..contracts.spec import TaskSpec
     from ..state import EpisodeState
     from ..state.diff import StateDiff
-    from ..tasks.runtime import TaskRuntime
     from .outcome import StateOutcome
 
 # (question, transcript) -> (answer, reason); an answer of None is "unjudged" (the reply did not parse). A judge
@@ -44,6 +43,27 @@ Judge = Callable[..., tuple[bool | None, str]]
 # "state" (the backend ended wrong), "dialogue" (the customer was told the wrong thing
 # or not enough), "process" (an order rule of the policy was broken).
 CheckGroup = Literal["state", "dialogue", "process"]
+
+
+class TaskRuntimeView(Protocol):
+    """What checks read of a task's runtime (a ``tasks.runtime.TaskRuntime``), handed to them by the caller.
+
+    The domain, the golden run's calls and the derived values kept per task, and a fresh state at
+    the task's start for lookups in its initial rows.
+    """
+
+    spec: TaskSpec
+    derived: dict[str, Any]
+
+    @property
+    def domain(self) -> Any: ...
+
+    @property
+    def golden(self) -> Any: ...
+
+    def golden_calls(self) -> list[ToolCallEvent]: ...
+
+    def new_state(self) -> EpisodeState: ...
 
 
 @dataclass
@@ -61,18 +81,21 @@ class GradingContext:
     judge: Judge | None = None
     # what several kinds derive from the same episode (the dialogue's values), computed once per grading
     memo: dict[str, Any] = field(default_factory=dict)
-    # the task's runtime (template, golden) where the caller holds it: found again by content otherwise
-    runtime: TaskRuntime | None = None
+    # the task's runtime (domain, template, golden), handed in by the caller
+    runtime: TaskRuntimeView | None = None
     # a model reader for the sentences the rule reader cannot read (None: those checks stay undetermined)
     reader: Any = None
 
-    def task_runtime(self) -> TaskRuntime:
-        """The graded task's runtime: the caller's, or the shared one found by the task's content."""
+    def task_runtime(self) -> TaskRuntimeView:
+        """The graded task's runtime, as the caller handed it."""
         if self.runtime is None:
-            from ..tasks.runtime import runtime_for
-
-            self.runtime = runtime_for(self.task)
+            raise ValueError(f"grading {self.task.full_id} needs the task's runtime (runtime=...)")
         return self.runtime
+
+    @property
+    def domain(self) -> Any:
+        """The graded task's domain (its runtime's)."""
+        return self.task_runtime().domain
 
     def closing(self) -> list[str]:
         """The assistant messages said after the episode's last successful write (all of them where none was made).
@@ -152,8 +175,8 @@ class CheckKind:
         label = getattr(item, "name", item)
         return f"{self.spec_section or self.name}:{label}"
 
-    def describe_task(self, task: TaskSpec) -> list[str]:
-        """What ``thinkingbox show --task`` lists for this kind: the task's entries of its section."""
+    def describe_task(self, task: TaskSpec, runtime: TaskRuntimeView) -> list[str]:
+        """What ``thinkingbox show --task`` lists for this kind: the task's entries of its section (``runtime``: the task's)."""
         return [self.describe_spec(item) for item in getattr(task.checks, self.spec_section)] if self.spec_section else []
 
 

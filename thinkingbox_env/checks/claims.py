@@ -162,9 +162,7 @@ def _leaves(x: Any, key: str = "") -> list[tuple[str, Any]]:
 
 def claims_results(context: GradingContext) -> list[CheckResult]:
     """The four claim results of one episode; [] where the task's domain declares no vocabulary."""
-    from ..tasks.domain import load_domain
-
-    domain = load_domain(context.task.domain)
+    domain = context.domain
     vocab = load_vocabulary(str(domain.path))
     if vocab is None:
         return []

@@ -189,9 +189,7 @@ def dialogue_context(context: GradingContext) -> DialogueContext:
     """The episode's words for the dialogue kinds, gathered once per grading (the kinds share it)."""
     cached = context.memo.get("dialogue_context")
     if cached is None:
-        from ..tasks.domain import load_domain
-
-        domain = load_domain(context.task.domain)  # the runtime's domain, without hashing the task again
+        domain = context.domain  # the runtime's domain, without hashing the task again
         cached = episode_context(context.task, domain, context.dialogue, context.trace, context.outcome.diff)
         context.memo["dialogue_context"] = cached
     return cached

@@ -7,7 +7,7 @@ two cannot drift apart in fields or values.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -16,11 +16,8 @@ from ..contracts.protocol import DONE_MARKER
 from ..contracts.records import CheckResult, FailureCategory, FinishReason, TrialOutcome, Verdict
 from ..contracts.spec import TaskSpec
 from ..state.diff import StateDiff
-from .base import GradingContext, Judge, kinds, kinds_in, kinds_where
+from .base import GradingContext, Judge, TaskRuntimeView, kinds, kinds_in, kinds_where
 from .outcome import StateOutcome
-
-if TYPE_CHECKING:
-    from ..tasks.runtime import TaskRuntime
 
 
 def finish_reason_of(value: FinishReason | str) -> FinishReason:
@@ -176,23 +173,20 @@ def grade(
     trace: Sequence[TraceEvent] | None = None,
     finish_reason: FinishReason | str = FinishReason.DONE_MARKER,
     judge: Judge | None = None,
-    runtime: TaskRuntime | None = None,
+    runtime: TaskRuntimeView,
     reader: Any = None,
     strict_dialogue: bool = False,
 ) -> Verdict:
     """Grade an episode from its state outcome and what was said.
 
-    ``golden`` defaults to the task's cached golden diff. ``trace`` feeds the failure
-    category (and process checks); over MCP it is the server's record of tool calls.
-    ``runtime`` is the task's runtime where the caller holds it (an env does), so that no
-    check looks it up again by the task's content. ``reader`` is a model reader
+    ``runtime`` is the task's runtime (``tasks.runtime.runtime_for(task)``; an env holds it): the
+    checks read the task's domain and golden run from it, and ``golden`` defaults to its golden
+    diff. ``trace`` feeds the failure category (and process checks); over MCP it is the server's
+    record of tool calls. ``reader`` is a model reader
     (:class:`thinkingbox_env.reading.model_reader.ModelReader`) that reads what the rule reader
     cannot; ``strict_dialogue`` counts an undetermined dialogue check as failed.
     """
     if golden is None:
-        from ..tasks.runtime import runtime_for
-
-        runtime = runtime if runtime is not None else runtime_for(task)
         golden = runtime.golden.diff
     reason = finish_reason_of(finish_reason)
     trace = trace if trace is not None else []

@@ -87,10 +87,8 @@ class MentionsCheck(CheckKind):
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         if not context.task.checks.dialogue:
             return []
-        from ..tasks.domain import load_domain
-
         ctx = dialogue_context(context)
-        domain_path = str(load_domain(context.task.domain).path)
+        domain_path = str(context.domain.path)
         out = []
         for t in typed_dialogue(context):
             if not t.mentions:

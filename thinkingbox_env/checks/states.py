@@ -25,7 +25,6 @@ or the value the episode holds and what the closing said instead.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -37,10 +36,10 @@ from ..contracts.spec import TaskSpec
 from ..reading.claims import ClaimsVocabulary, RoleSpec, load_vocabulary, term_values
 from ..reading.values import Value, extract_values, keyed_leaves, money_norm, parse_value, same_value
 from ._reading import claims_in, could_hold_a_value, reading_of
-from .base import CheckKind, GradingContext
+from .base import CheckKind, GradingContext, TaskRuntimeView
 
 if TYPE_CHECKING:
-    from ..tasks.runtime import TaskRuntime
+    pass
 
 # A place in a trajectory that holds a role's value: (tool, "arguments" | "result", field name); ("*sum*", role, "")
 # stands for the sum of the amounts of the role's calls (two refunds of one order are told as their total).
@@ -96,15 +95,6 @@ def role_values(spec: RoleSpec, calls: Sequence[ToolCallEvent], clock: Any, ids:
         if places is None or place in places:
             out.append((place, Value("money", money_norm(total), f"${total:.2f}")))
     return out
-
-
-def golden_calls(task: TaskSpec, runtime: TaskRuntime | None = None) -> list[ToolCallEvent]:
-    """The golden trajectory's calls as trace events (replayed once per task and process)."""
-    if runtime is None:
-        from ..tasks.runtime import runtime_for
-
-        runtime = runtime_for(task)
-    return runtime.golden_calls()
 
 
 def _context(task: TaskSpec) -> tuple[ClaimsVocabulary | None, Any, tuple[str, ...]]:
@@ -172,36 +162,22 @@ def _translated(task: TaskSpec, vocab: ClaimsVocabulary, calls: Sequence[ToolCal
     return out
 
 
-_CACHE: OrderedDict[tuple[str, str], list[StatedRole]] = OrderedDict()
-
-
-def stated_roles(task: TaskSpec, runtime: TaskRuntime | None = None) -> list[StatedRole]:
+def stated_roles(task: TaskSpec, runtime: TaskRuntimeView) -> list[StatedRole]:
     """What the task's closing must convey: its declared roles, else the roles its phrase checks translate to.
 
-    Kept on the task's ``runtime`` where the caller holds it, else in a cache keyed by the task's content.
+    Kept on the task's ``runtime`` (``tasks.runtime.runtime_for(task)``), computed once per task.
     """
-    if runtime is not None:
-        kept = runtime.derived.get("stated_roles")
-        if kept is None:
-            kept = runtime.derived["stated_roles"] = _stated_roles(task, runtime)
-        return kept
-    key = (task.full_id, task.content_key())
-    cached = _CACHE.get(key)
-    if cached is not None:
-        _CACHE.move_to_end(key)
-        return cached
-    result = _stated_roles(task, None)
-    _CACHE[key] = result
-    while len(_CACHE) > 512:
-        _CACHE.popitem(last=False)
-    return result
+    kept = runtime.derived.get("stated_roles")
+    if kept is None:
+        kept = runtime.derived["stated_roles"] = _stated_roles(task, runtime)
+    return kept
 
 
-def _stated_roles(task: TaskSpec, runtime: TaskRuntime | None) -> list[StatedRole]:
+def _stated_roles(task: TaskSpec, runtime: TaskRuntimeView) -> list[StatedRole]:
     vocab, clock, ids = _context(task)
     if vocab is None:
         return []
-    calls = golden_calls(task, runtime)
+    calls = runtime.golden_calls()
     return _declared(task, vocab, calls, clock, ids)[0] if task.checks.states else _translated(task, vocab, calls, clock, ids)
 
 
@@ -224,10 +200,10 @@ class StatesCheck(CheckKind):
     spec_section = "states"
     spec_item = str
 
-    def describe_task(self, task: TaskSpec) -> list[str]:
+    def describe_task(self, task: TaskSpec, runtime: TaskRuntimeView) -> list[str]:
         if task.checks.states:
-            return super().describe_task(task)
-        return [f"states:{s.label} (from the phrase checks)" for s in stated_roles(task)]
+            return super().describe_task(task, runtime)
+        return [f"states:{s.label} (from the phrase checks)" for s in stated_roles(task, runtime)]
 
     def check_task(self, task: TaskSpec, golden: Sequence[ToolCallEvent]) -> list[tuple[str, str]]:
         if not task.checks.states:
@@ -245,7 +221,7 @@ class StatesCheck(CheckKind):
         assert vocab is not None  # stated roles exist only where the domain declares roles
         calls = tool_calls(context.trace)
         if not calls:  # a caller that sent only the closing: held to the golden's values (the state checks judge the state)
-            calls = golden_calls(context.task, context.task_runtime())
+            calls = context.task_runtime().golden_calls()
         closing = context.closing()
         said = [(text, v) for text in closing for v in extract_values(text, clock, ids)]
         out = []

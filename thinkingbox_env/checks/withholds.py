@@ -136,9 +136,8 @@ class WithholdsCheck(CheckKind):
             out.append(_undecided(context, f"withholds:{t.name}") if not leaked else
                        CheckResult(name=f"withholds:{t.name}", kind="withholds", passed=False, detail=f"said: {leaked}"))
         from ..reading.claims import concepts_said, load_vocabulary
-        from ..tasks.domain import load_domain
 
-        domain_path = str(load_domain(context.task.domain).path)
+        domain_path = str(context.domain.path)
         vocab = load_vocabulary(domain_path)
         if conf.concepts or conf.columns or (vocab is not None and vocab.concepts):
             found = [p for p in conf.concepts if any(phrase_polarity(m, p) for m in ctx.agent_messages)]

@@ -231,7 +231,8 @@ def render_task(spec: TaskSpec) -> list[str]:
     lines.append(f"[bold]closing:[/] {spec.golden_reply}")
     from ..checks import kinds
 
-    checks = [line for k in kinds() for line in k.describe_task(spec)]
+    runtime = runtime_for(spec)
+    checks = [line for k in kinds() for line in k.describe_task(spec, runtime)]
     if checks:
         lines.append("checks: " + "; ".join(checks))
     return lines

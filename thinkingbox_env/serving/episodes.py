@@ -398,7 +398,7 @@ class EpisodeHost:
         trace = interleave(calls, dialogue)
         said = [{"role": m["role"], "content": m["content"]} for m in dialogue]
         return grade(task, outcome, final_message=final_message, transcript=transcript, dialogue=said, trace=trace,
-                     finish_reason=finish_reason).to_json()
+                     finish_reason=finish_reason, runtime=runtime_for(task)).to_json()
 
     def close(self) -> None:
         with self._lock:
