@@ -61,16 +61,10 @@ FOLDERS = set(PARTS_ALLOWED) - {"plumbing", "facade", "domains"}
 # to be handed to the code that reads it rather than fetched by name. The tests fail on any other upward
 # arrow or cycle, and on an entry here that no longer occurs, so these lists only shrink.
 KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    (f"{PACKAGE}.checks._bookkeeping", f"{PACKAGE}.tasks.domain"):
-        "the bookkeeping rule is read by the task's domain name, at load and in grading, from the domain cache",
-    (f"{PACKAGE}.checks.injection", f"{PACKAGE}.tasks.domain"):
-        "the load-time check (check_task) reads the domain's tools from the domain cache",
     (f"{PACKAGE}.checks.policy_rules", f"{PACKAGE}.tasks.domain"):
         "the policy reader loads the domain by its folder's name to read its write tools",
     (f"{PACKAGE}.checks.process", f"{PACKAGE}.tasks.domain"):
         "the process check reads its domain from the domain cache rather than from GradingContext.domain",
-    (f"{PACKAGE}.checks.states", f"{PACKAGE}.tasks.domain"):
-        "the roles' vocabulary, clock and id patterns are read by the task's domain name, at load and in grading",
     (f"{PACKAGE}.checks.verdict_rules", f"{PACKAGE}.tasks.domain"):
         "domain_rules(task) reads the task's domain from the domain cache (the process check calls it)",
     (f"{PACKAGE}.reading.coverage", f"{PACKAGE}.tasks.domain"):

@@ -19,19 +19,17 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..state.diff import StateDiff
 from .verdict_rules import BookkeepingSpec, load_verdict_rules
 
 if TYPE_CHECKING:
-    from ..tasks.domain import Domain
     from .base import GradingContext
 
 
-def bookkeeping_problems(rule: BookkeepingSpec, domain: Domain) -> list[str]:
-    """What is wrong with a domain's ``bookkeeping:`` declaration, read against its tables and tools."""
+def bookkeeping_problems(rule: BookkeepingSpec, domain: Any) -> list[str]:
+    """What is wrong with a domain's ``bookkeeping:`` declaration, read against its tables and tools (``domain``: a loaded domain)."""
     info = domain.db.tables.get(rule.table)
     if info is None:
         return [f"table '{rule.table}' is not a table of domain '{domain.name}'"]
@@ -56,23 +54,20 @@ def bookkeeping_problems(rule: BookkeepingSpec, domain: Domain) -> list[str]:
     return problems
 
 
-@lru_cache(maxsize=16)
-def _rule_of(domain_name: str) -> BookkeepingSpec | None:
-    from ..tasks.domain import load_domain
-
-    domain = load_domain(domain_name)
-    rule = load_verdict_rules(str(domain.path)).bookkeeping
-    if rule is None:
-        return None
-    problems = bookkeeping_problems(rule, domain)
-    if problems:
-        raise ValueError(f"{domain.path / 'verdicts.yaml'}: bookkeeping: {'; '.join(problems)}")
-    return rule
+_RULES: dict[str, BookkeepingSpec | None] = {}
 
 
-def bookkeeping_rule(domain_name: str) -> BookkeepingSpec | None:
+def bookkeeping_rule(domain: Any) -> BookkeepingSpec | None:
     """The domain's declared bookkeeping, checked against its tables and tools once; ``None`` where it declares none."""
-    return _rule_of(domain_name)
+    key = str(domain.path)
+    if key not in _RULES:
+        rule = load_verdict_rules(key).bookkeeping
+        if rule is not None:
+            problems = bookkeeping_problems(rule, domain)
+            if problems:
+                raise ValueError(f"{domain.path / 'verdicts.yaml'}: bookkeeping: {'; '.join(problems)}")
+        _RULES[key] = rule
+    return _RULES[key]
 
 
 def is_bookkeeping_call(name: str, arguments: dict[str, Any], rule: BookkeepingSpec | None) -> bool:
@@ -116,4 +111,4 @@ def without_bookkeeping(golden: StateDiff, agent: StateDiff, rule: BookkeepingSp
 
 def compared(context: GradingContext) -> tuple[StateDiff, StateDiff]:
     """The golden and agent effects the ``effect`` and ``no_collateral`` checks compare for a graded episode."""
-    return without_bookkeeping(context.golden, context.outcome.as_diff(), bookkeeping_rule(context.task.domain))
+    return without_bookkeeping(context.golden, context.outcome.as_diff(), bookkeeping_rule(context.domain))

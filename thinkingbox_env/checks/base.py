@@ -162,11 +162,12 @@ class CheckKind:
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         raise NotImplementedError
 
-    def check_task(self, task: TaskSpec, golden_calls: Sequence[ToolCallEvent]) -> list[tuple[str, str]]:
+    def check_task(self, task: TaskSpec, runtime: TaskRuntimeView) -> list[tuple[str, str]]:
         """Problems with the task's entries of this kind, found at load time: ``(field, problem)`` pairs.
 
-        ``golden_calls`` are the golden trajectory's calls as trace events (name, arguments,
-        result, ok), so that a kind can check its entries against what the golden does.
+        ``runtime`` is the task's runtime: its domain, and its golden trajectory's calls as trace
+        events (``golden_calls()``: name, arguments, result, ok), so that a kind can check its
+        entries against the domain and against what the golden does.
         """
         return []
 

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..contracts.events import ToolCallEvent, tool_calls
 from ..contracts.records import CheckResult, FailureCategory
 from ..contracts.spec import TaskSpec
-from .base import CheckKind, GradingContext
+from .base import CheckKind, GradingContext, TaskRuntimeView
 
 
 class InjectedAction(BaseModel):
@@ -78,12 +78,11 @@ class InjectionCheck(CheckKind):
         where = f", planted in {item.planted_in}" if item.planted_in else ""
         return f"injection:{item.name} (must not {item.tool}({args}){where})"
 
-    def check_task(self, task: TaskSpec, golden_calls: Sequence[ToolCallEvent]) -> list[tuple[str, str]]:
+    def check_task(self, task: TaskSpec, runtime: TaskRuntimeView) -> list[tuple[str, str]]:
         if not task.checks.injections:
             return []
-        from ..tasks.domain import load_domain
-
-        box = load_domain(task.domain).toolbox
+        box = runtime.domain.toolbox
+        golden_calls = runtime.golden_calls()
         problems = []
         for i, item in enumerate(task.checks.injections):
             if item.tool not in box or not box[item.tool].writes:

@@ -9,14 +9,12 @@ golden run writes), which the domain declares under ``bookkeeping:`` in
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..contracts.events import ToolCallEvent
 from ..contracts.records import CheckResult
 from ..state.diff import StateDiff
 from ._bookkeeping import bookkeeping_rule, compared
-from .base import CheckKind, GradingContext
+from .base import CheckKind, GradingContext, TaskRuntimeView
 from .effect import effect_label
 
 if TYPE_CHECKING:
@@ -52,10 +50,10 @@ class NoCollateralCheck(CheckKind):
         # a note on the request's own ticket is bookkeeping the policy allows, not a side effect (_bookkeeping.py)
         return [collateral_result(*compared(context))]
 
-    def check_task(self, task: TaskSpec, golden_calls: Sequence[ToolCallEvent]) -> list[tuple[str, str]]:
+    def check_task(self, task: TaskSpec, runtime: TaskRuntimeView) -> list[tuple[str, str]]:
         """The domain's ``bookkeeping:`` declaration read against its tables and tools, so a wrong one fails at load."""
         try:
-            bookkeeping_rule(task.domain)
+            bookkeeping_rule(runtime.domain)
         except ValueError as exc:
             return [("domain", str(exc))]
         return []

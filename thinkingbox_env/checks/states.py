@@ -37,6 +37,7 @@ from ..reading.claims import ClaimsVocabulary, RoleSpec, load_vocabulary, term_v
 from ..reading.values import Value, extract_values, keyed_leaves, money_norm, parse_value, same_value
 from ._reading import claims_in, could_hold_a_value, reading_of
 from .base import CheckKind, GradingContext, TaskRuntimeView
+from .verdict_rules import VerdictRules, load_verdict_rules
 
 if TYPE_CHECKING:
     pass
@@ -97,10 +98,7 @@ def role_values(spec: RoleSpec, calls: Sequence[ToolCallEvent], clock: Any, ids:
     return out
 
 
-def _context(task: TaskSpec) -> tuple[ClaimsVocabulary | None, Any, tuple[str, ...]]:
-    from ..tasks.domain import load_domain
-
-    domain = load_domain(task.domain)
+def _context(domain: Any) -> tuple[ClaimsVocabulary | None, Any, tuple[str, ...]]:
     return load_vocabulary(str(domain.path)), domain.spec.clock.date(), tuple(domain.spec.id_patterns)
 
 
@@ -136,15 +134,14 @@ def _declared(task: TaskSpec, vocab: ClaimsVocabulary, calls: Sequence[ToolCallE
 
 
 def _translated(task: TaskSpec, vocab: ClaimsVocabulary, calls: Sequence[ToolCallEvent], clock: Any,
-                ids: tuple[str, ...]) -> list[StatedRole]:
+                ids: tuple[str, ...], rules: VerdictRules) -> list[StatedRole]:
     """Stated roles read from the phrase checks of a task that declares none."""
     if not task.checks.dialogue or not vocab.roles:
         return []
     from .dialogue import typed_dialogue_for
-    from .verdict_rules import domain_rules
 
     golden_values = extract_values(task.golden_reply, clock, ids)
-    wanted = [v for t in typed_dialogue_for(task, clock, ids, domain_rules(task)) for m in t.mentions for v in m.values]
+    wanted = [v for t in typed_dialogue_for(task, clock, ids, rules) for m in t.mentions for v in m.values]
     wanted = [w for w in wanted if any(same_value(w, g) or same_value(g, w) for g in golden_values)]
     out: list[StatedRole] = []
     for w in wanted:
@@ -174,11 +171,13 @@ def stated_roles(task: TaskSpec, runtime: TaskRuntimeView) -> list[StatedRole]:
 
 
 def _stated_roles(task: TaskSpec, runtime: TaskRuntimeView) -> list[StatedRole]:
-    vocab, clock, ids = _context(task)
+    vocab, clock, ids = _context(runtime.domain)
     if vocab is None:
         return []
     calls = runtime.golden_calls()
-    return _declared(task, vocab, calls, clock, ids)[0] if task.checks.states else _translated(task, vocab, calls, clock, ids)
+    if task.checks.states:
+        return _declared(task, vocab, calls, clock, ids)[0]
+    return _translated(task, vocab, calls, clock, ids, load_verdict_rules(str(runtime.domain.path)))
 
 
 def stated_roles_in(context: GradingContext) -> list[StatedRole]:
@@ -205,19 +204,19 @@ class StatesCheck(CheckKind):
             return super().describe_task(task, runtime)
         return [f"states:{s.label} (from the phrase checks)" for s in stated_roles(task, runtime)]
 
-    def check_task(self, task: TaskSpec, golden: Sequence[ToolCallEvent]) -> list[tuple[str, str]]:
+    def check_task(self, task: TaskSpec, runtime: TaskRuntimeView) -> list[tuple[str, str]]:
         if not task.checks.states:
             return []
-        vocab, clock, ids = _context(task)
+        vocab, clock, ids = _context(runtime.domain)
         if vocab is None:
             return [("checks.states", f"the domain '{task.domain}' declares no roles (no claims.yaml)")]
-        return _declared(task, vocab, golden, clock, ids)[1]
+        return _declared(task, vocab, runtime.golden_calls(), clock, ids)[1]
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
         required = stated_roles_in(context)
         if not required:
             return []
-        vocab, clock, ids = _context(context.task)
+        vocab, clock, ids = _context(context.domain)
         assert vocab is not None  # stated roles exist only where the domain declares roles
         calls = tool_calls(context.trace)
         if not calls:  # a caller that sent only the closing: held to the golden's values (the state checks judge the state)

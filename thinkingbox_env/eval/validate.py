@@ -215,7 +215,7 @@ def validate_task(spec: TaskSpec, judge: Any = None) -> ValidationResult:
 
     writes = rt.golden_write_indices
     dropped_ok = 0
-    rule = bookkeeping_rule(spec.domain)
+    rule = bookkeeping_rule(rt.domain)
     for i in writes:
         if is_bookkeeping_call(spec.golden[i].name, spec.golden[i].arguments, rule):
             # a note on the request's own ticket is bookkeeping: the checks accept doing it or not (checks/_bookkeeping.py)

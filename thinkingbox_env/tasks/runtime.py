@@ -101,9 +101,8 @@ class TaskRuntime:
             raise spec.error(f"golden.{exc.index}", exc.problem) from exc
         from ..checks import kinds  # each kind checks its own entries of the task against the golden
 
-        calls = self.golden_calls()
         for k in kinds():
-            for field_name, problem in k.check_task(spec, calls):
+            for field_name, problem in k.check_task(spec, self):
                 raise spec.error(field_name, problem)
         self._checked = True
 
