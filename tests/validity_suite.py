@@ -119,9 +119,9 @@ def _role_value_made_vague(spec, domain) -> str | None:
     clock, ids = domain.spec.clock.date(), tuple(domain.spec.id_patterns)
     g = spec.golden_reply
     golden = [v for v in extract_values(g, clock, ids)]
-    from thinkingbox_env.checks.states import golden_calls, role_values
+    from thinkingbox_env.checks.states import role_values
 
-    calls = golden_calls(spec)
+    calls = runtime_for(spec).golden_calls()
     held = [v for s in required for role in s.label.split("|") for _, v in role_values(vocab.roles[role], calls, clock, ids, s.places)]
     out = g
     for v in sorted(golden, key=lambda v: -v.start):
