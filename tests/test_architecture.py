@@ -57,25 +57,6 @@ PARTS_ALLOWED: dict[str, set[str]] = {
 }
 FOLDERS = set(PARTS_ALLOWED) - {"plumbing", "facade", "domains"}
 
-# Upward arrows and cycles the code still has, each with the reason it is still there: a domain is
-# to be handed to the code that reads it rather than fetched by name. The tests fail on any other upward
-# arrow or cycle, and on an entry here that no longer occurs, so these lists only shrink.
-KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    (f"{PACKAGE}.checks.policy_rules", f"{PACKAGE}.tasks.domain"):
-        "the policy reader loads the domain by its folder's name to read its write tools",
-    (f"{PACKAGE}.checks.process", f"{PACKAGE}.tasks.domain"):
-        "the process check reads its domain from the domain cache rather than from GradingContext.domain",
-    (f"{PACKAGE}.checks.verdict_rules", f"{PACKAGE}.tasks.domain"):
-        "domain_rules(task) reads the task's domain from the domain cache (the process check calls it)",
-    (f"{PACKAGE}.reading.coverage", f"{PACKAGE}.tasks.domain"):
-        "the coverage report loads the domain's vocabulary by name from the domain cache",
-    (f"{PACKAGE}.reading.reader_check", f"{PACKAGE}.tasks.domain"):
-        "the reader check loads each item's domain terms by name from the domain cache",
-    (f"{PACKAGE}.toolkit.kb", f"{PACKAGE}.tasks.domain"):
-        "the knowledge base is read from the domain cache by the episode's domain name, not through the tool context",
-}
-KNOWN_CYCLES: dict[frozenset[str], str] = {}
-
 
 @dataclass(frozen=True)
 class Edge:
@@ -197,8 +178,8 @@ def upward_arrows(edges: list[Edge]) -> dict[tuple[str, str], list[str]]:
 
 
 def forbidden_arrows(edges: list[Edge]) -> list[str]:
-    """The upward arrows that are not in ``KNOWN_UPWARD``."""
-    return [line for key, lines in upward_arrows(edges).items() if key not in KNOWN_UPWARD for line in lines]
+    """Every upward arrow, one line per import."""
+    return [line for lines in upward_arrows(edges).values() for line in lines]
 
 
 def module_cycles(modules: set[str], edges: list[Edge]) -> list[list[str]]:
@@ -257,19 +238,9 @@ def test_no_upward_arrow_between_parts():
     assert forbidden_arrows(edges) == []
 
 
-def test_every_known_upward_arrow_still_occurs():
-    _, edges = import_graph(ROOT / PACKAGE, ROOT / "domains")
-    assert sorted(set(KNOWN_UPWARD) - set(upward_arrows(edges))) == []
-
-
 def test_no_import_cycle_between_modules():
     modules, edges = import_graph(ROOT / PACKAGE)
-    assert [c for c in module_cycles(modules, edges) if frozenset(c) not in KNOWN_CYCLES] == []
-
-
-def test_every_known_cycle_still_occurs():
-    modules, edges = import_graph(ROOT / PACKAGE)
-    assert sorted(map(sorted, set(KNOWN_CYCLES) - {frozenset(c) for c in module_cycles(modules, edges)})) == []
+    assert module_cycles(modules, edges) == []
 
 
 def _copy(tmp_path: Path) -> Path:

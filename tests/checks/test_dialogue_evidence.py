@@ -22,7 +22,7 @@ def _episode(closing: str, task: str = TASK, **kwargs) -> dict:
 
 def _read(*sentences: str, domain: str = "retail"):
     d = load_domain(domain)
-    return read_text(list(sentences), str(d.path), d.spec.clock.date(), tuple(d.spec.id_patterns))
+    return read_text(list(sentences), d)
 
 
 @pytest.mark.parametrize("sentence", [
@@ -184,7 +184,7 @@ def test_a_failing_model_reader_leaves_the_checks_undetermined():
 
 def test_a_record_accounts_for_names_and_references_never_for_a_status_word():
     d = load_domain("retail")
-    args = (str(d.path), d.spec.clock.date(), tuple(d.spec.id_patterns))
+    args = (d,)
     known = frozenset({"waived", "lumora"})  # both written in the episode's records
     assert not read_text(["Your restocking fee has been waived."], *args, known=known).complete
     assert read_text(["Thank you for choosing the Lumora."], *args, known=known).complete

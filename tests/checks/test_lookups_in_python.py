@@ -40,7 +40,7 @@ def _joined(rt: TaskRuntime, table: str, key: str) -> str | None:
 
 def test_an_owner_chain_finds_the_holder_the_join_finds_without_duckdb():
     rt = _fresh("insurance", "IN006")
-    owners = next(r for r in domain_rules(rt.spec).process if r.owners).owners
+    owners = next(r for r in domain_rules(rt.domain).process if r.owners).owners
     owner = _owner(rt)
     checked = 0
     for arg, table in (("driver_id", "drivers"), ("vehicle_id", "vehicles"), ("billing_account_id", "billing_accounts")):

@@ -15,7 +15,7 @@ import pytest
 
 from thinkingbox_env.checks.policy_rules import conformance_problems, normalise, policy_guarded_writes
 from thinkingbox_env.checks.verdict_rules import ProcessRule, load_verdict_rules
-from thinkingbox_env.tasks.domain import domain_dirs
+from thinkingbox_env.tasks.domain import domain_dirs, load_domain
 
 DOMAINS = ("retail", "travel", "insurance", "neobank", "consulting")
 TASK_SET_3_RULES = Path(__file__).resolve().parents[1] / "data" / "task_set_3_rules"
@@ -39,15 +39,19 @@ def _path(domain: str) -> str:
     return str(domain_dirs()[domain])
 
 
+def _tools(domain: str):
+    return load_domain(domain).toolbox
+
+
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_the_policy_reader_finds_the_writes_each_policy_asks_agreement_for(domain: str) -> None:
-    found = {tool: cond for tool, (cond, _) in policy_guarded_writes(_path(domain)).items()}
+    found = {tool: cond for tool, (cond, _) in policy_guarded_writes(_path(domain), _tools(domain)).items()}
     assert found == EXPECTED[domain]
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_verdicts_yaml_guards_exactly_what_the_policy_asks(domain: str) -> None:
-    assert conformance_problems(_path(domain)) == []
+    assert conformance_problems(_path(domain), _tools(domain)) == []
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
@@ -78,7 +82,7 @@ def _consent_rule(domain: str) -> ProcessRule:
 def test_a_guard_the_policy_does_not_ask_for_is_reported_with_the_tool() -> None:
     rule = _consent_rule("retail")
     over = rule.model_copy(update={"writes": {**rule.writes, "issue_refund": "refund ${amount:.2f}"}})
-    problems = conformance_problems(_path("retail"), rules=[over])
+    problems = conformance_problems(_path("retail"), _tools("retail"), rules=[over])
     assert any("issue_refund" in p and "no sentence of the policy" in p for p in problems), problems
 
 
@@ -87,7 +91,7 @@ def test_a_policy_sentence_no_rule_guards_is_reported_with_the_sentence() -> Non
     policy = (domain_dirs()["retail"] / "policy.md").read_text(encoding="utf-8")
     stricter = policy.replace("## Installation\n", "## Installation\n\nConfirm with the customer before cancelling an "
                                                    "installation.\n", 1)
-    problems = conformance_problems(_path("retail"), rules=[rule], policy=stricter)
+    problems = conformance_problems(_path("retail"), _tools("retail"), rules=[rule], policy=stricter)
     assert any("cancel_installation" in p and "Confirm with the customer before cancelling an installation." in p
                for p in problems), problems
 
@@ -97,21 +101,21 @@ def test_a_sentence_removed_from_the_policy_leaves_its_guard_unexplained() -> No
     policy = (domain_dirs()["neobank"] / "policy.md").read_text(encoding="utf-8")
     looser = policy.replace(" Before resetting, tell them that the old factor stops working at once and ask them to confirm.", "")
     assert looser != policy
-    problems = conformance_problems(_path("neobank"), rules=[rule], policy=looser)
+    problems = conformance_problems(_path("neobank"), _tools("neobank"), rules=[rule], policy=looser)
     assert any("reset_mfa" in p for p in problems), problems
 
 
 def test_guarding_always_what_the_policy_asks_only_when_not_as_asked_is_reported() -> None:
     rule = _consent_rule("insurance")
     always = rule.model_copy(update={"when": {t: c for t, c in rule.when.items() if t != "schedule_cancellation"}})
-    problems = conformance_problems(_path("insurance"), rules=[always])
+    problems = conformance_problems(_path("insurance"), _tools("insurance"), rules=[always])
     assert any("schedule_cancellation" in p and "guards schedule_cancellation always" in p for p in problems), problems
 
 
 def test_a_quoted_sentence_that_is_not_the_policys_is_reported() -> None:
     rule = _consent_rule("retail")
     misquoted = rule.model_copy(update={"policy": {"cancel_order": "Always confirm before cancelling anything."}})
-    problems = conformance_problems(_path("retail"), rules=[misquoted])
+    problems = conformance_problems(_path("retail"), _tools("retail"), rules=[misquoted])
     assert any("policy.cancel_order quotes" in p for p in problems), problems
 
 
@@ -136,7 +140,7 @@ OVER_DEMANDING_IN_TASK_SET_3 = {
 def test_the_rules_task_set_3_was_graded_with_disagree_with_its_policy(domain: str) -> None:
     """The same reader over task set 3's policy and verdicts.yaml: every domain's guards disagree with its sentences
     (a guard quoting none, a write guarded that the policy never guards, a guarded write left unguarded)."""
-    problems = conformance_problems(str(TASK_SET_3_RULES / domain))
+    problems = conformance_problems(str(TASK_SET_3_RULES / domain), _tools(domain))
     assert problems
     over = {tool for tool in OVER_DEMANDING_IN_TASK_SET_3.get(domain, set())
             if any(f"guards {tool}" in p and ("no sentence of the policy" in p or "asks only for a change" in p) for p in problems)}

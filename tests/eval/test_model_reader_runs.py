@@ -20,9 +20,10 @@ from thinkingbox_env.cli import main
 from thinkingbox_env.eval.run_files import read_rows
 from thinkingbox_env.reading.model_reader import clear_cache
 from thinkingbox_env.reading.reader_check import CLASSES, EXPECTED_VERDICT, FIELDS, label_payload, load_items
+from thinkingbox_env.tasks.domain import load_domain
 from thinkingbox_env.users import DONE_MARKER
 
-ITEMS = load_items()
+ITEMS = load_items(domains=load_domain)
 BY_SENTENCES = {tuple(it["sentences"]): it for it in ITEMS}
 
 
@@ -34,7 +35,7 @@ def _sentences(body: dict) -> tuple[str, ...]:
 
 
 def _oracle(body: dict) -> Say:
-    return Say(json.dumps(label_payload(BY_SENTENCES[_sentences(body)])))
+    return Say(json.dumps(label_payload(BY_SENTENCES[_sentences(body)], load_domain)))
 
 
 def _reader_check(capsys, tmp_path, script, *extra: str) -> tuple[int, str, dict]:
@@ -87,7 +88,7 @@ def test_a_reader_that_reads_nothing_passes_every_false_closing_but_the_leaks_it
 def test_a_reader_that_invents_a_refusal_fails_the_correct_closings(capsys, tmp_path):
     def deny_all(body: dict) -> Say:
         item = BY_SENTENCES[_sentences(body)]
-        payload = label_payload(item)
+        payload = label_payload(item, load_domain)
         for c in payload["claims"]:
             c["polarity"] = "negated"
         return Say(json.dumps(payload))

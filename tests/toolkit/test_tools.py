@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import Field
 
+from thinkingbox_env.tasks.domain import load_domain
 from thinkingbox_env.toolkit.filters import FilterError, compile_filter, compile_order_by
 from thinkingbox_env.toolkit.kb import search_documents
 from thinkingbox_env.toolkit.tools import IsoDate, Toolbox, ToolError, tool
@@ -122,10 +123,10 @@ def test_order_by_rejects_unknown_fields():
 
 
 def test_policy_search_ranks_offline():
-    results = search_documents("retail", "how much store credit for a late delivery", 3)
+    results = search_documents(load_domain("retail").path / "kb", "how much store credit for a late delivery", 3)
     assert results[0]["source"] == "late_deliveries.md"
     assert results[0]["score"] >= results[-1]["score"]
-    assert search_documents("retail", "zzzz qqqq", 3) == []
+    assert search_documents(load_domain("retail").path / "kb", "zzzz qqqq", 3) == []
 
 
 def test_annotated_limits_and_dates_reach_the_schema_and_are_enforced():

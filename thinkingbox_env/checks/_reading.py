@@ -60,7 +60,7 @@ def reading_of(context: GradingContext, texts: list[str]) -> TextReading:
     known = context.memo.get("record_words")
     if known is None:
         known = context.memo["record_words"] = record_words(context.trace, hidden)
-    rule = read_text(texts, path, clock, ids, known, confidential)
+    rule = read_text(texts, context.domain, known, confidential)
     out = TextReading(rule, known)
     reader = context.reader
     if reader is not None and not rule.complete:

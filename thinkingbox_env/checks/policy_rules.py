@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from ..reading.claims import load_vocabulary, word_lemma
 
 if TYPE_CHECKING:
+    from ..toolkit.tools import Toolbox
     from .verdict_rules import ProcessRule
 
 # the words that ask for the customer's agreement before an act
@@ -107,12 +108,9 @@ class _Tool:
     words: frozenset[str]
 
 
-def _write_tools(domain_path: str) -> list[_Tool]:
-    from ..tasks.domain import load_domain
-
-    domain = load_domain(Path(domain_path).name)
+def _write_tools(toolbox: Toolbox) -> list[_Tool]:
     tools = []
-    for name, tool in sorted(domain.toolbox.tools.items()):
+    for name, tool in sorted(toolbox.tools.items()):
         if not tool.writes:
             continue
         doc = (getattr(tool, "description", "") or "").strip()
@@ -144,9 +142,9 @@ def _items(sentence: str) -> list[str]:
     return [i.strip() for i in re.split(r",\s*(?:and\s+)?|\s+and\s+", head) if i.strip()]
 
 
-def read_consent_sentences(policy: str, domain_path: str) -> list[ConsentSentence]:
-    """Every sentence of the policy that asks for agreement, with the writes it guards."""
-    tools = _write_tools(domain_path)
+def read_consent_sentences(policy: str, domain_path: str, toolbox: Toolbox) -> list[ConsentSentence]:
+    """Every sentence of the policy that asks for agreement, with the write tools of ``toolbox`` it guards."""
+    tools = _write_tools(toolbox)
     vocab = load_vocabulary(domain_path)
     bookkeeping = set(vocab.bookkeeping) if vocab is not None else set()
     out: list[ConsentSentence] = []
@@ -186,19 +184,22 @@ def read_consent_sentences(policy: str, domain_path: str) -> list[ConsentSentenc
 
 
 @lru_cache(maxsize=16)
-def consent_sentences(domain_path: str) -> tuple[ConsentSentence, ...]:
+def consent_sentences(domain_path: str, toolbox: Toolbox) -> tuple[ConsentSentence, ...]:
     """The domain's policy sentences that ask for agreement (read once per domain)."""
     policy = (Path(domain_path) / "policy.md").read_text(encoding="utf-8")
-    return tuple(read_consent_sentences(policy, domain_path))
+    return tuple(read_consent_sentences(policy, domain_path, toolbox))
 
 
-def policy_guarded_writes(domain_path: str, policy: str | None = None) -> dict[str, tuple[str, list[ConsentSentence]]]:
+def policy_guarded_writes(domain_path: str, toolbox: Toolbox,
+                          policy: str | None = None) -> dict[str, tuple[str, list[ConsentSentence]]]:
     """Per write tool: when it needs agreement (always, or only when not what the customer asked) and the sentences behind it.
 
-    ``policy``: another text of the domain's policy to read instead of its ``policy.md``.
+    ``domain_path``: the domain's folder (its ``policy.md`` and claims vocabulary); ``toolbox``: the
+    domain's tools, whose write tools the sentences are matched to. ``policy``: another text of the
+    domain's policy to read instead of its ``policy.md``.
     """
     sentences: dict[str, list[ConsentSentence]] = {}
-    found = consent_sentences(domain_path) if policy is None else read_consent_sentences(policy, domain_path)
+    found = consent_sentences(domain_path, toolbox) if policy is None else read_consent_sentences(policy, domain_path, toolbox)
     for s in found:
         for tool in s.tools:
             sentences.setdefault(tool, []).append(s)
@@ -207,7 +208,8 @@ def policy_guarded_writes(domain_path: str, policy: str | None = None) -> dict[s
             for tool, sents in sentences.items()}
 
 
-def conformance_problems(domain_path: str, rules: list[ProcessRule] | None = None, policy: str | None = None) -> list[str]:
+def conformance_problems(domain_path: str, toolbox: Toolbox, rules: list[ProcessRule] | None = None,
+                         policy: str | None = None) -> list[str]:
     """Where the domain's ``verdicts.yaml`` consent rules and its policy's sentences disagree; empty when they agree.
 
     Each problem names the tool and the sentence: a write the policy asks agreement for that no rule
@@ -220,7 +222,7 @@ def conformance_problems(domain_path: str, rules: list[ProcessRule] | None = Non
     if rules is None:
         rules = list(load_verdict_rules(domain_path).process)
     rules = [r for r in rules if r.kind == "consent_before"]
-    derived = policy_guarded_writes(domain_path, policy)
+    derived = policy_guarded_writes(domain_path, toolbox, policy)
     problems: list[str] = []
     guarded: dict[str, str] = {}
     for rule in rules:

@@ -143,11 +143,9 @@ class ProcessCheck(CheckKind):
     reward_group = "process"
 
     def evaluate(self, context: GradingContext) -> list[CheckResult]:
-        from ..tasks.domain import load_domain
-
-        domain = load_domain(context.task.domain)
+        domain = context.domain
         reading = Reading(str(domain.path), domain.spec.clock.date(), tuple(domain.spec.id_patterns))
-        return process_results(domain_rules(context.task).process, context.trace, _initial_state_owner(context), reading,
+        return process_results(domain_rules(domain).process, context.trace, _initial_state_owner(context), reading,
                                _initial_state_rows(context))
 
 

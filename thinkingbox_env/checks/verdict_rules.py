@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..contracts.spec import TaskSpec, load_yaml
+from ..contracts.spec import load_yaml
 
 # --------------------------------------------------------------------------- domain declarations
 
@@ -187,14 +187,9 @@ def load_verdict_rules(domain_path: str) -> VerdictRules:
         raise ValueError(f"{path}: {exc}") from exc
 
 
-
-def domain_rules(task: TaskSpec) -> VerdictRules:
-    """The verdict declarations of the task's domain (empty when the domain declares none)."""
-    from ..tasks.domain import load_domain
-
-    return load_verdict_rules(str(load_domain(task.domain).path))
-
-
+def domain_rules(domain: Any) -> VerdictRules:
+    """The verdict declarations of a loaded domain (a ``tasks.domain.Domain``; empty when it declares none)."""
+    return load_verdict_rules(str(domain.path))
 
 
 def describe(rule: ProcessRule, name: str, arguments: dict[str, Any]) -> str:

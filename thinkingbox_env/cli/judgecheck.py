@@ -131,10 +131,11 @@ def _reader_check(args: argparse.Namespace) -> int:
     from ..judging.conformance import select
     from ..reading.model_reader import ModelReader
     from ..reading.reader_check import DATA_FILE, ReaderCheckDataError, load_items, run_reader_check, summarise, why_unread
+    from ..tasks.domain import load_domain
 
     path = DATA_FILE if args.reader_set == _SHIPPED else args.reader_set
     try:
-        items = load_items(path)
+        items = load_items(path, domains=load_domain)
     except (OSError, ReaderCheckDataError) as exc:
         raise UserError(f"the reader set cannot be used: {exc}") from exc
     items = select(items, domain=args.domain, limit=args.limit)  # spread over (domain, class) as the judge's set is
@@ -143,7 +144,7 @@ def _reader_check(args: argparse.Namespace) -> int:
                          timeout=args.timeout, retries=args.max_retries)
     with new_progress() as progress:
         bar = progress.add_task("reading closings", total=len(items))
-        answers = run_reader_check(reader, items, on_item=lambda _: progress.advance(bar), workers=args.workers)
+        answers = run_reader_check(reader, items, load_domain, on_item=lambda _: progress.advance(bar), workers=args.workers)
     s = summarise(answers)
     o = s["overall"]
     console.print(f"reader {reader.identity()} on {o['items']} labelled closings ({o['should_pass']} read items should pass, "

@@ -22,6 +22,7 @@ first-person future ("I'll", "we're going to", "let me") that is not courtesy al
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -102,16 +103,31 @@ class Reading:
         return not self.unread
 
 
-@lru_cache(maxsize=16)
-def domain_nouns(domain_path: str, confidential_columns: tuple[str, ...] = ()) -> frozenset[str]:
+_NOUNS: dict[tuple[str, tuple[str, ...]], frozenset[str]] = {}
+_NOUNS_LOCK = threading.Lock()
+
+
+def domain_nouns(domain: Any, confidential_columns: tuple[str, ...] = ()) -> frozenset[str]:
     """The lemmas of the domain's tables and columns (``schema.sql``) and its claim objects, less the confidential ones.
 
+    ``domain``: the loaded domain (a ``tasks.domain.Domain``: its folder, spec and ticketing kit), read once per folder.
     A column the domain keeps internal names what the customer is never told ("customer_score"):
     its words stay unread, so a sentence about it is never read as harmless.
     """
-    from ..tasks.domain import load_domain
+    key = (str(domain.path), tuple(confidential_columns))
+    with _NOUNS_LOCK:
+        found = _NOUNS.get(key)
+    if found is None:
+        found = _domain_nouns(domain, key[1])
+        with _NOUNS_LOCK:
+            found = _NOUNS.setdefault(key, found)
+    return found
+
+
+def _domain_nouns(domain: Any, confidential_columns: tuple[str, ...]) -> frozenset[str]:
     from .claims import load_vocabulary, word_lemma
 
+    domain_path = str(domain.path)
     path = Path(domain_path) / "schema.sql"
     words: set[str] = set()
     hidden: set[str] = set()
@@ -121,7 +137,7 @@ def domain_nouns(domain_path: str, confidential_columns: tuple[str, ...] = ()) -
         hidden |= {word_lemma(w) for w in name.split("_")} - table_words
     if path.is_file():
         sql = path.read_text(encoding="utf-8")
-        ticketing = load_domain(Path(domain_path).name).ticketing
+        ticketing = domain.ticketing
         if ticketing is not None:  # the ticketing tables the domain's tools declare
             sql = ticketing.schema_sql() + "\n" + sql
         for m in re.finditer(r"CREATE TABLE\s+(\w+)\s*\((.*?)\n\);", sql, re.S | re.I):
@@ -138,7 +154,7 @@ def domain_nouns(domain_path: str, confidential_columns: tuple[str, ...] = ()) -
         for role in vocab.roles.values():
             for cue in role.cues:
                 words.update(cue.split())
-    about = load_domain(Path(domain_path).name).spec
+    about = domain.spec
     words.update(w.lower() for w in _WORD.findall(f"{about.title} {about.agent_role}") if w[:1].isupper())  # the company
     lemmas = {word_lemma(w) for w in words if len(w) > 1 and w.isalpha()} | {w for w in words if w.isalpha()}
     return frozenset(lemmas - hidden - _NOT_NOUNS)
@@ -151,7 +167,7 @@ _NOT_NOUNS = frozenset(("is", "has", "at", "by", "id", "to", "of", "on", "waive"
 
 @lru_cache(maxsize=8192)
 def _static(text: str, domain_path: str, clock: date | None, ids: tuple[str, ...],
-            confidential: tuple[str, ...]) -> tuple[SentenceReading, ...]:
+            nouns: frozenset[str]) -> tuple[SentenceReading, ...]:
     from .claims import _LIGHT_VERBS, _parse, _reader, _verb_form, read_claims
     from .values import extract_values
 
@@ -161,7 +177,6 @@ def _static(text: str, domain_path: str, clock: date | None, ids: tuple[str, ...
     r = _reader(domain_path)
     spans = [(s, e) for _, s, e in r.matcher(doc)] if r is not None else []
     values = extract_values(text, clock, ids)
-    nouns = domain_nouns(domain_path, confidential)
     # the clauses where a matched phrase became a claim with an outcome (not a noun, a rule or an earlier record)
     placed = {c.clause.strip().lower() for c in read_claims(text, domain_path, clock, ids) if c.outcome != "stated"}
     out = []
@@ -284,12 +299,17 @@ def record_words(trace: Iterable[Any], hidden_keys: frozenset[str] = frozenset()
     return frozenset(words)
 
 
-def read_text(texts: Sequence[str], domain_path: str, clock: date | None, ids: tuple[str, ...],
-              known: frozenset[str] = frozenset(), confidential: tuple[str, ...] = ()) -> Reading:
-    """The sentences of ``texts`` the rule reader accounts for, given the episode's record words ``known``."""
+def read_text(texts: Sequence[str], domain: Any, known: frozenset[str] = frozenset(),
+              confidential: tuple[str, ...] = ()) -> Reading:
+    """The sentences of ``texts`` the rule reader accounts for, given the episode's record words ``known``.
+
+    ``domain``: the loaded domain the texts are read in (a ``tasks.domain.Domain``), handed in by the caller.
+    """
+    domain_path, clock, ids = str(domain.path), domain.spec.clock.date(), tuple(domain.spec.id_patterns)
+    nouns = domain_nouns(domain, tuple(confidential))
     sentences: list[SentenceReading] = []
     for text in texts:
-        sentences += _static(text, domain_path, clock, tuple(ids), tuple(confidential))
+        sentences += _static(text, domain_path, clock, ids, nouns)
     unread = tuple(s.text for s in sentences if s.unread_shape or not s.unknown <= known)
     content = any(s.content or (s.unknown & known) for s in sentences)
     return Reading(tuple(sentences), unread, content)

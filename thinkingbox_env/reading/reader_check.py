@@ -62,20 +62,22 @@ class DomainTerms:
     id_patterns: tuple[str, ...]
 
 
+# a lookup from a domain's name to the loaded domain (``thinkingbox_env.tasks.domain.load_domain``), handed in by the caller
+Domains = Callable[[str], Any]
+
 _TERMS: dict[str, DomainTerms] = {}
 
 
-def domain_terms(domain: str) -> DomainTerms:
-    """The domain's reading terms, loaded once per process."""
-    if domain not in _TERMS:
-        from ..tasks.domain import load_domain
-
-        d = load_domain(domain)
-        vocab = load_vocabulary(str(d.path))
+def domain_terms(domain: str, domains: Domains) -> DomainTerms:
+    """The reading terms of the domain ``domains`` finds by the name ``domain``, read once per domain folder."""
+    d = domains(domain)
+    key = str(d.path)
+    if key not in _TERMS:
+        vocab = load_vocabulary(key)
         if vocab is None:
             raise ReaderCheckDataError(f"the domain {domain} declares no claims vocabulary")
-        _TERMS[domain] = DomainTerms(str(d.path), vocab, d.spec.clock.date(), tuple(d.spec.id_patterns))
-    return _TERMS[domain]
+        _TERMS[key] = DomainTerms(key, vocab, d.spec.clock.date(), tuple(d.spec.id_patterns))
+    return _TERMS[key]
 
 
 def _kind(text: str, terms: DomainTerms) -> str:
@@ -86,9 +88,9 @@ def _kind(text: str, terms: DomainTerms) -> str:
     return v.kind if v is not None else "number"
 
 
-def label_payload(item: dict[str, Any]) -> dict[str, Any]:
+def label_payload(item: dict[str, Any], domains: Domains) -> dict[str, Any]:
     """The item's labels as the JSON a model reader answers with (what an exact reader would say)."""
-    terms = domain_terms(item["domain"])
+    terms = domain_terms(item["domain"], domains)
     claims = []
     for c in item["expected"]["claims"]:
         claims.append({
@@ -100,13 +102,13 @@ def label_payload(item: dict[str, Any]) -> dict[str, Any]:
     return {"claims": claims, "concepts": [dict(k) for k in item["expected"]["concepts"]]}
 
 
-def expected_reading(item: dict[str, Any]) -> ModelReading:
+def expected_reading(item: dict[str, Any], domains: Domains) -> ModelReading:
     """The reading the labels stand for, built by the model reader's own conversion."""
-    terms = domain_terms(item["domain"])
-    return to_reading(label_payload(item), item["sentences"], terms.vocab, terms.clock, terms.id_patterns, "labels")
+    terms = domain_terms(item["domain"], domains)
+    return to_reading(label_payload(item, domains), item["sentences"], terms.vocab, terms.clock, terms.id_patterns, "labels")
 
 
-def _check_item(item: Any, where: str) -> None:
+def _check_item(item: Any, where: str, domains: Domains) -> None:
     if not isinstance(item, dict) or set(item) != _KEYS:
         raise ReaderCheckDataError(f"{where}: an item needs exactly the keys {sorted(_KEYS)}")
     if item["class"] not in EXPECTED_VERDICT or item["verdict"] != EXPECTED_VERDICT[item["class"]]:
@@ -115,7 +117,7 @@ def _check_item(item: Any, where: str) -> None:
     if not isinstance(item["sentences"], list) or not item["sentences"] or not all(isinstance(s, str) for s in item["sentences"]):
         raise ReaderCheckDataError(f"{where}: sentences must be a non-empty list of strings")
     try:
-        terms = domain_terms(item["domain"])
+        terms = domain_terms(item["domain"], domains)
     except Exception as exc:  # noqa: BLE001 - an unknown domain named in the file
         raise ReaderCheckDataError(f"{where}: domain {item['domain']!r}: {exc}") from exc
     effects = item["effects"]
@@ -128,19 +130,22 @@ def _check_item(item: Any, where: str) -> None:
         if set(c) != _CLAIM_KEYS:
             raise ReaderCheckDataError(f"{where}: a labelled claim needs exactly the keys {sorted(_CLAIM_KEYS)}")
     try:
-        check_payload(label_payload(item), terms.vocab, len(item["sentences"]))
-        reading = expected_reading(item)
+        check_payload(label_payload(item, domains), terms.vocab, len(item["sentences"]))
+        reading = expected_reading(item, domains)
     except (ReadingError, KeyError, TypeError) as exc:
         raise ReaderCheckDataError(f"{where}: the labels are not a reading: {exc}") from exc
     if reading.unparsed:
         raise ReaderCheckDataError(f"{where}: labelled values that are no value: {list(reading.unparsed)}")
-    verdict = "pass" if decide(reading, item) else "fail"
+    verdict = "pass" if decide(reading, item, domains) else "fail"
     if verdict != item["verdict"]:
         raise ReaderCheckDataError(f"{where}: its labelled claims {verdict} against its writes, but it is labelled {item['verdict']}")
 
 
-def load_items(path: Path | str | None = None) -> list[dict[str, Any]]:
-    """The labelled items, each checked: keys, class and verdict, labels that are a reading, and labels that decide its verdict."""
+def load_items(path: Path | str | None = None, *, domains: Domains) -> list[dict[str, Any]]:
+    """The labelled items, each checked: keys, class and verdict, labels that are a reading, and labels that decide its verdict.
+
+    ``domains``: the lookup of the domains the items name (``thinkingbox_env.tasks.domain.load_domain``).
+    """
     where = Path(path) if path is not None else DATA_FILE
     items = []
     for n, line in enumerate(where.read_text(encoding="utf-8").splitlines(), 1):
@@ -150,7 +155,7 @@ def load_items(path: Path | str | None = None) -> list[dict[str, Any]]:
             item = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ReaderCheckDataError(f"{where}:{n}: not JSON ({exc.msg})") from exc
-        _check_item(item, f"{where}:{n}")
+        _check_item(item, f"{where}:{n}", domains)
         items.append(item)
     return items
 
@@ -201,9 +206,9 @@ def claim_fails(c: Claim, item: dict[str, Any], terms: DomainTerms) -> str | Non
     return None
 
 
-def decide(reading: ModelReading, item: dict[str, Any]) -> bool:
+def decide(reading: ModelReading, item: dict[str, Any], domains: Domains) -> bool:
     """Whether a grader passes the closing on this reading: no claim contradicts the writes and no confidential concept is stated."""
-    terms = domain_terms(item["domain"])
+    terms = domain_terms(item["domain"], domains)
     if reading.concepts:
         return False
     return not any(claim_fails(c, item, terms) for c in reading.claims)
@@ -228,7 +233,7 @@ def _value_matches(a: Value, b: Value) -> bool:
     return same_value(a, b) or same_value(b, a)
 
 
-def score(item: dict[str, Any], reading: ModelReading) -> dict[str, tuple[int, int]]:
+def score(item: dict[str, Any], reading: ModelReading, domains: Domains) -> dict[str, tuple[int, int]]:
     """(right, out of) per field for one reading against the item's labels.
 
     Labelled claims are paired with read claims of the same sentence, the same action first.
@@ -238,7 +243,7 @@ def score(item: dict[str, Any], reading: ModelReading) -> dict[str, tuple[int, i
     ``values`` (the same values, in any format), ``roles`` (each labelled value found, in its
     labelled role); ``concepts``: the item's set of concepts, right or wrong.
     """
-    want = expected_reading(item)
+    want = expected_reading(item, domains)
     got = list(zip(reading.claims, reading.details))
     used: set[int] = set()
     counts = {f: [0, 0] for f in FIELDS}
@@ -268,8 +273,8 @@ def score(item: dict[str, Any], reading: ModelReading) -> dict[str, tuple[int, i
     return {f: (r, n) for f, (r, n) in counts.items()}
 
 
-def _read(reader: Any, item: dict[str, Any]) -> ReaderAnswer:
-    terms = domain_terms(item["domain"])
+def _read(reader: Any, item: dict[str, Any], domains: Domains) -> ReaderAnswer:
+    terms = domain_terms(item["domain"], domains)
     started = time.perf_counter()
     try:
         reading = reader.read(item["sentences"], terms.path, terms.clock, terms.id_patterns)
@@ -278,15 +283,18 @@ def _read(reader: Any, item: dict[str, Any]) -> ReaderAnswer:
     seconds = time.perf_counter() - started
     if reading is None:
         return ReaderAnswer(item, None, getattr(reader, "last_error", None) or "unread", seconds)
-    return ReaderAnswer(item, reading, None, seconds, score(item, reading), decide(reading, item))
+    return ReaderAnswer(item, reading, None, seconds, score(item, reading, domains), decide(reading, item, domains))
 
 
-def run_reader_check(reader: Any, items: Iterable[dict[str, Any]], on_item: Callable[[ReaderAnswer], None] | None = None,
-                     workers: int = 1) -> list[ReaderAnswer]:
-    """Read every item with ``reader`` (a :class:`~.model_reader.ModelReader`), ``workers`` at a time, in the items' order."""
+def run_reader_check(reader: Any, items: Iterable[dict[str, Any]], domains: Domains,
+                     on_item: Callable[[ReaderAnswer], None] | None = None, workers: int = 1) -> list[ReaderAnswer]:
+    """Read every item with ``reader`` (a :class:`~.model_reader.ModelReader`), ``workers`` at a time, in the items' order.
+
+    ``domains``: the lookup of the domains the items name (``thinkingbox_env.tasks.domain.load_domain``).
+    """
     from ..judging.conformance import map_in_order
 
-    return map_in_order(lambda it: _read(reader, it), items, on_item, workers)
+    return map_in_order(lambda it: _read(reader, it, domains), items, on_item, workers)
 
 
 def _figures(answers: list[ReaderAnswer]) -> dict[str, Any]:

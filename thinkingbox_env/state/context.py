@@ -3,7 +3,7 @@
 A tool reads and writes the episode's backend with parameterised SQL and stamps what it
 writes with the domain's frozen clock and the episode's id sequences; it needs nothing else,
 and typing it with this protocol rather than ``EpisodeState`` keeps it from reaching into the
-engine's copy-on-write machinery (a test double is any object with these six members).
+engine's copy-on-write machinery (a test double is any object with these seven members).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..contracts.spec import DomainSpec
 
 
@@ -27,6 +29,11 @@ class ToolContext(Protocol):
     @property
     def now(self) -> datetime:
         """The domain's frozen evaluation time: tools stamp writes with this, never the wall clock."""
+        ...
+
+    @property
+    def knowledge_base(self) -> Path | None:
+        """The folder of the domain's knowledge-base documents (its ``kb/``), None where it has none."""
         ...
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:

@@ -40,8 +40,9 @@ def read_seed_csv(path: Path) -> tuple[list[str], list[list[str | None]]]:
 class DomainDatabase:
     """The domain template and its task templates. Built once per process per domain."""
 
-    def __init__(self, spec: DomainSpec, schema_sql: str, seed_dir: Path | None):
+    def __init__(self, spec: DomainSpec, schema_sql: str, seed_dir: Path | None, knowledge_base: Path | None = None):
         self.spec = spec
+        self.knowledge_base = knowledge_base  # the folder of the domain's knowledge-base documents, read by its tools
         self.schema = f"d_{spec.name}"
         self._lock = threading.RLock()
         con = _Process.connection()

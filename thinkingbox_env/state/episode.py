@@ -37,6 +37,8 @@ from .statements import is_read, plan_write, written_table
 from .verify import STATEMENTS, check_fast_path, verify_mode
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .templates import TaskTemplate
 
 log = logging.getLogger("thinkingbox_env.state")
@@ -91,6 +93,11 @@ class EpisodeState(EpisodeRows):
     def now(self) -> datetime:
         """The domain's frozen evaluation time: tools stamp writes with this, never the wall clock."""
         return self.domain.clock
+
+    @property
+    def knowledge_base(self) -> Path | None:
+        """The folder of the domain's knowledge-base documents (its ``kb/``), None where it has none."""
+        return self.template.domain.knowledge_base
 
     def next_id(self, table: str) -> Any:
         info = self.tables.get(table)

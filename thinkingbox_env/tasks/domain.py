@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ..contracts.spec import DomainSpec, SpecError, load_domain_spec
 from ..state import DomainDatabase
+from ..toolkit.kb import kb_documents
 from ..toolkit.ticketing import Ticketing
 from ..toolkit.tools import Toolbox
 
@@ -180,14 +181,11 @@ class Domain:
                 ticketing = self.ticketing
                 if ticketing is not None:
                     schema_sql = ticketing.schema_sql() + schema_sql
-                self._db = DomainDatabase(self.spec, schema_sql, self.path / "seed")
+                self._db = DomainDatabase(self.spec, schema_sql, self.path / "seed", self.path / "kb")
             return self._db
 
     def kb_documents(self) -> dict[str, str]:
-        kb = self.path / "kb"
-        if not kb.is_dir():
-            return {}
-        return {p.name: p.read_text(encoding="utf-8") for p in sorted(kb.glob("*.md"))}
+        return kb_documents(self.path / "kb")
 
 
 _DOMAINS: dict[str, Domain] = {}

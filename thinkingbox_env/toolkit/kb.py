@@ -9,11 +9,10 @@ from __future__ import annotations
 import re
 import threading
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rank_bm25 import BM25Okapi
-
-from ..tasks.domain import load_domain
 
 if TYPE_CHECKING:
     from ..state import ToolContext
@@ -27,26 +26,36 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN_RE.findall(text.lower())
 
 
+def kb_documents(folder: Path | None) -> dict[str, str]:
+    """The knowledge-base documents of a domain's ``kb/`` folder by file name, in name order (none where it has none)."""
+    if folder is None or not folder.is_dir():
+        return {}
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.md"))}
+
+
 @cache
-def _index(domain: str) -> tuple[list[str], list[str], BM25Okapi | None]:
-    docs = load_domain(domain).kb_documents()
+def _index(folder: Path | None) -> tuple[list[str], list[str], BM25Okapi | None]:
+    docs = kb_documents(folder)
     names, texts = list(docs), list(docs.values())
     return names, texts, BM25Okapi([tokenize(t) for t in texts]) if texts else None
 
 
 def search_knowledge_base(db: ToolContext, query: str, top_k: int = 3) -> list[dict]:
-    """Search the knowledge base of the domain the episode state ``db`` belongs to.
+    """Search the knowledge base of the domain the episode state ``db`` belongs to (``db.knowledge_base``).
 
     Tools call this rather than naming their domain, so a domain's policy-search
     tool is the same few lines everywhere and a renamed or copied domain keeps working.
     """
-    return search_documents(db.domain.name, query, top_k)
+    return search_documents(db.knowledge_base, query, top_k)
 
 
-def search_documents(domain: str, query: str, top_k: int = 3) -> list[dict]:
-    """``[{"source", "score", "text"}]``, best first; documents that share no word are left out."""
+def search_documents(folder: Path | None, query: str, top_k: int = 3) -> list[dict]:
+    """The documents of the knowledge-base folder ``folder`` that match ``query``, best first.
+
+    ``[{"source", "score", "text"}]``; documents that share no word are left out.
+    """
     with _LOCK:
-        names, texts, bm25 = _index(domain)
+        names, texts, bm25 = _index(folder)
     terms = tokenize(query)
     if bm25 is None or not terms:
         return []

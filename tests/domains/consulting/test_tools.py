@@ -171,9 +171,9 @@ def test_a_scheduled_timeout_fails_once_and_changes_nothing():
 
 
 def test_policy_search_finds_the_prerequisites_and_the_limits():
-    assert search_documents("consulting", "NDA clearance background check before client system access", 3)[0]["source"] == "access_prerequisites.md"
-    assert search_documents("consulting", "taxi receipt cap per line", 3)[0]["source"] == "expenses.md"
-    assert search_documents("consulting", "hotel cap per night long-haul business class", 3)[0]["source"] == "travel.md"
+    assert search_documents(load_domain("consulting").path / "kb", "NDA clearance background check before client system access", 3)[0]["source"] == "access_prerequisites.md"
+    assert search_documents(load_domain("consulting").path / "kb", "taxi receipt cap per line", 3)[0]["source"] == "expenses.md"
+    assert search_documents(load_domain("consulting").path / "kb", "hotel cap per night long-haul business class", 3)[0]["source"] == "travel.md"
 
 
 def test_the_tools_cover_every_system_of_record():

@@ -38,7 +38,7 @@ def test_policy_search_reads_this_domains_knowledge_base():
     env.reset(seed=0)
     result = call(env, "search_policy", query="grace period reinstatement fee")
     env.close()
-    assert result["results"] and result["results"] == search_documents("insurance", "grace period reinstatement fee", 3)
+    assert result["results"] and result["results"] == search_documents(load_domain("insurance").path / "kb", "grace period reinstatement fee", 3)
     assert set(r["source"] for r in result["results"]) <= set(DOMAIN.kb_documents())
 
 

@@ -12,7 +12,7 @@ DOMAIN = load_domain("retail")
 
 
 def test_policy_search_finds_the_fee_tables():
-    top = search_documents("retail", "restocking fee for an opened laptop", 3)
+    top = search_documents(load_domain("retail").path / "kb", "restocking fee for an opened laptop", 3)
     assert top[0]["source"] == "returns_and_fees.md"
     assert "10%" in top[0]["text"]
 

@@ -44,9 +44,9 @@ def test_the_tool_set_is_typed_and_split_into_reads_and_writes():
 
 
 def test_policy_search_finds_the_windows_and_the_escalation_matrix():
-    top = search_documents("travel", "cancel flexible booking platinum member free cancellation window", 3)
+    top = search_documents(load_domain("travel").path / "kb", "cancel flexible booking platinum member free cancellation window", 3)
     assert top[0]["source"] == "cancellations.md"
-    top = search_documents("travel", "hotel has no record of the reservation escalate duty manager", 3)
+    top = search_documents(load_domain("travel").path / "kb", "hotel has no record of the reservation escalate duty manager", 3)
     assert "hotel_verification.md" in [t["source"] for t in top]
 
 
