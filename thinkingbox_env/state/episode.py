@@ -23,7 +23,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import duckdb
 
@@ -42,6 +42,14 @@ if TYPE_CHECKING:
     from .templates import TaskTemplate
 
 log = logging.getLogger("thinkingbox_env.state")
+
+
+class ScheduledFaults(Protocol):
+    """A task's scheduled transient tool failures for one episode (``thinkingbox_env.toolkit.faults.FaultPlan``)."""
+
+    def on_call(self, tool_name: str) -> str | None:
+        """Record a call of ``tool_name``; the scheduled error if this call is to fail, else None."""
+        ...
 
 
 def _dicts(names: tuple[str, ...], rows: Iterable[tuple]) -> list[dict[str, Any]]:
@@ -77,6 +85,9 @@ class EpisodeState(EpisodeRows):
     probe: bool = False  # a check at load, not an episode: never asks for the template in DuckDB
     reads_initial: bool = False  # the template's reader (TaskTemplate.read_initial): never written
     _schema_made: bool = False  # e_<n> exists in DuckDB
+    # the task's scheduled transient tool failures, given when the episode starts (TaskTemplate.new_episode);
+    # the tool runner asks it before each call (thinkingbox_env.toolkit.tools.Toolbox.call)
+    faults: ScheduledFaults | None = None
 
     def __post_init__(self) -> None:
         # nothing is created in DuckDB yet: an episode whose statements all hit the memo never needs it

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from .episode import EpisodeState
+from .episode import EpisodeState, ScheduledFaults
 from .memo import Answer
 from .sandbox import _Process, _quote
 from .tables import rows_by_key
@@ -109,8 +109,9 @@ class TaskTemplate:
             self._base_rows[table] = index
         return index
 
-    def new_episode(self) -> EpisodeState:
-        return EpisodeState(self)
+    def new_episode(self, faults: ScheduledFaults | None = None) -> EpisodeState:
+        """A new episode on this template; ``faults``: the task's scheduled transient tool failures, if any."""
+        return EpisodeState(self, faults=faults)
 
     def read_initial(self, sql: str, params: Sequence[Any], tables: Sequence[str],
                      writes: list[tuple[str, list[Any], str]] | None = None) -> Answer:

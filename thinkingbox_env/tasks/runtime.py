@@ -123,10 +123,7 @@ class TaskRuntime:
             return self._template
 
     def new_state(self) -> EpisodeState:
-        state = self.template.new_episode()
-        if self.spec.faults:
-            state.faults = FaultPlan(self.spec.faults)  # type: ignore[attr-defined]
-        return state
+        return self.template.new_episode(FaultPlan(self.spec.faults) if self.spec.faults else None)
 
     @property
     def golden(self) -> Golden:

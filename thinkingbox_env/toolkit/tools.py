@@ -345,8 +345,8 @@ class Toolbox:
             kwargs = t.validate(arguments)  # type: ignore[arg-type]
         except ValidationError as exc:
             return ToolResult(name, {"error": describe_validation_error(name, exc)}, False, t.writes, "arguments")
-        plan = getattr(state, "faults", None)  # a task's scheduled transient failures (thinkingbox_env.toolkit.faults)
-        if plan:
+        plan = getattr(state, "faults", None)  # the task's scheduled transient failures, declared on the state (EpisodeState.faults)
+        if plan is not None:
             scheduled = plan.on_call(name)
             if scheduled is not None:
                 return ToolResult(name, {"error": scheduled}, False, t.writes, "transient")
