@@ -93,12 +93,12 @@ def test_cli_validate_exits_non_zero_on_a_broken_task(tmp_path, monkeypatch, cap
     shutil.copytree(data / "domains", tmp_path / "domains")
     (tmp_path / "task_specs" / "library").mkdir(parents=True)
     spec = (data / "task_specs" / "library" / "LB001_001.yaml").read_text()
-    # an id no other test writes (the registry caches specs by id; the template's own LB001_002 is a valid task)
-    broken = spec.replace("id: LB001_001", "id: LB001_902").replace("idempotent_writes:\n  '1': a lent book is no longer available", "idempotent_writes: {}")
+    # an id no other test writes: the registry caches specs by id (LB001_002 is the template's own task, 901 and 902 other tests')
+    broken = spec.replace("id: LB001_001", "id: LB001_903").replace("idempotent_writes:\n  '1': a lent book is no longer available", "idempotent_writes: {}")
     assert broken != spec
-    (tmp_path / "task_specs" / "library" / "LB001_902.yaml").write_text(broken)
+    (tmp_path / "task_specs" / "library" / "LB001_903.yaml").write_text(broken)
     monkeypatch.setenv("THINKINGBOX_PATH", str(tmp_path))
-    assert main(["validate", "library/LB001_902"]) == 1
+    assert main(["validate", "library/LB001_903"]) == 1
     out = capsys.readouterr().out
     assert "repeating golden write 1 (lend_book) still passes" in out
     assert "0/1 tasks valid" in out
