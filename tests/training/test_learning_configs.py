@@ -18,19 +18,19 @@ SEARCH = ROOT / "docs" / "results" / "learning_cpu_search_2026-12-03.json"
 
 
 @pytest.fixture(scope="module")
-def shaping():
+def shaping_config():
     pytest.importorskip("transformers")
     if str(EXPERIMENTS) not in sys.path:
         sys.path.insert(0, str(EXPERIMENTS))
-    spec = importlib.util.spec_from_file_location("thinkingbox_training_shaping_cfg", EXPERIMENTS / "shaping.py")
+    spec = importlib.util.spec_from_file_location("thinkingbox_training_shaping_cfg", EXPERIMENTS / "shaping_config.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
 
-def test_the_cpu_learning_config_parses_and_draws_a_variant_per_warm_start_conversation(shaping):
-    cfg = shaping.load_config(EXPERIMENTS / "learning_cpu.yaml")
+def test_the_cpu_learning_config_parses_and_draws_a_variant_per_warm_start_conversation(shaping_config):
+    cfg = shaping_config.load_config(EXPERIMENTS / "learning_cpu.yaml")
     assert len(cfg.seeds) >= 3 and cfg.torch_threads == 1
     ws = cfg.warm_start
     # more variants drawn than conversations trained on (those that need a tool outside the set are left out,
@@ -42,8 +42,8 @@ def test_the_cpu_learning_config_parses_and_draws_a_variant_per_warm_start_conve
     assert "learning_cpu.yaml" in (EXPERIMENTS / "learning_cpu.yaml").read_text().split("domain:")[0]
 
 
-def test_the_gpu_recipe_forms_a_copy_circuit_first_and_states_its_h200_time(shaping):
-    cfg = shaping.load_config(EXPERIMENTS / "shaping_gpu.yaml")
+def test_the_gpu_recipe_forms_a_copy_circuit_first_and_states_its_h200_time(shaping_config):
+    cfg = shaping_config.load_config(EXPERIMENTS / "shaping_gpu.yaml")
     assert cfg.warm_start.induction_steps >= 3000 and cfg.warm_start.induction_batch_size >= 32
     header = (EXPERIMENTS / "shaping_gpu.yaml").read_text().split("domain:")[0]
     assert "H200" in header and "--arms verdict" in header
@@ -81,13 +81,13 @@ def test_the_shaping_comparison_holds_every_arm_of_the_config_over_the_same_seed
         assert arm["cleared"] == (arm["diff_ci_low"] > 0)
 
 
-def test_the_preregistered_claim_names_a_config_seeds_and_a_step_the_run_evaluates(shaping):
+def test_the_preregistered_claim_names_a_config_seeds_and_a_step_the_run_evaluates(shaping_config):
     """The registration must describe a run the committed scripts can do: at least nine seeds, the claim's step among
     the evaluated ones, the held-out split the config draws, and commands that use exactly those settings."""
     import yaml
 
     reg = yaml.safe_load((ROOT / "docs" / "results" / "learning_cpu_preregistration.yaml").read_text())
-    cfg = shaping.load_config(ROOT / reg["recipe"]["config"])
+    cfg = shaping_config.load_config(ROOT / reg["recipe"]["config"])
     seeds = reg["seeds"]
     assert len(seeds) >= 9 and len(set(seeds)) == len(seeds)
     assert not set(seeds) & set(json.loads(RESULTS.read_text())["seeds"])  # only seeds that had not run before
@@ -100,7 +100,7 @@ def test_the_preregistered_claim_names_a_config_seeds_and_a_step_the_run_evaluat
     assert seeds_override in reg["recipe"]["overrides"]
     assert all(o in run for o in reg["recipe"]["overrides"]) and "--arms verdict" in run
     raw = yaml.safe_load((ROOT / reg["recipe"]["config"]).read_text())
-    cfg_run = shaping.parse_config(shaping.apply_overrides(raw, reg["recipe"]["overrides"]))
+    cfg_run = shaping_config.parse_config(shaping_config.apply_overrides(raw, reg["recipe"]["overrides"]))
     assert cfg_run.seeds == seeds and cfg_run.eval.every == every
     result = ROOT / reg["result"]
     if result.exists():  # once run: the committed result is the registered claim's, over the registered seeds

@@ -42,9 +42,14 @@ def shaping():
     return _load("shaping")
 
 
-def _tiny(shaping):
+@pytest.fixture(scope="module")
+def shaping_config():
+    return _load("shaping_config")
+
+
+def _tiny(shaping_config):
     data = yaml.safe_load(CPU_CONFIG.read_text(encoding="utf-8"))
-    return shaping.parse_config(shaping.apply_overrides(data, TINY))
+    return shaping_config.parse_config(shaping_config.apply_overrides(data, TINY))
 
 
 TINY = [
@@ -58,8 +63,8 @@ TINY = [
 
 
 @pytest.mark.timeout(600)
-def test_every_arm_trains_two_steps_logs_its_components_and_the_run_writes_json_and_plots(shaping, tmp_path):
-    cfg = _tiny(shaping)
+def test_every_arm_trains_two_steps_logs_its_components_and_the_run_writes_json_and_plots(shaping_config, tmp_path):
+    cfg = _tiny(shaping_config)
     assert [a.name for a in cfg.arms] == ["verdict", "checks", "progress", "curriculum"]
     # the one command, in a process of its own: a run sets the process's torch threads and task sources
     script = ROOT / "training" / "experiments" / "shaping.py"
@@ -126,25 +131,25 @@ def test_every_arm_trains_two_steps_logs_its_components_and_the_run_writes_json_
     assert rebuilt["checks_minus_verdict"] == per_check
 
 
-def test_a_bad_config_is_refused_by_key_before_anything_runs(shaping, tmp_path, capsys):
+def test_a_bad_config_is_refused_by_key_before_anything_runs(shaping, shaping_config, tmp_path, capsys):
     data = yaml.safe_load(CPU_CONFIG.read_text(encoding="utf-8"))
-    with pytest.raises(shaping.ConfigError, match=r"grpo: unknown keys \['stepz'\]"):
-        shaping.parse_config(shaping.apply_overrides(data, ["grpo.stepz=3"]))
+    with pytest.raises(shaping_config.ConfigError, match=r"grpo: unknown keys \['stepz'\]"):
+        shaping_config.parse_config(shaping_config.apply_overrides(data, ["grpo.stepz=3"]))
     assert "stepz" not in data["grpo"]  # overrides leave the loaded mapping as it was
     bad_arm = {**data, "arms": [{"name": "x", "shaping": "bonus"}]}
-    with pytest.raises(shaping.ConfigError, match="arm 'x': shaping must be one of"):
-        shaping.parse_config(bad_arm)
+    with pytest.raises(shaping_config.ConfigError, match="arm 'x': shaping must be one of"):
+        shaping_config.parse_config(bad_arm)
     ramp = {**data, "arms": [{"name": "c", "shaping": "checks", "verdict_share": [0.2, 1.5]}]}
-    with pytest.raises(shaping.ConfigError, match="verdict_share must be a number in"):
-        shaping.parse_config(ramp)
-    with pytest.raises(shaping.ConfigError, match="warm_start.shared must be true or false, got 'maybe'"):
-        shaping.parse_config(shaping.apply_overrides(data, ["warm_start.shared=maybe"]))
-    with pytest.raises(shaping.ConfigError, match=r"model.value_pieces must be one of \['whole', 'characters', 'chunks'\], got 'bytes'"):
-        shaping.parse_config(shaping.apply_overrides(data, ["model.value_pieces=bytes"]))
-    with pytest.raises(shaping.ConfigError, match="warm_start.induction_steps must be a whole number >= 0, got -3"):
-        shaping.parse_config(shaping.apply_overrides(data, ["warm_start.induction_steps=-3"]))
-    with pytest.raises(shaping.ConfigError, match="warm_start.lr_scheduler_type must be one of .*'cosine'.*got 'wavy'"):
-        shaping.parse_config(shaping.apply_overrides(data, ["warm_start.lr_scheduler_type=wavy"]))
+    with pytest.raises(shaping_config.ConfigError, match="verdict_share must be a number in"):
+        shaping_config.parse_config(ramp)
+    with pytest.raises(shaping_config.ConfigError, match="warm_start.shared must be true or false, got 'maybe'"):
+        shaping_config.parse_config(shaping_config.apply_overrides(data, ["warm_start.shared=maybe"]))
+    with pytest.raises(shaping_config.ConfigError, match=r"model.value_pieces must be one of \['whole', 'characters', 'chunks'\], got 'bytes'"):
+        shaping_config.parse_config(shaping_config.apply_overrides(data, ["model.value_pieces=bytes"]))
+    with pytest.raises(shaping_config.ConfigError, match="warm_start.induction_steps must be a whole number >= 0, got -3"):
+        shaping_config.parse_config(shaping_config.apply_overrides(data, ["warm_start.induction_steps=-3"]))
+    with pytest.raises(shaping_config.ConfigError, match="warm_start.lr_scheduler_type must be one of .*'cosine'.*got 'wavy'"):
+        shaping_config.parse_config(shaping_config.apply_overrides(data, ["warm_start.lr_scheduler_type=wavy"]))
     with pytest.raises(SystemExit):
         shaping.main(["--config", str(CPU_CONFIG), "--out", str(tmp_path / "o"), "--arms", "nope"])
     assert "no arms named ['nope']" in capsys.readouterr().err

@@ -167,12 +167,13 @@ def run_induction(args: argparse.Namespace) -> list[dict[str, Any]]:
 def run_conversations(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The warm start of a shaping config, measured on held-out and seen conversations as it trains."""
     import shaping
+    import shaping_config
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from thinkingbox_env.integrations.trl import build_sft_dataset
 
-    cfg = shaping.load_config(args.config)
+    cfg = shaping_config.load_config(args.config)
     torch.manual_seed(args.seed)
     conversations = shaping.warm_start_conversations(cfg)
     with tempfile.TemporaryDirectory() as folder:
