@@ -11,17 +11,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _bench_env():
-    spec = importlib.util.spec_from_file_location("bench_env", ROOT / "benchmarks" / "bench_env.py")
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_env", module)  # its dataclasses look their module up by name
+    sys.modules.setdefault(name, module)  # its dataclasses look their module up by name
     spec.loader.exec_module(module)
     return module
 
 
 def test_both_trees_answer_every_draw_and_the_ratios_are_reported():
-    bench = _bench_env()
+    bench = _load("bench_env_fresh")
     out = bench.bench_fresh_variants_against(str(ROOT), 3)  # this checkout against itself
     assert out["other_tree"] == str(ROOT)
     for name in ("this tree", "other"):
@@ -33,5 +33,5 @@ def test_both_trees_answer_every_draw_and_the_ratios_are_reported():
 
 def test_a_path_that_is_no_checkout_is_refused_by_name(tmp_path, capsys):
     with pytest.raises(SystemExit):
-        _bench_env().main(["--against", str(tmp_path), "--variants", "3"])
+        _load("bench_env").main(["--against", str(tmp_path), "--variants", "3"])
     assert f"--against {tmp_path}: not a checkout" in capsys.readouterr().err
