@@ -4,7 +4,8 @@ Each folder of ``thinkingbox_env`` is one part with one job, and the parts are l
 imports only the parts below it (``PARTS_ALLOWED``). Every import counts, the ones inside
 functions (lazy) as well; an import made only for type checking counts for the arrows but not for
 cycles. No module may take part in an import cycle, lazy imports included. Every module has a row
-in ``docs/architecture.md``.
+in ``docs/architecture.md``. No Python module of the project is over ``MAX_MODULE_LINES`` lines,
+except the domains' tool files (``domains/*/tools.py``).
 """
 
 from __future__ import annotations
@@ -342,3 +343,42 @@ def test_every_part_has_a_row_in_the_parts_table():
     text = (ROOT / "docs" / "architecture.md").read_text()
     parts_rows = {m.group(1) for m in re.finditer(r"^\| (\w+) \| ", text, re.M)}
     assert sorted(set(PARTS_ALLOWED) - parts_rows) == []
+
+
+# Python files of these folders are held to the size limit; a domain's tools.py (its whole tool surface) is not.
+SIZED_FOLDERS = ("thinkingbox_env", "thinkingbox", "thinkingbox_verifiers", "domains", "training", "benchmarks", "examples")
+MAX_MODULE_LINES = 600
+
+
+def long_modules(root: Path, limit: int = MAX_MODULE_LINES) -> list[str]:
+    """'path: N lines' for every .py file under ``root``'s sized folders over ``limit`` lines, domains/*/tools.py aside."""
+    found = []
+    for folder in SIZED_FOLDERS:
+        for path in sorted((root / folder).rglob("*.py")):
+            rel = path.relative_to(root)
+            if "__pycache__" in rel.parts or (len(rel.parts) == 3 and rel.parts[0] == "domains" and rel.name == "tools.py"):
+                continue
+            lines = len(path.read_text(encoding="utf-8").splitlines())
+            if lines > limit:
+                found.append(f"{rel.as_posix()}: {lines} lines")
+    return found
+
+
+def test_no_module_is_over_the_size_limit():
+    too_long = long_modules(ROOT)
+    assert not too_long, f"over {MAX_MODULE_LINES} lines (split by job):\n" + "\n".join(too_long)
+
+
+def test_a_planted_long_module_is_caught(tmp_path):
+    def plant(rel: str, lines: int) -> None:
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n" * lines, encoding="utf-8")
+
+    plant("training/experiments/long.py", MAX_MODULE_LINES + 1)
+    plant("benchmarks/just_fits.py", MAX_MODULE_LINES)
+    plant("domains/retail/tools.py", MAX_MODULE_LINES + 300)  # a domain's tool file may be longer
+    plant("domains/retail/checks/tools.py", MAX_MODULE_LINES + 2)  # only the domain's own tools.py
+    plant("docs/long.py", MAX_MODULE_LINES + 1)  # outside the sized folders
+    assert long_modules(tmp_path) == [f"domains/retail/checks/tools.py: {MAX_MODULE_LINES + 2} lines",
+                                      f"training/experiments/long.py: {MAX_MODULE_LINES + 1} lines"]
