@@ -411,3 +411,32 @@ def test_one_sessions_calls_run_one_at_a_time_in_arrival_order(library):
     results = anyio.run(main)
     assert not results["first"]["saw"], results  # the second call did not start while the first ran
     assert _events(library, ("first", "second")) == ["first start", "first end", "second start", "second end"]
+
+
+def test_an_expired_sessions_open_stream_is_ended_with_it():
+    """A session the host lets go (no tool call within the first-call timeout) loses its MCP transport too: the
+    server ends it as a client would, with the protocol's DELETE, so the stream the client holds open closes at once
+    instead of at the transport's 30-minute idle timeout."""
+    import time
+
+    srv = HttpServer("retail/ST030_001", extra=["--first-call-timeout", "1"])
+    try:
+        status, sid, text = _handshake(srv, TOKEN_A)
+        assert status == 200, text
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
+        conn.request("GET", "/mcp", headers={"Accept": "text/event-stream", "Authorization": f"Bearer {TOKEN_A}",
+                                             "mcp-session-id": sid, "mcp-protocol-version": LEGACY_VERSION})
+        stream = conn.getresponse()
+        assert stream.status == 200
+        time.sleep(1.5)  # past the first-call timeout
+        status, other, text = _handshake(srv, TOKEN_A)  # any request on the endpoint runs the expiry
+        assert status == 200, text
+        try:
+            stream.read()  # returns when the server ends the stream; a stream left open runs into the socket timeout
+        except TimeoutError as exc:
+            raise AssertionError("the expired session's stream was left open") from exc
+        finally:
+            conn.close()
+        _close(srv, other, TOKEN_A)
+    finally:
+        srv.close()

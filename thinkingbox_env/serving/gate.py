@@ -19,7 +19,6 @@ import sys
 from typing import Any
 
 import mcp_types as types
-from mcp.server import Server
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
@@ -79,29 +78,36 @@ def _rpc_refusal(message: str, status: int, code: int = types.INVALID_REQUEST) -
     return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, status_code=status)
 
 
-def end_sdk_session(server: Server | None, session: str) -> None:
-    """End the MCP SDK's transport of ``session``, if it still has one: its serve loop ends and the SDK discards it.
+async def end_sdk_session(app: Any, like: Any, session: str, path: str) -> None:
+    """End the MCP SDK's transport of ``session`` the way a client ends it: an HTTP DELETE naming the session.
 
-    The SDK offers no public call that ends a session by its id (checked against mcp 2.3.0, and
-    2.0.0 before it): its session manager is public (``Server.session_manager``), but it keeps the
-    transports only in the private ``_server_instances`` and ends one only on the client's DELETE or
-    its own idle timeout.
-    This function is the one place the package reads that private field; the transport's
-    ``idle_scope`` it cancels is public, and cancelling it is what the SDK's idle timeout does.
-    Should a later SDK drop the field, nothing is ended here and the SDK's own idle timeout (the
-    host's, passed to it) still closes the transport.
+    The SDK has no call that ends a session by its id; the protocol's own teardown, a DELETE with
+    the ``mcp-session-id`` header to the MCP endpoint (``path``), is public, and the SDK answers it by
+    terminating the transport and forgetting the session. The request takes its scheme, server,
+    client and Host header from ``like`` (a request the gate is serving) and goes to the app behind the gate, so it
+    needs no token; its answer (200, or 404 once the SDK has already let the session go) is discarded.
     """
-    if server is None:
-        return
+    scope = {key: like[key] for key in ("scheme", "server", "client", "root_path", "http_version", "asgi") if key in like}
+    scope.update({"type": "http", "method": "DELETE", "path": path, "raw_path": path.encode("latin-1"),
+                  "query_string": b"", "headers": [
+                      *[(k, v) for k, v in like.get("headers", []) if k.lower() == b"host"],  # the SDK checks the Host header
+                      (b"mcp-session-id", session.encode("latin-1")), (b"accept", b"application/json, text/event-stream")]})
+    delivered = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        return {"type": "http.disconnect"}
+
+    async def discard(message: Any) -> None:
+        return None
+
     try:
-        manager = server.session_manager
-    except RuntimeError:  # no streamable HTTP app was built: there is no transport to end
-        return
-    instances = getattr(manager, "_server_instances", None)
-    transport = instances.get(session) if isinstance(instances, dict) else None
-    scope = getattr(transport, "idle_scope", None)
-    if scope is not None:
-        scope.cancel()
+        await app(scope, receive, discard)
+    except Exception:  # noqa: BLE001 - the host already dropped the episode; the SDK's idle timeout still ends the transport
+        log.debug("ending the MCP transport of session %s failed", session, exc_info=True)
 
 
 class SessionGate:
@@ -115,14 +121,14 @@ class SessionGate:
     unless the host shares one episode.
     """
 
-    def __init__(self, app: Any, host: EpisodeHost, token: str | list[str] | None, server: Server | None = None):
-        self.app, self.host, self.server = app, host, server
+    def __init__(self, app: Any, host: EpisodeHost, token: str | list[str] | None, mcp_path: str = "/mcp"):
+        self.app, self.host, self.mcp_path = app, host, mcp_path
         self.tokens = [token] if isinstance(token, str) else list(token or [])
 
-    def _close_ended(self) -> None:
+    async def _close_ended(self, scope: Any) -> None:
         """End the MCP transport of every session the host expired, so its streams and its SDK slot go too."""
         for session in self.host.take_ended():
-            end_sdk_session(self.server, session)
+            await end_sdk_session(self.app, scope, session, self.mcp_path)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         try:
@@ -152,10 +158,10 @@ class SessionGate:
             try:
                 self.host.episode(session, client)
             except SessionError as exc:
-                self._close_ended()
+                await self._close_ended(scope)
                 await _rpc_refusal(str(exc), 404)(scope, receive, send)
                 return
-            self._close_ended()
+            await self._close_ended(scope)
             if scope["method"] != "DELETE":
                 await self.app(scope, receive, send)
                 return
@@ -173,14 +179,14 @@ class SessionGate:
         try:
             self.host.reserve(client)
         except ShareError as exc:
-            self._close_ended()
+            await self._close_ended(scope)
             await _rpc_refusal(str(exc), 429, types.INTERNAL_ERROR)(scope, receive, send)
             return
         except CapacityError as exc:
-            self._close_ended()
+            await self._close_ended(scope)
             await _rpc_refusal(str(exc), 503, types.INTERNAL_ERROR)(scope, receive, send)
             return
-        self._close_ended()
+        await self._close_ended(scope)
         opened = False
 
         async def issue(message: Any) -> None:

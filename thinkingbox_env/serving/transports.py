@@ -20,19 +20,21 @@ from .limits import IdentityGuard
 from .mcp_app import build_mcp_server
 from .operator_api import build_operator_app, operator_routes
 
+MCP_PATH = "/mcp"
+
 
 def build_http_app(host: EpisodeHost, *, bind_host: str, token: str | list[str] | None, operator_token: str) -> Any:
     """The MCP endpoint and the operator API in one app, so one port serves both over HTTP."""
     server = build_mcp_server(host)
     app = server.streamable_http_app(
-        streamable_http_path="/mcp",
+        streamable_http_path=MCP_PATH,
         host=bind_host,
         session_idle_timeout=host.idle_timeout,
         # the host enforces the cap; the transport's own bound only catches streams the host has not closed yet
         max_sessions=None if host.single_episode else 2 * host.max_episodes,
         custom_starlette_routes=operator_routes(host, operator_token),
     )
-    return SessionGate(app, host, token, server)
+    return SessionGate(app, host, token, MCP_PATH)
 
 def serve_http(target: str, bind_host: str = "127.0.0.1", port: int = 8765, token: str | list[str] | None = None,
                operator_token: str | None = None, idle_timeout: float | None = 1800.0, *,
