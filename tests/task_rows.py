@@ -1,17 +1,21 @@
 """A task's starting rows in plain Python: the domain's seed CSVs with the task's patch applied.
 
 The task-set tests that read a task's records without running an episode (consistency rules,
-unambiguous requests) share this one reading of the seed and the patch.
+unambiguous requests, the customer's choices) share this one reading of the seed and the patch, and
+the task sets they read: what the generators write, the current frozen set, and task set 3.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
+import thinkingbox_env as tb
 from thinkingbox_env.contracts.spec import TaskSpec
 from thinkingbox_env.state.database import read_seed_csv
 from thinkingbox_env.tasks.domain import load_domain
+from thinkingbox_env.tasks.lookup import archived_task_set_versions, current_task_set_version
 
 
 @cache
@@ -42,3 +46,30 @@ def starting_rows(spec: TaskSpec) -> tuple[dict[str, list[dict[str, Any]]], dict
     for table, rows in planted.items():
         tables.setdefault(table, []).extend(rows)
     return tables, planted
+
+
+# --------------------------------------------------------------------------- the task sets the tests read
+
+
+@cache
+def generated(domain: str, train_seeds: int) -> tuple[TaskSpec, ...]:
+    """What the family code writes: the test seeds ``thinkingbox freeze`` freezes, and training seeds 1..``train_seeds``."""
+    specs = []
+    for family in load_domain(domain).families.values():
+        specs += [family.instance(seed, "test", number=seed) for seed in range(1, (family.test_count or 4) + 1)]
+        specs += [family.instance(seed, "train") for seed in range(1, train_seeds + 1)]
+    return tuple(specs)
+
+
+def load_tasks(task_ids: Iterable[str]) -> tuple[TaskSpec, ...]:
+    return tuple(tb.load_task(t) for t in task_ids)
+
+
+@cache
+def task_set_3(domain: str) -> tuple[TaskSpec, ...] | None:
+    """Task set 3 of a domain: its archive under ``task_specs/<domain>/v3/``, or the current set while it is version 3."""
+    if 3 in archived_task_set_versions(domain):
+        return load_tasks(tb.list_tasks(domain, task_set_version=3))
+    if current_task_set_version(domain) == 3:
+        return load_tasks(tb.list_tasks(domain=domain))
+    return None

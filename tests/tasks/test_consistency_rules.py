@@ -23,15 +23,15 @@ from functools import cache
 from typing import Any
 
 import pytest
-from task_rows import starting_rows
+from task_rows import generated, load_tasks, starting_rows, task_set_3
 
 import thinkingbox_env as tb
 from thinkingbox_env.contracts.spec import TaskSpec
 from thinkingbox_env.tasks.domain import load_domain
-from thinkingbox_env.tasks.lookup import archived_task_set_versions, current_task_set_version
+from thinkingbox_env.tasks.lookup import current_task_set_version
 
 DOMAINS = ("retail", "travel", "insurance", "neobank", "consulting")
-TRAIN_SEEDS = range(1, 31)  # training variants per family, beside the test seeds 1..test_count freeze writes
+TRAIN_SEEDS = 30  # training variants per family, beside the test seeds 1..test_count freeze writes
 
 
 # --------------------------------------------------------------------------- the state a task runs on
@@ -359,28 +359,13 @@ def violations(specs: Iterable[TaskSpec], rule: str) -> dict[str, list[str]]:
     return found
 
 
-@cache
-def generated(domain: str) -> tuple[TaskSpec, ...]:
-    """What the family code writes: the test seeds ``thinkingbox freeze`` freezes, and a sample of training seeds."""
-    specs = []
-    for family in load_domain(domain).families.values():
-        specs += [family.instance(seed, "test", number=seed) for seed in range(1, (family.test_count or 4) + 1)]
-        specs += [family.instance(seed, "train") for seed in TRAIN_SEEDS]
-    return tuple(specs)
 
 
-def _load(task_ids: Iterable[str]) -> tuple[TaskSpec, ...]:
-    return tuple(tb.load_task(t) for t in task_ids)
 
 
-@cache
-def task_set_3(domain: str) -> tuple[TaskSpec, ...] | None:
-    """Task set 3 of a domain: its archive under ``task_specs/<domain>/v3/``, or the current set while it is version 3."""
-    if 3 in archived_task_set_versions(domain):
-        return _load(tb.list_tasks(domain, task_set_version=3))
-    if current_task_set_version(domain) == 3:
-        return _load(tb.list_tasks(domain=domain))
-    return None
+
+
+
 
 
 # The violations known in task set 3, by rule and domain: each detector must find exactly these.
@@ -410,7 +395,7 @@ KNOWN_IN_TASK_SET_3: dict[str, dict[str, set[str]]] = {
 @pytest.mark.parametrize("rule", RULES)
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_the_family_generators_break_no_rule(domain: str, rule: str) -> None:
-    found = violations(generated(domain), rule)
+    found = violations(generated(domain, TRAIN_SEEDS), rule)
     assert not found, found
 
 
@@ -419,7 +404,7 @@ def test_the_family_generators_break_no_rule(domain: str, rule: str) -> None:
 def test_a_frozen_set_after_task_set_3_breaks_no_rule(domain: str, rule: str) -> None:
     if current_task_set_version(domain) <= 3:
         pytest.skip(f"{domain}'s frozen set is still task set 3; the generators are checked instead")
-    found = violations(_load(tb.list_tasks(domain=domain)), rule)
+    found = violations(load_tasks(tb.list_tasks(domain=domain)), rule)
     assert not found, found
 
 
@@ -435,7 +420,7 @@ def test_each_detector_finds_the_violations_known_in_task_set_3(domain: str, rul
 
 def test_the_repeat_contact_detector_finds_the_earlier_requests_task_set_2_told_of() -> None:
     """Consulting's task set 2 opened "This is the third time I'm asking" with no ticket on record (docs/domains/consulting.md)."""
-    specs = _load(tb.list_tasks("consulting", task_set_version=2))
+    specs = load_tasks(tb.list_tasks("consulting", task_set_version=2))
     assert set(violations(specs, "unrecorded_repeat")) == {"HV001_005", "HV001_006", "HV001_008", "HV001_009", "HV001_010", "HV010_008"}
 
 
@@ -458,12 +443,12 @@ def test_a_repeat_contact_is_read_in_any_words_and_only_with_the_company(text: s
 
 def test_a_holding_over_its_cap_is_found() -> None:
     """No task set holds one, so a second active grant on one application and a second active device of a category are planted."""
-    grant = next(s for s in generated("neobank") if any(g["status"] == "active" for g in s.patch.insert.get("access_grants", [])))
+    grant = next(s for s in generated("neobank", TRAIN_SEEDS) if any(g["status"] == "active" for g in s.patch.insert.get("access_grants", [])))
     twice = grant.model_copy(deep=True)
     row = next(g for g in twice.patch.insert["access_grants"] if g["status"] == "active")
     twice.patch.insert["access_grants"].append({**row, "id": f"{row['id']}X"})
     assert not over_capacity(grant, state_of(grant)) and over_capacity(twice, state_of(twice))
-    device = next(s for s in generated("consulting") if any(r["status"] == "active" for r in s.patch.insert.get("device_assignments", [])))
+    device = next(s for s in generated("consulting", TRAIN_SEEDS) if any(r["status"] == "active" for r in s.patch.insert.get("device_assignments", [])))
     twice = device.model_copy(deep=True)
     row = next(r for r in twice.patch.insert["device_assignments"] if r["status"] == "active")
     twice.patch.insert["device_assignments"].append({**row, "asset_tag": f"{row['asset_tag']}X"})

@@ -24,14 +24,15 @@ from collections.abc import Iterable
 from functools import cache
 
 import pytest
+from task_rows import generated, load_tasks, task_set_3
 
 import thinkingbox_env as tb
 from thinkingbox_env.contracts.spec import TaskSpec
 from thinkingbox_env.tasks.domain import load_domain
-from thinkingbox_env.tasks.lookup import archived_task_set_versions, current_task_set_version
+from thinkingbox_env.tasks.lookup import current_task_set_version
 
 DOMAINS = ("retail", "travel", "insurance", "neobank", "consulting")
-TRAIN_SEEDS = range(1, 21)
+TRAIN_SEEDS = 20
 
 # (tool, argument) -> value -> the phrases that name it in a customer's words (lower case; hyphens read as spaces).
 READINGS: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {
@@ -187,23 +188,10 @@ def violations(specs: Iterable[TaskSpec]) -> dict[str, list[str]]:
     return {spec.id: hits for spec in specs if (hits := unread_choices(spec))}
 
 
-@cache
-def generated(domain: str) -> tuple[TaskSpec, ...]:
-    """What the family code writes: the test seeds ``thinkingbox freeze`` freezes, and a sample of training seeds."""
-    specs = []
-    for family in load_domain(domain).families.values():
-        specs += [family.instance(seed, "test", number=seed) for seed in range(1, (family.test_count or 4) + 1)]
-        specs += [family.instance(seed, "train") for seed in TRAIN_SEEDS]
-    return tuple(specs)
 
 
-@cache
-def task_set_3(domain: str) -> tuple[TaskSpec, ...] | None:
-    if 3 in archived_task_set_versions(domain):
-        return tuple(tb.load_task(t) for t in tb.list_tasks(domain, task_set_version=3))
-    if current_task_set_version(domain) == 3:
-        return tuple(tb.load_task(t) for t in tb.list_tasks(domain=domain))
-    return None
+
+
 
 
 # The choices task set 3 leaves unstated or reads two ways, by domain (task set 4 states each once).
@@ -215,7 +203,7 @@ KNOWN_IN_TASK_SET_3: dict[str, set[str]] = {
 
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_the_family_generators_state_every_choice_once(domain: str) -> None:
-    found = violations(generated(domain))
+    found = violations(generated(domain, TRAIN_SEEDS))
     assert not found, found
 
 
@@ -223,7 +211,7 @@ def test_the_family_generators_state_every_choice_once(domain: str) -> None:
 def test_a_frozen_set_after_task_set_3_states_every_choice_once(domain: str) -> None:
     if current_task_set_version(domain) <= 3:
         pytest.skip(f"{domain}'s frozen set is still task set 3")
-    found = violations(tuple(tb.load_task(t) for t in tb.list_tasks(domain=domain)))
+    found = violations(load_tasks(tb.list_tasks(domain=domain)))
     assert not found, found
 
 
@@ -236,7 +224,7 @@ def test_the_detector_finds_the_choices_known_in_task_set_3(domain: str) -> None
 
 
 def _first(domain: str, family: str, tool: str, argument: str, value: str) -> TaskSpec:
-    return next(s for s in generated(domain) if s.family == family
+    return next(s for s in generated(domain, TRAIN_SEEDS) if s.family == family
                 and any(c.name == tool and c.arguments.get(argument) == value for c in s.golden)).model_copy(deep=True)
 
 

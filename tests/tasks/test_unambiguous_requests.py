@@ -36,19 +36,18 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
-from functools import cache
 from typing import Any
 
 import pytest
-from task_rows import starting_rows
+from task_rows import generated, load_tasks, starting_rows, task_set_3
 
 import thinkingbox_env as tb
 from thinkingbox_env.contracts.spec import TaskSpec
 from thinkingbox_env.tasks.domain import load_domain
-from thinkingbox_env.tasks.lookup import archived_task_set_versions, current_task_set_version
+from thinkingbox_env.tasks.lookup import current_task_set_version
 
 DOMAINS = ("retail", "travel", "insurance", "neobank", "consulting")
-TRAIN_SEEDS = range(1, 21)  # training variants per family, beside the test seeds 1..test_count freeze writes
+TRAIN_SEEDS = 20  # training variants per family, beside the test seeds 1..test_count freeze writes
 
 # Tools whose writes are the conversation's own bookkeeping (a ticket, a ticket user, an identity check), not an act on
 # one of the customer's records the request chooses.
@@ -234,28 +233,13 @@ def violations(specs: Iterable[TaskSpec]) -> dict[str, list[str]]:
     return {spec.id: hits for spec in specs if (hits := unidentified_target(spec, state_of(spec)))}
 
 
-@cache
-def generated(domain: str) -> tuple[TaskSpec, ...]:
-    """What the family code writes: the test seeds ``thinkingbox freeze`` freezes, and a sample of training seeds."""
-    specs = []
-    for family in load_domain(domain).families.values():
-        specs += [family.instance(seed, "test", number=seed) for seed in range(1, (family.test_count or 4) + 1)]
-        specs += [family.instance(seed, "train") for seed in TRAIN_SEEDS]
-    return tuple(specs)
 
 
-def _load(task_ids: Iterable[str]) -> tuple[TaskSpec, ...]:
-    return tuple(tb.load_task(t) for t in task_ids)
 
 
-@cache
-def task_set_3(domain: str) -> tuple[TaskSpec, ...] | None:
-    """Task set 3 of a domain: its archive under ``task_specs/<domain>/v3/``, or the current set while it is version 3."""
-    if 3 in archived_task_set_versions(domain):
-        return _load(tb.list_tasks(domain, task_set_version=3))
-    if current_task_set_version(domain) == 3:
-        return _load(tb.list_tasks(domain=domain))
-    return None
+
+
+
 
 
 # The tasks of task set 3 whose target the detector finds unidentified, by domain. None: every golden write on a
@@ -276,7 +260,7 @@ SETTLED_BY_THE_GOLDEN_OR_THE_POLICY = {"insurance": {"IN003_002", "IN003_009"},
 
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_the_family_generators_write_no_ambiguous_target(domain: str) -> None:
-    found = violations(generated(domain))
+    found = violations(generated(domain, TRAIN_SEEDS))
     assert not found, found
 
 
@@ -284,7 +268,7 @@ def test_the_family_generators_write_no_ambiguous_target(domain: str) -> None:
 def test_a_frozen_set_after_task_set_3_has_no_ambiguous_target(domain: str) -> None:
     if current_task_set_version(domain) <= 3:
         pytest.skip(f"{domain}'s frozen set is still task set 3; the generators are checked instead")
-    found = violations(_load(tb.list_tasks(domain=domain)))
+    found = violations(load_tasks(tb.list_tasks(domain=domain)))
     assert not found, found
 
 
@@ -298,7 +282,7 @@ def test_the_detector_finds_the_ambiguous_targets_known_in_task_set_3(domain: st
 
 def _vehicle_removal() -> TaskSpec:
     """A removal of a vehicle the customer names by make and model, on a policy with two other vehicles."""
-    spec = next(s for s in generated("insurance") if s.family == "IN007" and s.split == "test"
+    spec = next(s for s in generated("insurance", TRAIN_SEEDS) if s.family == "IN007" and s.split == "test"
                 and any(g.name == "remove_vehicle" for g in s.golden) and len(s.patch.insert.get("vehicles", [])) > 1)
     return spec.model_copy(deep=True)
 
@@ -329,7 +313,7 @@ def _without_order_number(spec: TaskSpec) -> TaskSpec:
 def test_an_order_told_apart_only_by_its_number_needs_the_number() -> None:
     """A customer with two delivered orders who writes "Broken product, need help." is clear once the order number is
     a fact they give, and undetermined without it."""
-    tasks = [s for s in generated("retail") if s.family == "ST010" and s.split == "test"]
+    tasks = [s for s in generated("retail", TRAIN_SEEDS) if s.family == "ST010" and s.split == "test"]
     unclear = [s for s in tasks if unidentified_target(_without_order_number(s), state_of(s))]
     assert unclear
     assert not [s.id for s in unclear if unidentified_target(s, state_of(s))]
