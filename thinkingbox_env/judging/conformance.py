@@ -14,7 +14,7 @@ a yes or a no.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,17 +36,26 @@ class JudgeCheckDataError(ValueError):
     """The labelled set (shipped or given) is malformed; the message names the line and what is wrong."""
 
 
-def load_items(path: Path | str | None = None) -> list[dict[str, Any]]:
-    """The labelled items, each checked for its keys, class and a label that agrees with the class."""
-    where = Path(path) if path is not None else DATA_FILE
-    items = []
+def json_lines(where: Path, error: type[Exception]) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` for each non-blank line of a labelled set.
+
+    A line that is not JSON raises ``error`` naming the file and line; the judge's and the model
+    reader's conformance sets are read alike.
+    """
     for n, line in enumerate(where.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            yield n, json.loads(line)
         except json.JSONDecodeError as exc:
-            raise JudgeCheckDataError(f"{where}:{n}: not JSON ({exc.msg})") from exc
+            raise error(f"{where}:{n}: not JSON ({exc.msg})") from exc
+
+
+def load_items(path: Path | str | None = None) -> list[dict[str, Any]]:
+    """The labelled items, each checked for its keys, class and a label that agrees with the class."""
+    where = Path(path) if path is not None else DATA_FILE
+    items = []
+    for n, item in json_lines(where, JudgeCheckDataError):
         if not isinstance(item, dict) or set(item) != _KEYS:
             raise JudgeCheckDataError(f"{where}:{n}: an item needs exactly the keys {sorted(_KEYS)}")
         if item["class"] not in EXPECTED or item["expected"] != EXPECTED[item["class"]]:

@@ -23,7 +23,6 @@ The labels go through the same conversion as a model's reply (:func:`label_paylo
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from ..judging.conformance import json_lines
 from .claims import GENERIC, Claim, ClaimsVocabulary, load_vocabulary
 from .reader_claims import ModelReading, to_reading
 from .reader_prompt import OFF_SYSTEM_ACTIONS, action_names
@@ -148,13 +148,7 @@ def load_items(path: Path | str | None = None, *, domains: Domains) -> list[dict
     """
     where = Path(path) if path is not None else DATA_FILE
     items = []
-    for n, line in enumerate(where.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ReaderCheckDataError(f"{where}:{n}: not JSON ({exc.msg})") from exc
+    for n, item in json_lines(where, ReaderCheckDataError):
         _check_item(item, f"{where}:{n}", domains)
         items.append(item)
     return items
